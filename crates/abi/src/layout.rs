@@ -1,0 +1,182 @@
+/// How one value is laid out in BPF memory.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// A little-endian integer of 1, 2, 4 or 8 bytes.
+    Int { size: u8, signed: bool },
+    /// A NUL-padded string buffer of `size` bytes (bpftrace's default is 64).
+    Str { size: u32 },
+    /// A boolean stored as one byte.
+    Bool,
+    /// A kernel or user address printed as a pointer (`0x...`).
+    Pointer,
+    /// Fields at fixed offsets; `size` includes trailing padding.
+    Tuple { fields: Vec<Field>, size: u32 },
+    /// Raw bytes printed as-is by nothing (padding, opaque data).
+    Bytes { size: u32 },
+    /// No value (e.g. a map used only as a set).
+    None,
+}
+
+/// A field of a [`Layout::Tuple`] or of a record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    pub offset: u32,
+    pub layout: Layout,
+}
+
+impl Layout {
+    pub fn u64() -> Layout {
+        Layout::Int {
+            size: 8,
+            signed: false,
+        }
+    }
+
+    pub fn i64() -> Layout {
+        Layout::Int {
+            size: 8,
+            signed: true,
+        }
+    }
+
+    pub fn size(&self) -> u32 {
+        match self {
+            Layout::Int { size, .. } => *size as u32,
+            Layout::Str { size } | Layout::Bytes { size } => *size,
+            Layout::Bool => 1,
+            Layout::Pointer => 8,
+            Layout::Tuple { size, .. } => *size,
+            Layout::None => 0,
+        }
+    }
+
+    pub fn align(&self) -> u32 {
+        match self {
+            Layout::Int { size, .. } => *size as u32,
+            Layout::Pointer => 8,
+            Layout::Tuple { fields, .. } => {
+                fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
+            }
+            Layout::Str { .. } | Layout::Bytes { .. } | Layout::Bool | Layout::None => 1,
+        }
+    }
+
+    /// Lays out `parts` one after another with C alignment rules.
+    pub fn tuple(parts: impl IntoIterator<Item = Layout>) -> Layout {
+        let mut fields = Vec::new();
+        let mut offset = 0u32;
+        let mut align = 1u32;
+        for layout in parts {
+            let a = layout.align().max(1);
+            offset = offset.next_multiple_of(a);
+            align = align.max(a);
+            let size = layout.size();
+            fields.push(Field { offset, layout });
+            offset += size;
+        }
+        Layout::Tuple {
+            fields,
+            size: offset.next_multiple_of(align),
+        }
+    }
+}
+
+/// Number of `u64` buckets in a `hist()` value: index 0 counts negative
+/// values, index 1 counts zero, index `k + 2` counts values in `[2^k, 2^(k+1))`.
+pub const HIST_BUCKETS: u32 = 66;
+
+/// The aggregating functions. Their maps are per-CPU hashes; user space
+/// merges the per-CPU values. Per-CPU value layouts (all fields `u64`/`i64`):
+///
+/// | aggregation | value |
+/// |---|---|
+/// | count | `count: u64` |
+/// | sum | `total: i64` (or u64) |
+/// | min, max | `value: i64, set: u64` (`set` is 0 on CPUs that never saw a value) |
+/// | avg, stats | `count: u64, total: i64` |
+/// | hist | `[u64; HIST_BUCKETS]` |
+/// | lhist | `[u64; buckets]` with index 0 below `min`, `1..=n` the steps, `n + 1` at or above `max` |
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Aggregation {
+    Count,
+    Sum { signed: bool },
+    Min { signed: bool },
+    Max { signed: bool },
+    Avg { signed: bool },
+    Stats { signed: bool },
+    Hist,
+    Lhist { min: i64, max: i64, step: i64 },
+}
+
+impl Aggregation {
+    /// Size in bytes of one CPU's value.
+    pub fn value_size(&self) -> u32 {
+        match self {
+            Aggregation::Count | Aggregation::Sum { .. } => 8,
+            Aggregation::Min { .. }
+            | Aggregation::Max { .. }
+            | Aggregation::Avg { .. }
+            | Aggregation::Stats { .. } => 16,
+            Aggregation::Hist => HIST_BUCKETS * 8,
+            Aggregation::Lhist { .. } => self.lhist_buckets() * 8,
+        }
+    }
+
+    /// Number of buckets of an `lhist` (including the two out-of-range ones).
+    pub fn lhist_buckets(&self) -> u32 {
+        match *self {
+            Aggregation::Lhist { min, max, step } => ((max - min) / step) as u32 + 2,
+            _ => 0,
+        }
+    }
+
+    /// The bpftrace function name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Aggregation::Count => "count",
+            Aggregation::Sum { .. } => "sum",
+            Aggregation::Min { .. } => "min",
+            Aggregation::Max { .. } => "max",
+            Aggregation::Avg { .. } => "avg",
+            Aggregation::Stats { .. } => "stats",
+            Aggregation::Hist => "hist",
+            Aggregation::Lhist { .. } => "lhist",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuple_layout_follows_c_alignment() {
+        let t = Layout::tuple([
+            Layout::Int {
+                size: 4,
+                signed: true,
+            },
+            Layout::u64(),
+            Layout::Str { size: 3 },
+        ]);
+        let Layout::Tuple { fields, size } = &t else {
+            panic!()
+        };
+        assert_eq!(
+            fields.iter().map(|f| f.offset).collect::<Vec<_>>(),
+            [0, 8, 16]
+        );
+        assert_eq!(*size, 24);
+    }
+
+    #[test]
+    fn lhist_has_two_out_of_range_buckets() {
+        let l = Aggregation::Lhist {
+            min: 0,
+            max: 100,
+            step: 10,
+        };
+        assert_eq!(l.lhist_buckets(), 12);
+        assert_eq!(l.value_size(), 96);
+    }
+}

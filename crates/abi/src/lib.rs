@@ -1,0 +1,17 @@
+//! The contract between the code generator, the runtime and the output:
+//! how values are laid out in BPF maps and ring-buffer records, and the
+//! manifest that describes one compiled script.
+//!
+//! Everything here is plain data; `codegen` produces a [`Manifest`] next to
+//! the ELF object, `runtime` uses it to load/attach and to find maps, and
+//! `output` uses it to decode bytes into printable values.
+//! All integers are little-endian (x86_64, aarch64).
+
+mod layout;
+mod manifest;
+
+pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
+pub use manifest::{
+    Attach, COUNTERS_MAP, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP, EventKind, GLOBALS_MAP,
+    Manifest, MapSpec, MapValue, PrintfArg, PrintfSpec, ProgramSpec, SCALAR_KEY_SIZE, ZERO_MAP,
+};

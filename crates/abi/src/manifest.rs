@@ -1,0 +1,166 @@
+use crate::layout::{Aggregation, Field, Layout};
+
+/// ELF/kernel name of the ring buffer that carries every event to user space.
+pub const EVENTS_MAP: &str = "weft_events";
+/// ELF/kernel name of the per-CPU `u64` array of loss counters, indexed by [`CounterIndex`].
+pub const COUNTERS_MAP: &str = "weft_counters";
+/// ELF/kernel name of the one-entry array of run-time globals written by user space
+/// before attaching: `start_ns: u64` (ktime at start, for `elapsed`).
+pub const GLOBALS_MAP: &str = "weft_globals";
+/// ELF/kernel name of a one-entry array whose value is all zero bytes: the
+/// initial value used when an aggregation creates a key (too big for the stack).
+pub const ZERO_MAP: &str = "weft_zero";
+/// Keyless maps (`@x = 1`) are stored under a single `u64` key of 0.
+pub const SCALAR_KEY_SIZE: u32 = 8;
+
+/// Slots of [`COUNTERS_MAP`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CounterIndex {
+    /// `bpf_ringbuf_reserve` failed: an event was dropped because the buffer was full.
+    RingbufFull = 0,
+    /// A map update failed (map full): the key was not stored.
+    MapFull = 1,
+}
+
+impl CounterIndex {
+    pub const COUNT: u32 = 2;
+}
+
+/// Every ring-buffer record starts with `kind: u32, id: u32`.
+pub const EVENT_HEADER_SIZE: u32 = 8;
+
+/// The `kind` of a ring-buffer record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum EventKind {
+    /// `id` indexes [`Manifest::printfs`]; the arguments follow at the offsets it gives.
+    Printf = 1,
+    /// `exit()`: stop the run.
+    Exit = 2,
+    /// `print(@m[, top[, div]])`: `id` is the map index, followed by `top: u64, div: u64`.
+    Print = 3,
+    /// `clear(@m)`: `id` is the map index.
+    Clear = 4,
+    /// `zero(@m)`: `id` is the map index.
+    Zero = 5,
+    /// `time(fmt)`: `id` indexes [`Manifest::time_formats`].
+    Time = 6,
+}
+
+impl EventKind {
+    pub fn from_u32(v: u32) -> Option<EventKind> {
+        Some(match v {
+            1 => EventKind::Printf,
+            2 => EventKind::Exit,
+            3 => EventKind::Print,
+            4 => EventKind::Clear,
+            5 => EventKind::Zero,
+            6 => EventKind::Time,
+            _ => return None,
+        })
+    }
+}
+
+/// What a map holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapValue {
+    /// A plain value (`@x = expr`): a `BPF_MAP_TYPE_HASH`.
+    Plain(Layout),
+    /// An aggregation (`@x = count()`): a `BPF_MAP_TYPE_PERCPU_HASH` with the
+    /// per-CPU layout documented on [`Aggregation`].
+    Agg(Aggregation),
+}
+
+impl MapValue {
+    pub fn size(&self) -> u32 {
+        match self {
+            MapValue::Plain(l) => l.size().max(1),
+            MapValue::Agg(a) => a.value_size(),
+        }
+    }
+
+    pub fn is_per_cpu(&self) -> bool {
+        matches!(self, MapValue::Agg(_))
+    }
+}
+
+/// One script map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapSpec {
+    /// The name as written in the script, including `@` (`@start`, or `@` alone).
+    pub name: String,
+    /// The ELF symbol and kernel map name (at most 15 bytes).
+    pub bpf_name: String,
+    /// Key layout, or `None` for a keyless map (stored under key `0u64`).
+    pub key: Option<Layout>,
+    pub value: MapValue,
+    pub max_entries: u32,
+}
+
+impl MapSpec {
+    pub fn key_size(&self) -> u32 {
+        self.key
+            .as_ref()
+            .map_or(crate::SCALAR_KEY_SIZE, |k| k.size().max(1))
+    }
+}
+
+/// One argument of a printf record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintfArg {
+    /// Offset from the start of the record (after the 8-byte header, so >= 8).
+    pub field: Field,
+}
+
+/// A printf call site: its format string and where its arguments sit in the record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintfSpec {
+    /// The format string as written, escapes already resolved.
+    pub format: String,
+    pub args: Vec<PrintfArg>,
+    /// Total record size, header included.
+    pub size: u32,
+}
+
+/// Where and how a program attaches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Run once by user space (BPF_PROG_TEST_RUN of a raw_tp program) before other probes attach.
+    Begin,
+    /// Run once by user space after other probes are detached.
+    End,
+    /// `tracepoint:category:name`.
+    Tracepoint { category: String, name: String },
+    /// `interval:...`: a software cpu-clock perf event on one CPU with this period.
+    Interval { period_ns: u64 },
+}
+
+/// One BPF program of the object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramSpec {
+    /// ELF symbol of the program (a valid C identifier, at most 15 bytes kept by the kernel).
+    pub name: String,
+    /// ELF section, which tells libbpf the program type (`tracepoint/cat/name`, `raw_tp/...`, `perf_event`).
+    pub section: String,
+    pub attach: Attach,
+    /// The probe as the user would write it, expanded (`tracepoint:syscalls:sys_enter_read`).
+    pub probe: String,
+}
+
+/// Everything user space needs to know about a compiled script.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    pub programs: Vec<ProgramSpec>,
+    pub maps: Vec<MapSpec>,
+    pub printfs: Vec<PrintfSpec>,
+    pub time_formats: Vec<String>,
+    /// Size of [`EVENTS_MAP`] in bytes (a power of two, multiple of the page size).
+    pub ringbuf_size: u32,
+}
+
+impl Manifest {
+    pub fn map(&self, name: &str) -> Option<&MapSpec> {
+        self.maps.iter().find(|m| m.name == name)
+    }
+}

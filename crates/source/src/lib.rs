@@ -1,0 +1,9 @@
+//! Source text, spans and diagnostics shared by every stage of the pipeline.
+//!
+//! A compilation has one [`SourceMap`]; every file added to it (the main
+//! script, later imports) occupies its own range of a single global byte
+//! offset space, so a [`Span`] is two `u32`s and still names its file.
+
+mod span;
+
+pub use span::{FileId, SourceFile, SourceMap, Span};
