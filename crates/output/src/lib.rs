@@ -1,1 +1,22 @@
-//! output
+//! Everything weft prints, byte for byte like bpftrace 0.17.
+//!
+//! - [`value`]: the value model ([`Value`], [`MapDump`]), free of any format;
+//! - [`decode`]: raw map and record bytes into values, using the `abi` layouts;
+//! - [`printf`]: bpftrace's printf, parsed once and rendered per event;
+//! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
+//!   any `std::io::Write`.
+
+pub mod decode;
+mod hist;
+pub mod json;
+pub mod printf;
+mod sink;
+pub mod text;
+pub mod value;
+
+pub use decode::{decode, decode_key, decode_map, map_kind, merge_value};
+pub use json::JsonSink;
+pub use printf::{ArgKind, Conversion, Format, FormatError, validate};
+pub use sink::{Sink, print_maps_at_exit};
+pub use text::TextSink;
+pub use value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};

@@ -1,1 +1,19 @@
-//! sema
+//! Semantic analysis: resolves probes through their providers, infers the
+//! types of expressions, maps and variables across the whole script, and
+//! reports what cannot be compiled. The result, [`TypedProgram`], is what
+//! the code generator lowers.
+
+pub mod builtins;
+mod check;
+pub mod diagnostics;
+pub mod printf_format;
+pub mod providers;
+mod typed;
+mod types;
+
+pub use check::{CheckOptions, check};
+pub use providers::{Context, ResolvedProbe};
+pub use typed::{
+    Builtin, CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram, print_types,
+};
+pub use types::{COMM_SIZE, DEFAULT_STR_SIZE, Type};

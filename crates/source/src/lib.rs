@@ -4,6 +4,8 @@
 //! script, later imports) occupies its own range of a single global byte
 //! offset space, so a [`Span`] is two `u32`s and still names its file.
 
+mod diagnostic;
 mod span;
 
+pub use diagnostic::{Diagnostic, Diagnostics, Label, Severity, render, render_all};
 pub use span::{FileId, SourceFile, SourceMap, Span};

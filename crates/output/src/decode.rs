@@ -1,0 +1,266 @@
+//! Bytes from BPF maps and ring-buffer records into [`Value`]s, following
+//! the `abi` layouts. Short or garbage input never panics: missing bytes
+//! read as zero.
+
+use std::cmp::Ordering;
+
+use abi::{Aggregation, HIST_BUCKETS, Layout, MapSpec, MapValue};
+
+use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};
+
+/// bpftrace never keeps more lhist buckets than this (1000 steps plus the
+/// two out-of-range ones); also bounds what garbage specs can allocate.
+const MAX_LHIST_BUCKETS: usize = 1002;
+
+/// Decodes one value laid out as `layout` at the start of `bytes`.
+pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
+    match layout {
+        Layout::Int { size, signed } => {
+            let raw = read_uint(bytes, usize::from(*size).min(8));
+            if *signed {
+                Value::Int(sign_extend(raw, usize::from(*size).min(8)))
+            } else {
+                Value::UInt(raw)
+            }
+        }
+        Layout::Str { size } => {
+            let buf = field(bytes, 0, *size as usize);
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            Value::Str(buf[..end].to_vec())
+        }
+        Layout::Bool => Value::Bool(bytes.first().is_some_and(|&b| b != 0)),
+        Layout::Pointer => Value::Pointer(read_uint(bytes, 8)),
+        Layout::Tuple { fields, .. } => Value::Tuple(
+            fields
+                .iter()
+                .map(|f| decode(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
+                .collect(),
+        ),
+        Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
+        Layout::None => Value::None,
+    }
+}
+
+/// Decodes a map key into its arguments (`@m[a, b]` has a tuple key whose
+/// fields are the arguments). bpftrace prints 8-byte integer keys as `int64`
+/// whatever their sign, so unsigned ones are reinterpreted here.
+pub fn decode_key(layout: Option<&Layout>, bytes: &[u8]) -> Vec<Value> {
+    match layout {
+        None => Vec::new(),
+        Some(Layout::Tuple { fields, .. }) => fields
+            .iter()
+            .map(|f| key_argument(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
+            .collect(),
+        Some(layout) => vec![key_argument(layout, bytes)],
+    }
+}
+
+fn key_argument(layout: &Layout, bytes: &[u8]) -> Value {
+    match (layout, decode(layout, bytes)) {
+        (Layout::Int { size: 8, .. }, Value::UInt(v)) => Value::Int(v as i64),
+        (_, value) => value,
+    }
+}
+
+/// Decodes every entry of a map and puts them in the order bpftrace prints
+/// them. `entries` holds, per key, one value buffer per CPU for per-CPU
+/// (aggregation) maps or a single buffer for plain maps, in the order the
+/// kernel iterated them (bpftrace's tie order).
+pub fn decode_map(spec: &MapSpec, entries: &[(Vec<u8>, Vec<Vec<u8>>)]) -> MapDump {
+    let kind = map_kind(&spec.value);
+    let mut decoded: Vec<(&[u8], MapEntry)> = entries
+        .iter()
+        .map(|(key, per_cpu)| {
+            let entry = MapEntry {
+                key: decode_key(spec.key.as_ref(), key),
+                value: merge_value(&spec.value, per_cpu),
+            };
+            (key.as_slice(), entry)
+        })
+        .collect();
+    sort_for_print(&spec.value, &mut decoded);
+    MapDump {
+        name: spec.name.clone(),
+        kind,
+        keyed: spec.key.is_some(),
+        entries: decoded.into_iter().map(|(_, e)| e).collect(),
+    }
+}
+
+/// The [`MapKind`] of a map's value.
+pub fn map_kind(value: &MapValue) -> MapKind {
+    match value {
+        MapValue::Plain(_) => MapKind::Plain,
+        MapValue::Agg(agg) => match *agg {
+            Aggregation::Count => MapKind::Count,
+            Aggregation::Sum { .. } => MapKind::Sum,
+            Aggregation::Min { .. } => MapKind::Min,
+            Aggregation::Max { .. } => MapKind::Max,
+            Aggregation::Avg { .. } => MapKind::Avg,
+            Aggregation::Stats { .. } => MapKind::Stats,
+            Aggregation::Hist => MapKind::Hist,
+            Aggregation::Lhist { min, max, step } => MapKind::Lhist { min, max, step },
+        },
+    }
+}
+
+/// Merges the per-CPU buffers of one entry.
+pub fn merge_value(value: &MapValue, per_cpu: &[Vec<u8>]) -> MapEntryValue {
+    let agg = match value {
+        MapValue::Plain(layout) => {
+            let bytes = per_cpu.first().map(Vec::as_slice).unwrap_or(&[]);
+            return MapEntryValue::Plain(decode(layout, bytes));
+        }
+        MapValue::Agg(agg) => agg,
+    };
+    let word = |cpu: &Vec<u8>, index: usize| read_uint(field(cpu, index * 8, 8), 8);
+    let sum_words = |index: usize| {
+        per_cpu
+            .iter()
+            .fold(0u64, |acc, cpu| acc.wrapping_add(word(cpu, index)))
+    };
+    let integer = |signed: bool, bits: u64| {
+        if signed {
+            Integer::Signed(bits as i64)
+        } else {
+            Integer::Unsigned(bits)
+        }
+    };
+    // Only CPUs that saw a value take part; none at all (after `zero()`) prints 0.
+    let extreme = |signed: bool, pick_max: bool| {
+        let seen = per_cpu
+            .iter()
+            .filter(|cpu| word(cpu, 1) != 0)
+            .map(|cpu| word(cpu, 0));
+        let best = if signed {
+            let values = seen.map(|bits| bits as i64);
+            let best = if pick_max { values.max() } else { values.min() };
+            best.unwrap_or(0) as u64
+        } else if pick_max {
+            seen.max().unwrap_or(0)
+        } else {
+            seen.min().unwrap_or(0)
+        };
+        integer(signed, best)
+    };
+    match *agg {
+        Aggregation::Count => MapEntryValue::Count(sum_words(0)),
+        Aggregation::Sum { signed } => MapEntryValue::Sum(integer(signed, sum_words(0))),
+        Aggregation::Min { signed } => MapEntryValue::Min(extreme(signed, false)),
+        Aggregation::Max { signed } => MapEntryValue::Max(extreme(signed, true)),
+        Aggregation::Avg { .. } => MapEntryValue::Avg {
+            count: sum_words(0),
+            total: sum_words(1) as i64,
+        },
+        Aggregation::Stats { .. } => MapEntryValue::Stats {
+            count: sum_words(0),
+            total: sum_words(1) as i64,
+        },
+        Aggregation::Hist => {
+            MapEntryValue::Hist((0..HIST_BUCKETS as usize).map(sum_words).collect())
+        }
+        Aggregation::Lhist { min, max, step } => {
+            // Not `Aggregation::lhist_buckets`: a garbage step of 0 must not panic.
+            let steps = max.wrapping_sub(min).checked_div(step).unwrap_or(0);
+            let count = usize::try_from(steps.saturating_add(2))
+                .unwrap_or(0)
+                .min(MAX_LHIST_BUCKETS);
+            MapEntryValue::Lhist {
+                min,
+                max,
+                step,
+                buckets: (0..count).map(sum_words).collect(),
+            }
+        }
+    }
+}
+
+/// Puts entries in bpftrace 0.17's print order (`BPFtrace::print_map*`):
+/// integer-valued maps by value, avg/stats by average and hist/lhist by
+/// total count (ties in key-byte order, as bpftrace gathers them in a
+/// `std::map`), anything else by key arguments. Sorts are stable so that
+/// remaining ties keep the kernel's iteration order, as bpftrace's small
+/// `std::sort` does.
+fn sort_for_print(value: &MapValue, entries: &mut [(&[u8], MapEntry)]) {
+    let by_value = |e: &MapEntry| -> Option<i128> {
+        match &e.value {
+            MapEntryValue::Plain(Value::Int(v)) => Some(i128::from(*v)),
+            MapEntryValue::Plain(Value::UInt(v)) => Some(i128::from(*v)),
+            MapEntryValue::Count(v) => Some(i128::from(*v)),
+            MapEntryValue::Sum(v) | MapEntryValue::Min(v) | MapEntryValue::Max(v) => {
+                Some(v.sort_key())
+            }
+            MapEntryValue::Avg { count, total } | MapEntryValue::Stats { count, total } => {
+                Some(i128::from(average(*count, *total)))
+            }
+            MapEntryValue::Hist(buckets) | MapEntryValue::Lhist { buckets, .. } => Some(
+                i128::from(buckets.iter().fold(0u64, |acc, b| acc.wrapping_add(*b))),
+            ),
+            _ => None,
+        }
+    };
+    match value {
+        MapValue::Plain(Layout::Int { .. }) | MapValue::Agg(_) => {
+            if matches!(
+                value,
+                MapValue::Agg(
+                    Aggregation::Avg { .. }
+                        | Aggregation::Stats { .. }
+                        | Aggregation::Hist
+                        | Aggregation::Lhist { .. }
+                )
+            ) {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            entries.sort_by_key(|(_, e)| by_value(e));
+        }
+        MapValue::Plain(_) => sort_by_key_arguments(entries),
+    }
+}
+
+/// bpftrace's `sort_by_key`: stable sorts from the last key argument to the
+/// first; integers compare as unsigned 64-bit, strings like `strncmp`, other
+/// argument types are left in place.
+fn sort_by_key_arguments(entries: &mut [(&[u8], MapEntry)]) {
+    let arity = entries.first().map_or(0, |(_, e)| e.key.len());
+    for index in (0..arity).rev() {
+        entries.sort_by(
+            |(_, a), (_, b)| match (a.key.get(index), b.key.get(index)) {
+                (Some(Value::Str(x)), Some(Value::Str(y))) => x.cmp(y),
+                (Some(x @ (Value::Int(_) | Value::UInt(_))), Some(y)) => {
+                    x.as_bits().cmp(&y.as_bits())
+                }
+                _ => Ordering::Equal,
+            },
+        );
+    }
+}
+
+/// The bytes of `bytes[offset..offset + len]` that exist.
+fn field(bytes: &[u8], offset: usize, len: usize) -> &[u8] {
+    let start = offset.min(bytes.len());
+    let end = offset.saturating_add(len).min(bytes.len());
+    &bytes[start..end]
+}
+
+/// A little-endian unsigned integer of `size` bytes; missing bytes are zero.
+fn read_uint(bytes: &[u8], size: usize) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = size.min(8).min(bytes.len());
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(buf)
+}
+
+fn sign_extend(raw: u64, size: usize) -> i64 {
+    match size {
+        1 => raw as u8 as i8 as i64,
+        2 => raw as u16 as i16 as i64,
+        4 => raw as u32 as i32 as i64,
+        _ => raw as i64,
+    }
+}
+
+/// A `u64` stored little-endian, for tests and callers building buffers.
+pub fn le_bytes(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}

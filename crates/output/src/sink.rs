@@ -1,0 +1,38 @@
+//! The interface between the runtime's event loop and an output format.
+
+use std::io;
+
+use crate::value::{MapDump, Value};
+
+/// One output format. Methods write whole messages; callers buffer the
+/// underlying writer and flush when they wait for events.
+pub trait Sink {
+    /// "Attaching N probes..." before the first event.
+    fn attached_probes(&mut self, count: u64) -> io::Result<()>;
+    /// Events dropped because the ring buffer was full.
+    fn lost_events(&mut self, count: u64) -> io::Result<()>;
+    /// The rendered text of one `printf()` (see [`crate::printf::Format::render`]).
+    fn printf(&mut self, text: &[u8]) -> io::Result<()>;
+    /// The `strftime` output of one `time()` call, formatted by the caller.
+    fn time(&mut self, text: &[u8]) -> io::Result<()>;
+    /// `print(value)` of a non-map value.
+    fn value(&mut self, value: &Value) -> io::Result<()>;
+    /// `print(@m, top, div)`; `top == 0` shows all entries, `div == 0` means 1.
+    fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()>;
+    /// What bpftrace writes before printing the maps at exit.
+    fn exit_separator(&mut self) -> io::Result<()>;
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// The end-of-run dump: bpftrace writes two newlines (in every format), then
+/// every map in name order (its maps are created from a name-sorted
+/// `std::map`), empty ones included.
+pub fn print_maps_at_exit(sink: &mut dyn Sink, maps: &[MapDump]) -> io::Result<()> {
+    sink.exit_separator()?;
+    let mut ordered: Vec<&MapDump> = maps.iter().collect();
+    ordered.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    for map in ordered {
+        sink.map(map, 0, 0)?;
+    }
+    sink.flush()
+}

@@ -1,0 +1,271 @@
+//! The default text output, byte for byte like bpftrace 0.17's `TextOutput`.
+
+use std::io::{self, Write};
+
+use crate::hist::{bar_width, hist_range, lhist_range};
+use crate::sink::Sink;
+use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};
+
+/// Writes bpftrace's human-readable output.
+pub struct TextSink<W: Write> {
+    out: W,
+}
+
+impl<W: Write> TextSink<W> {
+    pub fn new(out: W) -> Self {
+        TextSink { out }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write> Sink for TextSink<W> {
+    fn attached_probes(&mut self, count: u64) -> io::Result<()> {
+        let noun = if count == 1 { "probe" } else { "probes" };
+        writeln!(self.out, "Attaching {count} {noun}...")
+    }
+
+    fn lost_events(&mut self, count: u64) -> io::Result<()> {
+        writeln!(self.out, "Lost {count} events")
+    }
+
+    fn printf(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)
+    }
+
+    fn time(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)
+    }
+
+    fn value(&mut self, value: &Value) -> io::Result<()> {
+        self.out.write_all(&value_text(value))?;
+        self.out.write_all(b"\n")
+    }
+
+    fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
+        self.out.write_all(&map_text(map, top, div))
+    }
+
+    fn exit_separator(&mut self) -> io::Result<()> {
+        self.out.write_all(b"\n\n")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The entries `print(@m, top)` shows: the last `top` (the largest, as
+/// entries are in ascending order). bpftrace ignores `top` for stats maps.
+pub(crate) fn shown_entries(map: &MapDump, top: u64) -> &[MapEntry] {
+    let top = usize::try_from(top).unwrap_or(usize::MAX);
+    if top == 0 || map.kind == MapKind::Stats || map.entries.len() <= top {
+        &map.entries
+    } else {
+        &map.entries[map.entries.len() - top..]
+    }
+}
+
+/// One map as `print(@m, top, div)` writes it, trailing newlines included.
+pub fn map_text(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
+    let div = div.max(1);
+    let mut out = Vec::new();
+    for (index, entry) in shown_entries(map, top).iter().enumerate() {
+        if index > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(map.name.as_bytes());
+        if !entry.key.is_empty() {
+            out.push(b'[');
+            for (i, arg) in entry.key.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.extend_from_slice(&key_text(arg));
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b": ");
+        if map.kind.is_hist() {
+            out.push(b'\n');
+        }
+        entry_value_text(&entry.value, div, &mut out);
+    }
+    out.push(b'\n');
+    if map.kind.is_stats() {
+        out.push(b'\n');
+    }
+    out
+}
+
+fn entry_value_text(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
+    match value {
+        MapEntryValue::Plain(v) => out.extend_from_slice(&value_text_divided(v, div)),
+        MapEntryValue::Count(n) => out.extend_from_slice((n / div).to_string().as_bytes()),
+        MapEntryValue::Sum(n) | MapEntryValue::Min(n) | MapEntryValue::Max(n) => {
+            out.extend_from_slice(n.divided(div).to_string().as_bytes())
+        }
+        MapEntryValue::Avg { count, total } => {
+            let avg = Integer::Signed(average(*count, *total)).divided(div);
+            out.extend_from_slice(avg.to_string().as_bytes());
+        }
+        MapEntryValue::Stats { count, total } => out.extend_from_slice(
+            format!(
+                "count {}, average {}, total {}",
+                *count as i64,
+                average(*count, *total),
+                total
+            )
+            .as_bytes(),
+        ),
+        MapEntryValue::Hist(buckets) => hist_text(buckets, div, out),
+        MapEntryValue::Lhist {
+            min,
+            max,
+            step,
+            buckets,
+        } => lhist_text(buckets, *min, *max, *step, out),
+    }
+}
+
+/// A value as `print(value)` and map values show it.
+pub fn value_text(value: &Value) -> Vec<u8> {
+    value_text_divided(value, 1)
+}
+
+fn value_text_divided(value: &Value, div: u64) -> Vec<u8> {
+    let div = div.max(1);
+    match value {
+        Value::Int(v) => Integer::Signed(*v).divided(div).to_string().into_bytes(),
+        Value::UInt(v) => (v / div).to_string().into_bytes(),
+        // bpftrace 0.17 has no pointer case for values: it prints the int64.
+        Value::Pointer(v) => Integer::Signed(*v as i64)
+            .divided(div)
+            .to_string()
+            .into_bytes(),
+        Value::Str(bytes) => bytes.clone(),
+        Value::Bool(b) => b.to_string().into_bytes(),
+        Value::Tuple(fields) => {
+            let mut out = vec![b'('];
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.extend_from_slice(&value_text_divided(field, div));
+            }
+            out.push(b')');
+            out
+        }
+        Value::Bytes(bytes) => hex_buffer(bytes),
+        Value::None => Vec::new(),
+    }
+}
+
+/// A key argument as bpftrace's `MapKey::argument_value` shows it.
+pub(crate) fn key_text(arg: &Value) -> Vec<u8> {
+    match arg {
+        Value::Pointer(v) => format!("0x{v:x}").into_bytes(),
+        other => value_text(other),
+    }
+}
+
+/// `resolve_buf`: printable ASCII kept, other bytes as `\xNN`.
+fn hex_buffer(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &b in bytes {
+        if (32..=126).contains(&b) {
+            out.push(b);
+        } else {
+            out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+        }
+    }
+    out
+}
+
+fn hist_text(buckets: &[u64], div: u64, out: &mut Vec<u8>) {
+    let Some(range) = hist_range(buckets) else {
+        return;
+    };
+    let shown = buckets
+        .iter()
+        .enumerate()
+        .take(range.last + 1)
+        .skip(range.first);
+    for (index, &count) in shown {
+        let label = match index {
+            0 => "(..., 0)".to_string(),
+            1 => "[0]".to_string(),
+            2 => "[1]".to_string(),
+            _ => format!("[{}, {})", power_label(index - 2), power_label(index - 1)),
+        };
+        bucket_line(&label, count / div, bar_width(count, range.max_count), out);
+    }
+}
+
+fn lhist_text(buckets: &[u64], min: i64, max: i64, step: i64, out: &mut Vec<u8>) {
+    let Some(range) = lhist_range(buckets, min, max, step) else {
+        return;
+    };
+    let shown = buckets
+        .iter()
+        .enumerate()
+        .take(range.last + 1)
+        .skip(range.first);
+    for (index, &count) in shown {
+        let i = index as i64;
+        let label = if index == 0 {
+            format!("(..., {})", number_label(min))
+        } else if i == range.steps.saturating_add(1) {
+            format!("[{}, ...)", number_label(max))
+        } else {
+            format!(
+                "[{}, {})",
+                number_label(step_start(i - 1, step, min)),
+                number_label(step_start(i, step, min))
+            )
+        };
+        bucket_line(&label, count, bar_width(count, range.max_count), out);
+    }
+}
+
+/// `std::setw(16) << std::left << label << std::setw(8) << std::right << count
+/// << " |" << std::setw(52) << std::left << bar << "|"`.
+fn bucket_line(label: &str, count: u64, bar: usize, out: &mut Vec<u8>) {
+    let line = format!("{label:<16}{count:>8} |{:<52}|\n", "@".repeat(bar));
+    out.extend_from_slice(line.as_bytes());
+}
+
+/// `TextOutput::hist_index_label`: 2^power with a K/M/G/T suffix.
+fn power_label(power: usize) -> String {
+    let (power, suffix) = match power {
+        40.. => (power - 40, "T"),
+        30.. => (power - 30, "G"),
+        20.. => (power - 20, "M"),
+        10.. => (power - 10, "K"),
+        _ => (power, ""),
+    };
+    // bpftrace computes `1 << power` in an `int`; power stays below 24 here.
+    format!("{}{suffix}", 1i64 << power.min(62))
+}
+
+/// `TextOutput::lhist_index_label`: exact multiples of 1M or 1K get a suffix.
+fn number_label(number: i64) -> String {
+    const KILO: i64 = 1024;
+    const MEGA: i64 = 1024 * 1024;
+    if number == 0 {
+        "0".to_string()
+    } else if number % MEGA == 0 {
+        format!("{}M", number / MEGA)
+    } else if number % KILO == 0 {
+        format!("{}K", number / KILO)
+    } else {
+        number.to_string()
+    }
+}
+
+/// The lower bound of lhist step `index` (wrapping, as garbage specs must not panic).
+pub(crate) fn step_start(index: i64, step: i64, min: i64) -> i64 {
+    index.wrapping_mul(step).wrapping_add(min)
+}

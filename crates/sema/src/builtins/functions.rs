@@ -1,0 +1,99 @@
+//! Built-in functions. The argument checks live in `check.rs` next to the
+//! other expression rules; this table names them and gives their result types.
+
+use abi::Aggregation;
+
+/// A built-in function weft compiles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Function {
+    /// An aggregation assigned to a map: `@x = count()`.
+    Aggregate(Aggregation),
+    /// `str(ptr[, len])`: read a NUL-terminated string.
+    Str,
+    /// `delete(@m[key])` or `delete(@m, key)`: remove one key.
+    Delete,
+    /// `clear(@m)`: remove every key (done by user space).
+    Clear,
+    /// `zero(@m)`: set every value to zero (done by user space).
+    Zero,
+    /// `print(@m[, top[, div]])`: print a map now; `print(value)`: print a value.
+    PrintMap,
+    /// `exit()`: stop the run, print the maps and detach.
+    Exit,
+}
+
+/// Every function name weft knows, for suggestions.
+pub const FUNCTION_NAMES: &[&str] = &[
+    "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
+    "zero", "print", "printf", "exit", "time",
+];
+
+/// Functions of bpftrace that weft recognises but does not compile yet.
+const PLANNED: &[&str] = &[
+    "join",
+    "kstack",
+    "ustack",
+    "ksym",
+    "usym",
+    "kaddr",
+    "uaddr",
+    "ntop",
+    "reg",
+    "system",
+    "cat",
+    "signal",
+    "strftime",
+    "buf",
+    "override",
+    "cgroupid",
+    "macaddr",
+    "path",
+    "strncmp",
+    "strcontains",
+    "has_key",
+    "len",
+    "sizeof",
+    "kptr",
+    "uptr",
+    "unwatch",
+    "skboutput",
+    "pton",
+    "bswap",
+    "offsetof",
+    "errorf",
+    "warnf",
+    "debugf",
+    "percpu_kaddr",
+    "socket_cookie",
+    "fail",
+    "tseries",
+    "nsecs",
+];
+
+pub fn function(name: &str) -> Option<Function> {
+    Some(match name {
+        "count" => Function::Aggregate(Aggregation::Count),
+        "sum" => Function::Aggregate(Aggregation::Sum { signed: false }),
+        "avg" => Function::Aggregate(Aggregation::Avg { signed: false }),
+        "min" => Function::Aggregate(Aggregation::Min { signed: false }),
+        "max" => Function::Aggregate(Aggregation::Max { signed: false }),
+        "stats" => Function::Aggregate(Aggregation::Stats { signed: false }),
+        "hist" => Function::Aggregate(Aggregation::Hist),
+        "lhist" => Function::Aggregate(Aggregation::Lhist {
+            min: 0,
+            max: 0,
+            step: 1,
+        }),
+        "str" => Function::Str,
+        "delete" => Function::Delete,
+        "clear" => Function::Clear,
+        "zero" => Function::Zero,
+        "print" => Function::PrintMap,
+        "exit" => Function::Exit,
+        _ => return None,
+    })
+}
+
+pub fn planned_function(name: &str) -> bool {
+    PLANNED.contains(&name)
+}

@@ -1,0 +1,132 @@
+//! Built-in variables (`pid`, `comm`, `nsecs`, ...).
+
+use crate::providers::Context;
+use crate::types::{COMM_SIZE, Type};
+
+/// A built-in variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// Process id (the kernel's tgid) of the current task.
+    Pid,
+    /// Thread id (the kernel's pid) of the current task.
+    Tid,
+    /// User id of the current task.
+    Uid,
+    /// Group id of the current task.
+    Gid,
+    /// Name of the current task (16 bytes).
+    Comm,
+    /// Nanoseconds since boot, CLOCK_MONOTONIC (`bpf_ktime_get_ns`).
+    Nsecs,
+    /// Nanoseconds since weft started.
+    Elapsed,
+    /// The CPU the probe fires on.
+    Cpu,
+    /// Id of the current task's cgroup (v2).
+    Cgroup,
+    /// The full name of the probe that fired.
+    Probe,
+    /// The tracepoint's arguments: use `args->field`.
+    Args,
+    /// Address of the current `struct task_struct`.
+    Curtask,
+    /// Pid of the command started with `-c`.
+    Cpid,
+    /// A pseudo-random `u32`.
+    Rand,
+    /// The return value (kretprobe/uretprobe only).
+    Retval,
+}
+
+/// Every builtin name, for suggestions.
+pub const BUILTIN_NAMES: &[&str] = &[
+    "pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu", "cgroup", "probe", "args",
+    "curtask", "cpid", "rand", "retval",
+];
+
+/// Builtins of bpftrace that weft recognises but does not compile yet.
+const PLANNED: &[&str] = &[
+    "kstack",
+    "ustack",
+    "func",
+    "arg0",
+    "arg1",
+    "arg2",
+    "arg3",
+    "arg4",
+    "arg5",
+    "arg6",
+    "arg7",
+    "arg8",
+    "arg9",
+    "sarg0",
+    "sarg1",
+    "sarg2",
+    "username",
+    "jiffies",
+    "numaid",
+    "ctx",
+    "__builtin_ncpus",
+    "ncpus",
+    "usermode",
+];
+
+pub fn builtin(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "pid" => Builtin::Pid,
+        "tid" => Builtin::Tid,
+        "uid" => Builtin::Uid,
+        "gid" => Builtin::Gid,
+        "comm" => Builtin::Comm,
+        "nsecs" => Builtin::Nsecs,
+        "elapsed" => Builtin::Elapsed,
+        "cpu" => Builtin::Cpu,
+        "cgroup" => Builtin::Cgroup,
+        "probe" => Builtin::Probe,
+        "args" => Builtin::Args,
+        "curtask" => Builtin::Curtask,
+        "cpid" => Builtin::Cpid,
+        "rand" => Builtin::Rand,
+        "retval" => Builtin::Retval,
+        _ => return None,
+    })
+}
+
+pub fn planned_builtin(name: &str) -> bool {
+    PLANNED.contains(&name) || (name.starts_with("arg") && name[3..].parse::<u32>().is_ok())
+}
+
+impl Builtin {
+    /// The type of the builtin in a probe with this context, or why it is not available.
+    pub fn ty(self, context: &Context) -> Result<Type, &'static str> {
+        Ok(match self {
+            Builtin::Pid
+            | Builtin::Tid
+            | Builtin::Uid
+            | Builtin::Gid
+            | Builtin::Cpu
+            | Builtin::Rand
+            | Builtin::Cpid => Type::U32,
+            Builtin::Comm => Type::Str { size: COMM_SIZE },
+            Builtin::Nsecs | Builtin::Elapsed | Builtin::Cgroup => Type::U64,
+            // bpftrace prints `probe` as text; it is a compile-time string per program.
+            Builtin::Probe => Type::Str {
+                size: crate::types::DEFAULT_STR_SIZE,
+            },
+            Builtin::Curtask => Type::U64,
+            Builtin::Args => match context {
+                Context::Tracepoint(_) => Type::TracepointArgs,
+                Context::None => {
+                    return Err(
+                        "`args` exists only in tracepoint probes (and, later, fentry/uprobe with BTF)",
+                    );
+                }
+            },
+            Builtin::Retval => {
+                return Err(
+                    "`retval` exists in kretprobe, uretprobe and fexit probes; for a syscall's result use `args->ret` in tracepoint:syscalls:sys_exit_*",
+                );
+            }
+        })
+    }
+}

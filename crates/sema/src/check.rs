@@ -1,0 +1,1241 @@
+//! The type checker. It runs over every probe body once per concrete attach
+//! point (a wildcard gives each tracepoint its own `args`), first a few
+//! silent rounds to let map types settle across probes (a map may be read
+//! in a probe written before the one that assigns it), then a reporting round.
+
+use std::collections::HashMap;
+
+use abi::Aggregation;
+use ktypes::{FieldKind, KernelInfo, TpField};
+use source::{Diagnostic, Diagnostics, Span};
+use syntax::ast::{
+    AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, Item, Program, Stmt, StmtKind, TypeName,
+    UnaryOp,
+};
+
+use crate::builtins::{
+    BUILTIN_NAMES, FUNCTION_NAMES, Function, builtin, function, planned_builtin, planned_function,
+};
+use crate::diagnostics as diag;
+use crate::printf_format::{ArgClass, conversions};
+use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve};
+use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
+use crate::types::{DEFAULT_STR_SIZE, Type};
+
+/// Inputs to the checker besides the AST and the kernel.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Positional parameters `$1`, `$2`, ... as given on the command line.
+    pub positional: Vec<String>,
+    /// Pid of the `-c` command, for `cpid`.
+    pub cpid: Option<u32>,
+}
+
+/// Checks a parsed program. Always returns a program; it is only usable
+/// when the diagnostics hold no error.
+pub fn check(
+    program: &Program,
+    kernel: &dyn KernelInfo,
+    opts: &CheckOptions,
+) -> (TypedProgram, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let mut instances: Vec<(usize, ResolvedProbe)> = Vec::new();
+    for (index, item) in program.items.iter().enumerate() {
+        match item {
+            Item::Probe(probe) => {
+                for ap in &probe.attach_points {
+                    let r = AttachPointRef {
+                        raw: &ap.raw,
+                        provider: &ap.provider,
+                        parts: &ap.parts,
+                        span: ap.span,
+                    };
+                    match resolve(&r, kernel) {
+                        Ok(resolved) => instances.extend(resolved.into_iter().map(|p| (index, p))),
+                        Err(d) => diags.push(d),
+                    }
+                }
+            }
+            Item::Shebang(_) | Item::Preprocessor(_) => {}
+            Item::StructDef(s) => {
+                diags.push(diag::not_supported_yet(s.span, "a C struct definition"))
+            }
+            Item::Config(c) => diags.push(diag::not_supported_yet(c.span, "a `config` block")),
+            Item::Import(i) => diags.push(diag::not_supported_yet(i.span, "`import`")),
+            Item::MapDecl(m) => diags.push(diag::not_supported_yet(
+                m.span,
+                "a map declaration (`let @m = ...`)",
+            )),
+            Item::Macro(m) => diags.push(diag::not_supported_yet(m.span, "`macro`")),
+            Item::Function(f) => {
+                diags.push(diag::not_supported_yet(f.span, "a user function (`fn`)"))
+            }
+        }
+    }
+    if instances.is_empty() && !diags.has_errors() {
+        diags.push(diag::no_probes());
+    }
+
+    // Silent rounds until map types stop changing, then one reporting round.
+    let mut known: Vec<MapInfo> = Vec::new();
+    for _ in 0..4 {
+        let mut checker = Checker::new(program, opts, known.clone(), false);
+        checker.run(&instances);
+        let settled = checker.maps == known;
+        known = checker.maps;
+        if settled {
+            break;
+        }
+    }
+    let mut checker = Checker::new(program, opts, known, true);
+    checker.run(&instances);
+    let mut typed = TypedProgram {
+        probes: checker.probes,
+        maps: checker.maps,
+        printfs: checker.printfs,
+        time_formats: checker.time_formats,
+        positional: opts.positional.clone(),
+        cpid: opts.cpid,
+    };
+    // A map assigned only in a probe that failed to resolve still needs an entry.
+    typed.maps.retain(|m| !matches!(m.value, Type::Void));
+    let mut seen = std::collections::HashSet::new();
+    for d in checker.diags.iter() {
+        // Wildcards check one body many times: report each problem once.
+        if seen.insert((d.message.clone(), d.primary_span())) {
+            diags.push(d.clone());
+        }
+    }
+    diags.sort_by_position();
+    (typed, diags)
+}
+
+struct Checker<'a> {
+    program: &'a Program,
+    opts: &'a CheckOptions,
+    /// Map types from the previous round, for reads that come before any assignment.
+    known: Vec<MapInfo>,
+    maps: Vec<MapInfo>,
+    printfs: Vec<PrintfSite>,
+    time_formats: Vec<String>,
+    probes: Vec<TypedProbe>,
+    diags: Diagnostics,
+    report: bool,
+}
+
+/// Per-program state while checking one body.
+struct Scope {
+    probe: TypedProbe,
+    loop_depth: u32,
+}
+
+impl<'a> Checker<'a> {
+    fn new(
+        program: &'a Program,
+        opts: &'a CheckOptions,
+        known: Vec<MapInfo>,
+        report: bool,
+    ) -> Checker<'a> {
+        Checker {
+            program,
+            opts,
+            known,
+            maps: Vec::new(),
+            printfs: Vec::new(),
+            time_formats: Vec::new(),
+            probes: Vec::new(),
+            diags: Diagnostics::new(),
+            report,
+        }
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        if self.report {
+            self.diags.push(d);
+        }
+    }
+
+    fn run(&mut self, instances: &[(usize, ResolvedProbe)]) {
+        for (item, resolved) in instances {
+            let Item::Probe(probe) = &self.program.items[*item] else {
+                continue;
+            };
+            let mut scope = Scope {
+                probe: TypedProbe {
+                    item: *item,
+                    resolved: resolved.clone(),
+                    types: HashMap::new(),
+                    builtins: HashMap::new(),
+                    calls: HashMap::new(),
+                    fields: HashMap::new(),
+                    maps: HashMap::new(),
+                    vars: Default::default(),
+                },
+                loop_depth: 0,
+            };
+            if let Some(pred) = &probe.predicate {
+                let t = self.expr(&mut scope, pred);
+                self.expect_condition(pred, &t);
+            }
+            self.block(&mut scope, &probe.body);
+            self.probes.push(scope.probe);
+        }
+    }
+
+    fn block(&mut self, s: &mut Scope, block: &Block) {
+        for stmt in &block.stmts {
+            self.stmt(s, stmt);
+        }
+        if let Some(tail) = &block.tail {
+            self.expr(s, tail);
+        }
+    }
+
+    fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
+        match &stmt.kind {
+            StmtKind::Expr(e) | StmtKind::Discard(e) => {
+                self.expr(s, e);
+            }
+            StmtKind::Assign { target, op, value } => self.assign(s, target, *op, value),
+            StmtKind::Let {
+                name,
+                name_span,
+                ty,
+                value,
+            } => {
+                let declared = ty.as_ref().and_then(|t| self.type_name(t));
+                let value_ty = value.as_ref().map(|v| self.expr(s, v));
+                let t = match (declared, value_ty) {
+                    (Some(d), Some(v)) => {
+                        if d.unify(&v.stored()).is_none() {
+                            self.error(diag::variable_type_mismatch(
+                                value.as_ref().unwrap().span,
+                                name,
+                                &d,
+                                &v,
+                            ));
+                        }
+                        d
+                    }
+                    (Some(d), None) => d,
+                    (None, Some(v)) => v.stored(),
+                    (None, None) => {
+                        self.error(diag::not_supported_yet(
+                            *name_span,
+                            "`let` without a type or value",
+                        ));
+                        return;
+                    }
+                };
+                self.define_var(s, name, t, stmt.span);
+            }
+            StmtKind::If {
+                cond,
+                then,
+                else_branch,
+            } => {
+                let t = self.expr(s, cond);
+                self.expect_condition(cond, &t);
+                self.block(s, then);
+                if let Some(e) = else_branch {
+                    self.stmt(s, e);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                let t = self.expr(s, cond);
+                self.expect_condition(cond, &t);
+                s.loop_depth += 1;
+                self.block(s, body);
+                s.loop_depth -= 1;
+            }
+            StmtKind::Unroll { count, body } => {
+                match &count.kind {
+                    ExprKind::Int { value, .. } if (1..=100).contains(value) => {}
+                    ExprKind::Int { .. } => self.error(
+                        Diagnostic::error("unroll count must be between 1 and 100")
+                            .with_code("E0313")
+                            .with_label(count.span, "out of range"),
+                    ),
+                    _ => self.error(diag::needs_literal(count.span, "the unroll count")),
+                }
+                self.block(s, body);
+            }
+            StmtKind::For { iter, var_span, .. } => {
+                let span = match iter {
+                    ForIter::Map(e) => e.span,
+                    ForIter::Range { start, .. } => start.span,
+                };
+                self.error(diag::not_supported_yet(var_span.to(span), "a `for` loop"));
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if s.loop_depth == 0 {
+                    self.error(
+                        Diagnostic::error("`break` and `continue` must be inside a loop")
+                            .with_code("E0314")
+                            .with_label(stmt.span, "not in a loop"),
+                    );
+                }
+            }
+            StmtKind::Return(value) => {
+                if let Some(v) = value {
+                    self.error(diag::not_supported_yet(
+                        v.span,
+                        "a value after `return` in a probe",
+                    ));
+                }
+            }
+            StmtKind::Block(b) => self.block(s, b),
+            StmtKind::Import(_) => self.error(diag::not_supported_yet(stmt.span, "`import`")),
+        }
+    }
+
+    fn define_var(&mut self, s: &mut Scope, name: &str, t: Type, span: Span) {
+        match s.probe.vars.get(name) {
+            Some(existing) => match existing.unify(&t) {
+                Some(u) => {
+                    s.probe.vars.insert(name.to_string(), u);
+                }
+                None => {
+                    let existing = existing.clone();
+                    self.error(diag::variable_type_mismatch(span, name, &existing, &t));
+                }
+            },
+            None => {
+                s.probe.vars.insert(name.to_string(), t);
+            }
+        }
+    }
+
+    fn assign(&mut self, s: &mut Scope, target: &Expr, op: AssignOp, value: &Expr) {
+        match (&target.kind, op) {
+            (ExprKind::Map { name, keys }, AssignOp::Assign) => {
+                let agg = match &value.kind {
+                    ExprKind::Call {
+                        name: f,
+                        args,
+                        name_span,
+                        ..
+                    } => match function(f) {
+                        Some(Function::Aggregate(a)) => {
+                            Some(self.aggregate(s, value, a, args, *name_span))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let value_ty = match agg {
+                    Some(Some(a)) => Type::Agg(a),
+                    Some(None) => return,
+                    None => {
+                        let t = self.expr(s, value);
+                        if !is_storable(&t) {
+                            self.error(diag::type_mismatch(
+                                value.span,
+                                "a map value",
+                                "a storable value",
+                                &t,
+                            ));
+                            return;
+                        }
+                        t.stored()
+                    }
+                };
+                let key = self.map_key(s, keys);
+                self.store_map(s, target, name, key, value_ty, value.span);
+            }
+            (ExprKind::Map { name, keys }, AssignOp::Compound(bop)) => {
+                let vt = self.expr(s, value);
+                self.expect_int(
+                    value,
+                    &vt,
+                    &format!("`{}`", AssignOp::Compound(bop).as_str()),
+                );
+                let key = self.map_key(s, keys);
+                self.store_map(s, target, name, key, Type::I64, value.span);
+            }
+            (ExprKind::Var(name), AssignOp::Assign) => {
+                let t = self.expr(s, value);
+                if !is_storable(&t) {
+                    self.error(diag::type_mismatch(
+                        value.span,
+                        "a variable",
+                        "a storable value",
+                        &t,
+                    ));
+                    return;
+                }
+                self.define_var(s, name, t.stored(), value.span);
+                s.probe.types.insert(target.id, t.stored());
+            }
+            (ExprKind::Var(name), AssignOp::Compound(bop)) => {
+                let vt = self.expr(s, value);
+                self.expect_int(
+                    value,
+                    &vt,
+                    &format!("`{}`", AssignOp::Compound(bop).as_str()),
+                );
+                match s.probe.vars.get(name).cloned() {
+                    Some(t) => {
+                        self.expect_int(
+                            target,
+                            &t,
+                            &format!("`{}`", AssignOp::Compound(bop).as_str()),
+                        );
+                        s.probe.types.insert(target.id, t);
+                    }
+                    None => self.error(diag::undefined_variable(target.span, name)),
+                }
+            }
+            _ => {
+                self.expr(s, value);
+                self.error(diag::not_assignable(target.span));
+            }
+        }
+    }
+
+    /// Records a store into a map and unifies its key and value types.
+    fn store_map(
+        &mut self,
+        s: &mut Scope,
+        target: &Expr,
+        name: &str,
+        key: Option<Type>,
+        value: Type,
+        span: Span,
+    ) {
+        let full = format!("@{name}");
+        let index = match self.maps.iter().position(|m| m.name == full) {
+            Some(i) => i,
+            None => {
+                self.maps.push(MapInfo {
+                    name: full.clone(),
+                    key: key.clone(),
+                    value: value.clone(),
+                    first_assigned: span,
+                });
+                self.maps.len() - 1
+            }
+        };
+        self.unify_key(index, key, target.span);
+        let existing = self.maps[index].value.clone();
+        match existing.unify(&value) {
+            Some(u) => self.maps[index].value = u,
+            None => {
+                let first = self.maps[index].first_assigned;
+                self.error(diag::map_value_mismatch(
+                    span, &full, &existing, &value, first,
+                ));
+            }
+        }
+        s.probe.maps.insert(target.id, index);
+        s.probe
+            .types
+            .insert(target.id, self.maps[index].value.clone());
+    }
+
+    fn unify_key(&mut self, index: usize, key: Option<Type>, span: Span) {
+        let m = &self.maps[index];
+        let show = |k: &Option<Type>| k.as_ref().map_or("none".to_string(), Type::to_string);
+        let unified = match (&m.key, &key) {
+            (None, None) => return,
+            (Some(a), Some(b)) => a.unify(b).map(Some),
+            _ => None,
+        };
+        match unified {
+            Some(k) => self.maps[index].key = k,
+            None => {
+                let (name, first, old) = (m.name.clone(), m.first_assigned, show(&m.key));
+                self.error(diag::map_key_mismatch(
+                    span,
+                    &name,
+                    &old,
+                    &show(&key),
+                    first,
+                ));
+            }
+        }
+    }
+
+    /// The key type of `@m[keys]`.
+    fn map_key(&mut self, s: &mut Scope, keys: &[Expr]) -> Option<Type> {
+        let mut types = Vec::new();
+        for k in keys {
+            let t = self.expr(s, k);
+            if !is_storable(&t) || matches!(t, Type::Tuple(_)) && keys.len() > 1 {
+                self.error(diag::type_mismatch(
+                    k.span,
+                    "a map key",
+                    "an integer, string or tuple",
+                    &t,
+                ));
+            }
+            types.push(t.stored());
+        }
+        match types.len() {
+            0 => None,
+            1 => types.pop(),
+            _ => Some(Type::Tuple(types)),
+        }
+    }
+
+    /// Checks `count()`, `hist(x)`, ... in `@m = agg(...)`; `None` after an error.
+    fn aggregate(
+        &mut self,
+        s: &mut Scope,
+        call: &Expr,
+        agg: Aggregation,
+        args: &[Expr],
+        name_span: Span,
+    ) -> Option<Aggregation> {
+        let name = agg.name();
+        let arg_types: Vec<Type> = args.iter().map(|a| self.expr(s, a)).collect();
+        let expected = match agg {
+            Aggregation::Count => 0,
+            Aggregation::Lhist { .. } => 4,
+            _ => 1,
+        };
+        if args.len() != expected {
+            if name == "hist" && args.len() == 2 {
+                self.error(diag::not_supported_yet(
+                    args[1].span,
+                    "the bits argument of hist()",
+                ));
+                return None;
+            }
+            let what = match expected {
+                0 => "no arguments".to_string(),
+                1 => "one argument".to_string(),
+                n => format!("{n} arguments"),
+            };
+            self.error(diag::wrong_arg_count(call.span, name, &what, args.len()));
+            return None;
+        }
+        if let (Some(a), Some(t)) = (args.first(), arg_types.first()) {
+            if !self.expect_int(a, t, &format!("{name}()")) {
+                return None;
+            }
+        }
+        let signed = arg_types.first().is_some_and(Type::is_signed);
+        s.probe.calls.insert(
+            call.id,
+            CallTarget::Function(Function::Aggregate(agg.clone())),
+        );
+        let _ = name_span;
+        Some(match agg {
+            Aggregation::Count => Aggregation::Count,
+            Aggregation::Sum { .. } => Aggregation::Sum { signed },
+            Aggregation::Min { .. } => Aggregation::Min { signed },
+            Aggregation::Max { .. } => Aggregation::Max { signed },
+            Aggregation::Avg { .. } => Aggregation::Avg { signed },
+            Aggregation::Stats { .. } => Aggregation::Stats { signed },
+            Aggregation::Hist => Aggregation::Hist,
+            Aggregation::Lhist { .. } => {
+                let lit = |e: &Expr| match e.kind {
+                    ExprKind::Int { value, .. } => Some(value as i64),
+                    ExprKind::Unary {
+                        op: UnaryOp::Neg,
+                        ref expr,
+                    } => match expr.kind {
+                        ExprKind::Int { value, .. } => Some(-(value as i64)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let (Some(min), Some(max), Some(step)) =
+                    (lit(&args[1]), lit(&args[2]), lit(&args[3]))
+                else {
+                    let bad = args[1..]
+                        .iter()
+                        .find(|a| lit(a).is_none())
+                        .map_or(call.span, |a| a.span);
+                    self.error(diag::needs_literal(bad, "lhist()'s min, max and step"));
+                    return None;
+                };
+                if step <= 0 || max <= min || (max - min) / step > 1000 {
+                    self.error(
+                        Diagnostic::error(
+                            "lhist() needs min < max, step > 0 and at most 1000 buckets",
+                        )
+                        .with_code("E0315")
+                        .with_label(args[1].span.to(args[3].span), "invalid bucket range"),
+                    );
+                    return None;
+                }
+                let lhist = Aggregation::Lhist { min, max, step };
+                s.probe.calls.insert(
+                    call.id,
+                    CallTarget::Function(Function::Aggregate(lhist.clone())),
+                );
+                lhist
+            }
+        })
+    }
+
+    fn expect_condition(&mut self, e: &Expr, t: &Type) {
+        if !t.is_scalar() && !matches!(t, Type::Void) {
+            self.error(diag::type_mismatch(e.span, "a condition", "an integer", t));
+        }
+    }
+
+    /// Reports and returns false unless `t` is an integer (or pointer).
+    fn expect_int(&mut self, e: &Expr, t: &Type, what: &str) -> bool {
+        if t.is_scalar() {
+            return true;
+        }
+        self.error(diag::type_mismatch(e.span, what, "an integer", t));
+        false
+    }
+
+    fn type_name(&mut self, t: &TypeName) -> Option<Type> {
+        if t.pointer_depth > 0 || t.array_len.is_some() {
+            self.error(diag::not_supported_yet(t.span, "pointer and array types"));
+            return None;
+        }
+        let int = |size: u8, signed: bool| Some(Type::Int { size, signed });
+        match t.base.as_str() {
+            "int8" | "s8" | "i8" => int(1, true),
+            "int16" | "s16" | "i16" => int(2, true),
+            "int32" | "s32" | "i32" | "int" => int(4, true),
+            "int64" | "s64" | "i64" => int(8, true),
+            "uint8" | "u8" | "bool" => int(1, false),
+            "uint16" | "u16" => int(2, false),
+            "uint32" | "u32" => int(4, false),
+            "uint64" | "u64" => int(8, false),
+            "string" => Some(Type::Str {
+                size: DEFAULT_STR_SIZE,
+            }),
+            _ => {
+                self.error(diag::not_supported_yet(
+                    t.span,
+                    &format!("the type `{}`", t.base),
+                ));
+                None
+            }
+        }
+    }
+
+    fn expr(&mut self, s: &mut Scope, e: &Expr) -> Type {
+        let t = self.expr_inner(s, e);
+        s.probe.types.insert(e.id, t.clone());
+        t
+    }
+
+    fn expr_inner(&mut self, s: &mut Scope, e: &Expr) -> Type {
+        match &e.kind {
+            ExprKind::Error => Type::Void,
+            ExprKind::Int { value, .. } => {
+                if *value > i64::MAX as u64 {
+                    Type::U64
+                } else {
+                    Type::I64
+                }
+            }
+            ExprKind::Str(bytes) => Type::Str {
+                size: bytes.len() as u32 + 1,
+            },
+            ExprKind::Bool(_) => Type::Int {
+                size: 8,
+                signed: false,
+            },
+            ExprKind::Ident(name) => self.ident(s, e, name),
+            ExprKind::Var(name) => match s.probe.vars.get(name) {
+                Some(t) => t.clone(),
+                None => {
+                    self.error(diag::undefined_variable(e.span, name));
+                    Type::I64
+                }
+            },
+            ExprKind::Map { name, keys } => self.map_read(s, e, name, keys),
+            ExprKind::Positional(n) => match self.opts.positional.get(*n as usize - 1) {
+                Some(v) if v.parse::<i64>().is_ok() => Type::I64,
+                Some(v) => Type::Str {
+                    size: v.len() as u32 + 1,
+                },
+                None => Type::I64,
+            },
+            ExprKind::PositionalCount => Type::I64,
+            ExprKind::Call {
+                name,
+                name_span,
+                args,
+                ..
+            } => self.call(s, e, name, *name_span, args),
+            ExprKind::Unary { op, expr } => {
+                let t = self.expr(s, expr);
+                match op {
+                    UnaryOp::Not => {
+                        self.expect_int(expr, &t, "`!`");
+                        Type::Int {
+                            size: 8,
+                            signed: false,
+                        }
+                    }
+                    UnaryOp::BitNot => {
+                        self.expect_int(expr, &t, "`~`");
+                        t.stored()
+                    }
+                    UnaryOp::Neg => {
+                        self.expect_int(expr, &t, "`-`");
+                        Type::I64
+                    }
+                    UnaryOp::Deref | UnaryOp::AddrOf => {
+                        self.error(diag::not_supported_yet(
+                            e.span,
+                            &format!("`{}` on a value", op.as_str()),
+                        ));
+                        Type::I64
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (l, r) = (self.expr(s, lhs), self.expr(s, rhs));
+                self.binary(e, *op, &l, &r)
+            }
+            ExprKind::Ternary { cond, then, else_ } => {
+                let c = self.expr(s, cond);
+                self.expect_condition(cond, &c);
+                let t = match then {
+                    Some(t) => self.expr(s, t),
+                    None => c.clone(),
+                };
+                let f = self.expr(s, else_);
+                match t.stored().unify(&f.stored()) {
+                    Some(u) if is_storable(&u) => u,
+                    _ => {
+                        self.error(diag::bad_operands(e.span, "?:", &t, &f));
+                        Type::I64
+                    }
+                }
+            }
+            ExprKind::IncDec { target, .. } => match &target.kind {
+                ExprKind::Map { name, keys } => {
+                    let key = self.map_key(s, keys);
+                    self.store_map(s, target, name, key, Type::I64, e.span);
+                    Type::I64
+                }
+                ExprKind::Var(name) => match s.probe.vars.get(name).cloned() {
+                    Some(t) => {
+                        self.expect_int(target, &t, "`++`/`--`");
+                        s.probe.types.insert(target.id, t.clone());
+                        t
+                    }
+                    None => {
+                        self.error(diag::undefined_variable(target.span, name));
+                        Type::I64
+                    }
+                },
+                _ => {
+                    self.error(diag::not_assignable(target.span));
+                    Type::I64
+                }
+            },
+            ExprKind::Field { expr, name, arrow } => {
+                let base = self.expr(s, expr);
+                match (&base, &s.probe.resolved.context) {
+                    (Type::TracepointArgs, Context::Tracepoint(format)) => match format.field(name)
+                    {
+                        Some(field) => {
+                            let t = field_type(field);
+                            s.probe.fields.insert(
+                                e.id,
+                                FieldAccess {
+                                    field: field.clone(),
+                                },
+                            );
+                            t
+                        }
+                        None => {
+                            let fields: Vec<&str> =
+                                format.fields.iter().map(|f| f.name.as_str()).collect();
+                            let probe = s.probe.resolved.name.clone();
+                            self.error(diag::no_such_field(e.span, name, &probe, &fields));
+                            Type::I64
+                        }
+                    },
+                    // `args` outside a tracepoint was already reported.
+                    _ if matches!(&expr.kind, ExprKind::Ident(n) if n == "args") => Type::I64,
+                    _ => {
+                        let op = if *arrow { "->" } else { "." };
+                        self.error(diag::not_supported_yet(
+                            e.span,
+                            &format!("`{op}` on a `{base}`"),
+                        ));
+                        Type::I64
+                    }
+                }
+            }
+            ExprKind::TupleIndex { expr, index } => match self.expr(s, expr) {
+                Type::Tuple(ts) if (*index as usize) < ts.len() => ts[*index as usize].clone(),
+                t => {
+                    self.error(diag::type_mismatch(
+                        e.span,
+                        "`.N`",
+                        "a tuple with that many fields",
+                        &t,
+                    ));
+                    Type::I64
+                }
+            },
+            ExprKind::Index { expr, index } => {
+                let base = self.expr(s, expr);
+                let it = self.expr(s, index);
+                self.expect_int(index, &it, "an index");
+                let field = s.probe.fields.get(&expr.id).map(|f| f.field.clone());
+                match (field, &index.kind) {
+                    (Some(f), ExprKind::Int { value, .. })
+                        if matches!(f.kind, FieldKind::Array { .. }) =>
+                    {
+                        let FieldKind::Array { len } = f.kind else {
+                            unreachable!()
+                        };
+                        let elem = f.size / len.max(1);
+                        if *value >= len as u64 || !matches!(elem, 1 | 2 | 4 | 8) {
+                            self.error(diag::type_mismatch(
+                                index.span,
+                                "an array index",
+                                &format!("an index below {len}"),
+                                &base,
+                            ));
+                        }
+                        Type::Int {
+                            size: elem.clamp(1, 8) as u8,
+                            signed: f.signed,
+                        }
+                    }
+                    _ => {
+                        self.error(diag::not_supported_yet(
+                            e.span,
+                            "indexing other than `args->array[constant]`",
+                        ));
+                        Type::I64
+                    }
+                }
+            }
+            ExprKind::Cast { ty, expr } => {
+                let from = self.expr(s, expr);
+                let to = self.type_name(ty);
+                match to {
+                    Some(t @ Type::Int { .. }) => {
+                        self.expect_int(expr, &from, "a cast to an integer");
+                        t
+                    }
+                    Some(t) => {
+                        self.error(diag::not_supported_yet(
+                            ty.span,
+                            &format!("a cast to `{t}`"),
+                        ));
+                        Type::I64
+                    }
+                    None => Type::I64,
+                }
+            }
+            ExprKind::Tuple(items) => {
+                let ts: Vec<Type> = items.iter().map(|i| self.expr(s, i).stored()).collect();
+                for (i, t) in items.iter().zip(&ts) {
+                    if !is_storable(t) || matches!(t, Type::Tuple(_)) {
+                        self.error(diag::type_mismatch(
+                            i.span,
+                            "a tuple element",
+                            "an integer or string",
+                            t,
+                        ));
+                    }
+                }
+                Type::Tuple(ts)
+            }
+            ExprKind::Record(_) => self.unsupported(e, "a record"),
+            ExprKind::Sizeof(_) => self.unsupported(e, "`sizeof`"),
+            ExprKind::Offsetof { .. } => self.unsupported(e, "`offsetof`"),
+            ExprKind::Typeof(_) => self.unsupported(e, "`typeof`"),
+            ExprKind::Block(_) => self.unsupported(e, "a block used as a value"),
+        }
+    }
+
+    fn unsupported(&mut self, e: &Expr, what: &str) -> Type {
+        self.error(diag::not_supported_yet(e.span, what));
+        Type::I64
+    }
+
+    fn ident(&mut self, s: &mut Scope, e: &Expr, name: &str) -> Type {
+        match builtin(name) {
+            Some(b) => match b.ty(&s.probe.resolved.context) {
+                Ok(t) => {
+                    s.probe.builtins.insert(e.id, b);
+                    t
+                }
+                Err(help) => {
+                    let kind = s
+                        .probe
+                        .resolved
+                        .name
+                        .split(':')
+                        .next()
+                        .unwrap_or("these")
+                        .to_string();
+                    self.error(diag::builtin_not_in_probe(e.span, name, &kind, help));
+                    Type::I64
+                }
+            },
+            None if planned_builtin(name) => {
+                let what = if name.starts_with("arg") {
+                    format!("`{name}` (in tracepoints, use `args->NAME`)")
+                } else {
+                    format!("the builtin `{name}`")
+                };
+                self.unsupported(e, &what)
+            }
+            None => {
+                self.error(diag::unknown_builtin(e.span, name, BUILTIN_NAMES));
+                Type::I64
+            }
+        }
+    }
+
+    fn map_read(&mut self, s: &mut Scope, e: &Expr, name: &str, keys: &[Expr]) -> Type {
+        let full = format!("@{name}");
+        let key = self.map_key(s, keys);
+        let index = self.maps.iter().position(|m| m.name == full);
+        let info = match index {
+            Some(i) => Some(self.maps[i].clone()),
+            None => self.known.iter().find(|m| m.name == full).cloned(),
+        };
+        let Some(info) = info else {
+            self.error(diag::map_never_assigned(e.span, &full));
+            return Type::I64;
+        };
+        if let Some(i) = index {
+            self.unify_key(i, key, e.span);
+            s.probe.maps.insert(e.id, i);
+        }
+        if let Type::Agg(a) = &info.value {
+            self.error(diag::aggregation_read(e.span, &full, a.name()));
+            return Type::I64;
+        }
+        info.value
+    }
+
+    fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Type, r: &Type) -> Type {
+        use BinaryOp::*;
+        let bool_ty = Type::Int {
+            size: 8,
+            signed: false,
+        };
+        match op {
+            Eq | Ne if l.is_str() && r.is_str() => bool_ty,
+            LogAnd | LogOr | Eq | Ne | Lt | Le | Gt | Ge if l.is_scalar() && r.is_scalar() => {
+                bool_ty
+            }
+            BitOr | BitXor | BitAnd | Shl | Shr | Add | Sub | Mul | Div | Mod
+                if l.is_scalar() && r.is_scalar() =>
+            {
+                // Unsigned only when both sides are: literals are signed, as in bpftrace.
+                let signed = l.is_signed() || r.is_signed();
+                Type::Int {
+                    size: 8,
+                    signed: signed
+                        && !(matches!(l, Type::Pointer { .. })
+                            || matches!(r, Type::Pointer { .. })),
+                }
+            }
+            _ => {
+                self.error(diag::bad_operands(e.span, op.as_str(), l, r));
+                Type::I64
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        name: &str,
+        name_span: Span,
+        args: &[Expr],
+    ) -> Type {
+        match name {
+            "printf" => return self.printf(s, e, args),
+            "time" => {
+                let format = match args {
+                    [] => "%H:%M:%S\n".to_string(),
+                    [
+                        Expr {
+                            kind: ExprKind::Str(b),
+                            ..
+                        },
+                    ] => String::from_utf8_lossy(b).into_owned(),
+                    [a, ..] => {
+                        self.error(diag::needs_literal(a.span, "time()'s format"));
+                        return Type::Void;
+                    }
+                };
+                self.time_formats.push(format);
+                s.probe
+                    .calls
+                    .insert(e.id, CallTarget::Time(self.time_formats.len() - 1));
+                return Type::Void;
+            }
+            _ => {}
+        }
+        let Some(f) = function(name) else {
+            for a in args {
+                self.expr(s, a);
+            }
+            if planned_function(name) {
+                return self.unsupported(e, &format!("the function `{name}()`"));
+            }
+            self.error(diag::unknown_function(name_span, name, FUNCTION_NAMES));
+            return Type::I64;
+        };
+        let ty = match &f {
+            Function::Aggregate(a) => {
+                for a in args {
+                    self.expr(s, a);
+                }
+                self.error(
+                    Diagnostic::error(format!("{}() can only be assigned to a map", a.name()))
+                        .with_code("E0316")
+                        .with_label(e.span, "not assigned to a map")
+                        .with_help(format!("write `@name = {}(...)`", a.name())),
+                );
+                return Type::I64;
+            }
+            Function::Str => {
+                if args.is_empty() || args.len() > 2 {
+                    self.error(diag::wrong_arg_count(
+                        e.span,
+                        "str",
+                        "one or two arguments",
+                        args.len(),
+                    ));
+                    return Type::Str {
+                        size: DEFAULT_STR_SIZE,
+                    };
+                }
+                let t = self.expr(s, &args[0]);
+                let size = match args.get(1) {
+                    Some(len) => {
+                        let lt = self.expr(s, len);
+                        self.expect_int(len, &lt, "str()'s length");
+                        match len.kind {
+                            ExprKind::Int { value, .. } => {
+                                (value as u32).clamp(1, DEFAULT_STR_SIZE - 1) + 1
+                            }
+                            _ => DEFAULT_STR_SIZE,
+                        }
+                    }
+                    None => DEFAULT_STR_SIZE,
+                };
+                match t {
+                    Type::Str { size: s0 } => Type::Str { size: s0.min(size) },
+                    t if t.is_scalar() => Type::Str { size },
+                    t => {
+                        self.error(diag::type_mismatch(
+                            args[0].span,
+                            "str()",
+                            "a pointer or a string",
+                            &t,
+                        ));
+                        Type::Str { size }
+                    }
+                }
+            }
+            Function::Delete => {
+                match args {
+                    [
+                        m @ Expr {
+                            kind: ExprKind::Map { keys, .. },
+                            ..
+                        },
+                    ] => {
+                        self.map_ref(s, m, Some(keys));
+                    }
+                    [
+                        m @ Expr {
+                            kind: ExprKind::Map { keys, .. },
+                            ..
+                        },
+                        key,
+                    ] if keys.is_empty() => {
+                        self.map_ref(s, m, None);
+                        self.expr(s, key);
+                    }
+                    _ => self.error(diag::wrong_arg_count(
+                        e.span,
+                        "delete",
+                        "a map element like `@m[key]`",
+                        args.len(),
+                    )),
+                }
+                Type::Void
+            }
+            Function::Clear | Function::Zero => {
+                match args {
+                    [
+                        m @ Expr {
+                            kind: ExprKind::Map { keys, .. },
+                            ..
+                        },
+                    ] if keys.is_empty() => {
+                        self.map_ref(s, m, None);
+                    }
+                    _ => self.error(diag::wrong_arg_count(
+                        e.span,
+                        name,
+                        "one map, like `@m`",
+                        args.len(),
+                    )),
+                }
+                Type::Void
+            }
+            Function::PrintMap => {
+                match args {
+                    [
+                        m @ Expr {
+                            kind: ExprKind::Map { keys, .. },
+                            ..
+                        },
+                        rest @ ..,
+                    ] if keys.is_empty() && rest.len() <= 2 => {
+                        self.map_ref(s, m, None);
+                        for r in rest {
+                            let t = self.expr(s, r);
+                            self.expect_int(r, &t, "print()'s top and div");
+                        }
+                    }
+                    [v] => {
+                        self.error(diag::not_supported_yet(
+                            v.span,
+                            "print() of a value that is not a map",
+                        ));
+                    }
+                    _ => self.error(diag::wrong_arg_count(
+                        e.span,
+                        "print",
+                        "a map and up to two integers",
+                        args.len(),
+                    )),
+                }
+                Type::Void
+            }
+            Function::Exit => {
+                if let Some(a) = args.first() {
+                    self.error(diag::not_supported_yet(a.span, "an exit code argument"));
+                }
+                Type::Void
+            }
+        };
+        s.probe.calls.insert(e.id, CallTarget::Function(f));
+        ty
+    }
+
+    /// A map named as a whole (`clear(@m)`) or as an element (`delete(@m[k])`).
+    fn map_ref(&mut self, s: &mut Scope, m: &Expr, keys: Option<&Vec<Expr>>) {
+        let ExprKind::Map { name, .. } = &m.kind else {
+            return;
+        };
+        let full = format!("@{name}");
+        let key = keys.map(|k| self.map_key(s, k));
+        match self.maps.iter().position(|x| x.name == full) {
+            Some(i) => {
+                if let Some(k) = key {
+                    self.unify_key(i, k, m.span);
+                }
+                s.probe.maps.insert(m.id, i);
+                s.probe.types.insert(m.id, self.maps[i].value.clone());
+            }
+            None if self.known.iter().any(|x| x.name == full) => {}
+            None => self.error(diag::map_never_assigned(m.span, &full)),
+        }
+    }
+
+    fn printf(&mut self, s: &mut Scope, e: &Expr, args: &[Expr]) -> Type {
+        let Some((first, rest)) = args.split_first() else {
+            self.error(diag::wrong_arg_count(
+                e.span,
+                "printf",
+                "a format string and its arguments",
+                0,
+            ));
+            return Type::Void;
+        };
+        let ExprKind::Str(bytes) = &first.kind else {
+            self.error(diag::needs_literal(first.span, "printf()'s format"));
+            return Type::Void;
+        };
+        let format = String::from_utf8_lossy(bytes).into_owned();
+        let arg_types: Vec<Type> = rest.iter().map(|a| self.expr(s, a)).collect();
+        let convs = match conversions(&format) {
+            Ok(c) => c,
+            Err((_, message)) => {
+                self.error(diag::printf_format(first.span, &message));
+                return Type::Void;
+            }
+        };
+        if convs.len() != rest.len() {
+            self.error(diag::printf_args(e.span, convs.len(), rest.len()));
+            return Type::Void;
+        }
+        for ((conv, arg), t) in convs.iter().zip(rest).zip(&arg_types) {
+            let ok = match conv.class {
+                ArgClass::Int | ArgClass::Pointer => t.is_scalar(),
+                ArgClass::Str => t.is_str() || t.is_scalar(),
+            };
+            if !ok {
+                let spec = &format[conv.start..conv.end];
+                let expected = match conv.class {
+                    ArgClass::Str => "a string",
+                    _ => "an integer",
+                };
+                self.error(diag::type_mismatch(
+                    arg.span,
+                    &format!("`{spec}`"),
+                    expected,
+                    t,
+                ));
+            }
+        }
+        self.printfs.push(PrintfSite {
+            format,
+            args: arg_types.iter().map(Type::stored).collect(),
+        });
+        s.probe
+            .calls
+            .insert(e.id, CallTarget::Printf(self.printfs.len() - 1));
+        Type::Void
+    }
+}
+
+/// Values that can live in a map, variable or record.
+fn is_storable(t: &Type) -> bool {
+    match t {
+        Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } => true,
+        Type::Tuple(ts) => ts.iter().all(is_storable),
+        Type::Agg(_) | Type::TracepointArgs | Type::Void => false,
+    }
+}
+
+/// The type of `args->field`.
+fn field_type(f: &TpField) -> Type {
+    if f.is_string() {
+        return Type::Str {
+            size: match f.kind {
+                FieldKind::Array { len } => len,
+                _ => DEFAULT_STR_SIZE,
+            },
+        };
+    }
+    match f.kind {
+        FieldKind::Pointer => Type::Pointer {
+            c_type: f.c_type.clone(),
+        },
+        FieldKind::Int if matches!(f.size, 1 | 2 | 4 | 8) => Type::Int {
+            size: f.size as u8,
+            signed: f.signed,
+        },
+        // Arrays are only indexed; give the element type.
+        _ => Type::Int {
+            size: 8,
+            signed: f.signed,
+        },
+    }
+}

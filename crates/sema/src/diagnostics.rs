@@ -1,0 +1,246 @@
+//! Every diagnostic the checker reports, one constructor each.
+//! Codes: E02xx names, E03xx types, E04xx probes and the kernel.
+
+use ktypes::KernelInfoError;
+use source::{Diagnostic, Span};
+
+use crate::types::Type;
+
+/// The closest candidate by edit distance, if it is close enough to be a likely typo.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (name.len() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, c)| (d, c.len()))
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn with_suggestion(d: Diagnostic, name: &str, candidates: &[&str]) -> Diagnostic {
+    match did_you_mean(name, candidates.iter().copied()) {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d,
+    }
+}
+
+pub fn unknown_function(span: Span, name: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown function `{name}`"))
+        .with_code("E0201")
+        .with_label(span, "not a function weft knows");
+    with_suggestion(d, name, known)
+}
+
+pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown identifier `{name}`"))
+        .with_code("E0202")
+        .with_label(span, "not a builtin variable");
+    let d = with_suggestion(d, name, known);
+    if name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && did_you_mean(name, known.iter().copied()).is_none()
+    {
+        d.with_help(format!(
+            "scratch variables start with `$` (`${name}`), maps with `@` (`@{name}`)"
+        ))
+    } else {
+        d
+    }
+}
+
+pub fn undefined_variable(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("variable `${name}` is used before it is assigned"))
+        .with_code("E0203")
+        .with_label(span, "never assigned in this probe before this point")
+}
+
+pub fn map_never_assigned(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("map `{name}` is read but never assigned"))
+        .with_code("E0204")
+        .with_label(span, "no probe stores into this map")
+}
+
+pub fn builtin_not_in_probe(span: Span, name: &str, probe: &str, help: &str) -> Diagnostic {
+    Diagnostic::error(format!("`{name}` is not available in {probe} probes"))
+        .with_code("E0205")
+        .with_label(span, "not available here")
+        .with_help(help.to_string())
+}
+
+pub fn not_supported_yet(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(format!("{what} is not supported by weft yet"))
+        .with_code("E0206")
+        .with_label(span, "parsed, but weft cannot compile this yet")
+}
+
+pub fn wrong_arg_count(span: Span, name: &str, expected: &str, got: usize) -> Diagnostic {
+    Diagnostic::error(format!("`{name}` takes {expected}, but {got} were given"))
+        .with_code("E0301")
+        .with_label(span, "wrong number of arguments")
+}
+
+pub fn type_mismatch(span: Span, what: &str, expected: &str, found: &Type) -> Diagnostic {
+    Diagnostic::error(format!("{what} expects {expected}, found `{found}`"))
+        .with_code("E0302")
+        .with_label(span, format!("this is `{found}`"))
+}
+
+pub fn map_value_mismatch(
+    span: Span,
+    map: &str,
+    existing: &Type,
+    new: &Type,
+    first: Span,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "type mismatch for {map}: assigning a value of type `{new}` to a map that holds `{existing}`"
+    ))
+    .with_code("E0303")
+    .with_label(span, format!("this is `{new}`"))
+    .with_secondary(first, format!("{map} first gets `{existing}` here"))
+}
+
+pub fn map_key_mismatch(
+    span: Span,
+    map: &str,
+    existing: &str,
+    new: &str,
+    first: Span,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "key mismatch for {map}: used with key `{new}`, but its key is `{existing}`"
+    ))
+    .with_code("E0304")
+    .with_label(span, format!("key of type `{new}`"))
+    .with_secondary(first, format!("{map} is first keyed by `{existing}` here"))
+}
+
+pub fn variable_type_mismatch(span: Span, name: &str, existing: &Type, new: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "type mismatch for ${name}: assigning `{new}` to a variable of type `{existing}`"
+    ))
+    .with_code("E0305")
+    .with_label(span, format!("this is `{new}`"))
+}
+
+pub fn bad_operands(span: Span, op: &str, lhs: &Type, rhs: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "operator `{op}` cannot combine `{lhs}` and `{rhs}`"
+    ))
+    .with_code("E0306")
+    .with_label(span, "invalid operands")
+}
+
+pub fn no_such_field(span: Span, field: &str, probe: &str, fields: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("{probe} has no argument `{field}`"))
+        .with_code("E0307")
+        .with_label(span, "unknown field");
+    let d = with_suggestion(d, field, fields);
+    d.with_note(format!("its arguments are: {}", fields.join(", ")))
+}
+
+pub fn aggregation_read(span: Span, map: &str, agg: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{map} holds a {agg}() aggregation, which cannot be read inside a probe"
+    ))
+    .with_code("E0308")
+    .with_label(span, "read here")
+    .with_help(
+        "aggregations are merged across CPUs when printed; store plain values to read them back",
+    )
+}
+
+pub fn printf_format(span: Span, message: &str) -> Diagnostic {
+    Diagnostic::error(format!("invalid printf format: {message}"))
+        .with_code("E0309")
+        .with_label(span, message.to_string())
+}
+
+pub fn printf_args(span: Span, conversions: usize, args: usize) -> Diagnostic {
+    Diagnostic::error(format!(
+        "printf format has {conversions} conversion(s) but {args} argument(s) were given"
+    ))
+    .with_code("E0310")
+    .with_label(span, "argument count does not match the format")
+}
+
+pub fn needs_literal(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(format!("{what} must be a literal"))
+        .with_code("E0311")
+        .with_label(span, "not a literal")
+}
+
+pub fn not_assignable(span: Span) -> Diagnostic {
+    Diagnostic::error("this expression cannot be assigned to")
+        .with_code("E0312")
+        .with_label(span, "only maps and $variables can be assigned")
+}
+
+pub fn unknown_provider(span: Span, provider: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown probe type `{provider}`"))
+        .with_code("E0401")
+        .with_label(span, "no such provider");
+    with_suggestion(d, provider, known)
+}
+
+pub fn provider_not_yet_supported(span: Span, provider: &str) -> Diagnostic {
+    Diagnostic::error(format!("{provider} probes are not supported by weft yet"))
+        .with_code("E0402")
+        .with_label(span, "recognised, but not compiled by this version")
+        .with_help("tracepoint, interval, BEGIN and END probes work today")
+}
+
+pub fn bad_attach_point(span: Span, raw: &str, usage: &str) -> Diagnostic {
+    Diagnostic::error(format!("invalid attach point `{raw}`"))
+        .with_code("E0403")
+        .with_label(span, "cannot read this attach point")
+        .with_help(format!("expected {usage}"))
+}
+
+pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("tracepoint not found: {category}:{name}"))
+        .with_code("E0404")
+        .with_label(span, "this kernel has no such tracepoint")
+        .with_help(format!(
+            "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
+        ))
+}
+
+pub fn no_probe_matches(span: Span, raw: &str) -> Diagnostic {
+    Diagnostic::error(format!("no probe matches `{raw}`"))
+        .with_code("E0405")
+        .with_label(span, "the wildcard matches nothing on this kernel")
+        .with_help(format!("list what exists with: weft -l '{raw}'"))
+}
+
+pub fn kernel_info(span: Span, e: &KernelInfoError) -> Diagnostic {
+    Diagnostic::error(format!("cannot read the kernel's probe information: {e}"))
+        .with_code("E0406")
+        .with_label(span, "needed for this probe")
+        .with_help(
+            "weft needs tracefs at /sys/kernel/tracing and root (or CAP_SYS_ADMIN) to read it",
+        )
+}
+
+pub fn no_probes() -> Diagnostic {
+    Diagnostic::error("the program has no probes").with_code("E0407")
+}

@@ -1,0 +1,114 @@
+//! The checker's result: the side tables the code generator reads next to the AST.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use ktypes::TpField;
+use source::Span;
+use syntax::ast::NodeId;
+
+use crate::builtins::Function;
+use crate::providers::ResolvedProbe;
+use crate::types::Type;
+
+pub use crate::builtins::Builtin;
+
+/// One map of the script, with the types inferred over all probes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapInfo {
+    /// Name with `@` (`@start`, `@`).
+    pub name: String,
+    /// `None` for a keyless map.
+    pub key: Option<Type>,
+    /// Stored value type, or `Type::Agg` for aggregations.
+    pub value: Type,
+    /// Where the map first got its value type.
+    pub first_assigned: Span,
+}
+
+/// A printf (or other formatted output) call site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintfSite {
+    pub format: String,
+    /// Stored types of the arguments, in order.
+    pub args: Vec<Type>,
+}
+
+/// What a call expression resolved to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallTarget {
+    Function(Function),
+    /// `printf` with the index of its site in [`TypedProgram::printfs`].
+    Printf(usize),
+    /// `time(fmt)` with the index in [`TypedProgram::time_formats`].
+    Time(usize),
+}
+
+/// `args->field` resolved against the tracepoint format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldAccess {
+    pub field: TpField,
+}
+
+/// One program to generate: a probe body for one concrete attach point.
+#[derive(Clone, Debug)]
+pub struct TypedProbe {
+    /// Index of the probe in `Program::items`.
+    pub item: usize,
+    pub resolved: ResolvedProbe,
+    pub types: HashMap<NodeId, Type>,
+    pub builtins: HashMap<NodeId, Builtin>,
+    pub calls: HashMap<NodeId, CallTarget>,
+    pub fields: HashMap<NodeId, FieldAccess>,
+    /// Map index of every map expression.
+    pub maps: HashMap<NodeId, usize>,
+    /// Scratch variables and their stored types.
+    pub vars: BTreeMap<String, Type>,
+}
+
+/// A checked script.
+#[derive(Clone, Debug, Default)]
+pub struct TypedProgram {
+    pub probes: Vec<TypedProbe>,
+    pub maps: Vec<MapInfo>,
+    pub printfs: Vec<PrintfSite>,
+    pub time_formats: Vec<String>,
+    /// Positional parameters as given on the command line.
+    pub positional: Vec<String>,
+    /// Pid of the `-c` command, compiled in as `cpid`.
+    pub cpid: Option<u32>,
+}
+
+impl TypedProgram {
+    pub fn map_index(&self, name: &str) -> Option<usize> {
+        self.maps.iter().position(|m| m.name == name)
+    }
+}
+
+/// `weft -d types`: maps, variables and probes with their types.
+pub fn print_types(p: &TypedProgram) -> String {
+    let mut s = String::new();
+    for m in &p.maps {
+        match &m.key {
+            Some(k) => writeln!(s, "map {}[{k}]: {}", m.name, m.value),
+            None => writeln!(s, "map {}: {}", m.name, m.value),
+        }
+        .ok();
+    }
+    for (i, f) in p.printfs.iter().enumerate() {
+        let args: Vec<String> = f.args.iter().map(Type::to_string).collect();
+        writeln!(s, "printf #{i} {:?} ({})", f.format, args.join(", ")).ok();
+    }
+    for probe in &p.probes {
+        writeln!(
+            s,
+            "probe {} ({})",
+            probe.resolved.name, probe.resolved.section
+        )
+        .ok();
+        for (name, t) in &probe.vars {
+            writeln!(s, "  ${name}: {t}").ok();
+        }
+    }
+    s
+}

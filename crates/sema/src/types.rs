@@ -1,0 +1,186 @@
+//! The types the checker assigns to expressions, maps and variables.
+
+use std::fmt;
+
+use abi::{Aggregation, Layout};
+
+/// bpftrace's default maximum string length (`BPFTRACE_MAX_STRLEN`).
+pub const DEFAULT_STR_SIZE: u32 = 64;
+/// Size of `comm` (TASK_COMM_LEN).
+pub const COMM_SIZE: u32 = 16;
+
+/// The type of a value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// An integer of `size` bytes (1, 2, 4, 8).
+    Int { size: u8, signed: bool },
+    /// A NUL-padded string buffer of `size` bytes.
+    Str { size: u32 },
+    /// An address; `c_type` is the C type it was declared with (`const char *`),
+    /// which tells whether `str()` may read it.
+    Pointer { c_type: String },
+    /// A tuple `(a, b, ...)`.
+    Tuple(Vec<Type>),
+    /// The value of an aggregation map (`@x = count()`); only usable as a map value.
+    Agg(Aggregation),
+    /// The `args` of a tracepoint: only `args->field` may be used.
+    TracepointArgs,
+    /// No value (statements, `printf(...)`, `delete(...)`).
+    Void,
+}
+
+impl Type {
+    pub const U64: Type = Type::Int {
+        size: 8,
+        signed: false,
+    };
+    pub const I64: Type = Type::Int {
+        size: 8,
+        signed: true,
+    };
+    pub const U32: Type = Type::Int {
+        size: 4,
+        signed: false,
+    };
+
+    pub fn is_int(&self) -> bool {
+        matches!(self, Type::Int { .. })
+    }
+
+    /// Integers and pointers: anything that fits a register.
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Type::Int { .. } | Type::Pointer { .. })
+    }
+
+    pub fn is_str(&self) -> bool {
+        matches!(self, Type::Str { .. })
+    }
+
+    pub fn is_signed(&self) -> bool {
+        matches!(self, Type::Int { signed: true, .. })
+    }
+
+    /// The type as stored in a map key or value, a record or a variable:
+    /// integers widen to 64 bits, as bpftrace does.
+    pub fn stored(&self) -> Type {
+        match self {
+            Type::Int { signed, .. } => Type::Int {
+                size: 8,
+                signed: *signed,
+            },
+            Type::Pointer { .. } => Type::U64,
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::stored).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Memory layout of a stored value of this type.
+    pub fn layout(&self) -> Layout {
+        match self {
+            Type::Int { size, signed } => Layout::Int {
+                size: *size,
+                signed: *signed,
+            },
+            Type::Str { size } => Layout::Str { size: *size },
+            Type::Pointer { .. } => Layout::u64(),
+            Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
+            Type::Agg(_) | Type::TracepointArgs | Type::Void => Layout::None,
+        }
+    }
+
+    /// The common type two stored values can both be kept as, if any
+    /// (`string[4]` and `string[16]` give `string[16]`).
+    pub fn unify(&self, other: &Type) -> Option<Type> {
+        match (self, other) {
+            (Type::Int { signed: a, .. }, Type::Int { signed: b, .. }) => Some(Type::Int {
+                size: 8,
+                signed: *a || *b,
+            }),
+            (Type::Int { .. } | Type::Pointer { .. }, Type::Int { .. } | Type::Pointer { .. }) => {
+                Some(Type::U64)
+            }
+            (Type::Str { size: a }, Type::Str { size: b }) => {
+                Some(Type::Str { size: (*a).max(*b) })
+            }
+            (Type::Tuple(a), Type::Tuple(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| x.unify(y))
+                .collect::<Option<Vec<_>>>()
+                .map(Type::Tuple),
+            (Type::Agg(a), Type::Agg(b)) => agg_unify(a, b).map(Type::Agg),
+            (a, b) if a == b => Some(a.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn agg_unify(a: &Aggregation, b: &Aggregation) -> Option<Aggregation> {
+    use Aggregation::*;
+    Some(match (a, b) {
+        (Count, Count) => Count,
+        (Hist, Hist) => Hist,
+        (Sum { signed: x }, Sum { signed: y }) => Sum { signed: *x || *y },
+        (Min { signed: x }, Min { signed: y }) => Min { signed: *x || *y },
+        (Max { signed: x }, Max { signed: y }) => Max { signed: *x || *y },
+        (Avg { signed: x }, Avg { signed: y }) => Avg { signed: *x || *y },
+        (Stats { signed: x }, Stats { signed: y }) => Stats { signed: *x || *y },
+        (l @ Lhist { .. }, r @ Lhist { .. }) if l == r => l.clone(),
+        _ => return None,
+    })
+}
+
+/// Written like bpftrace writes types in its messages (`int64`, `string[16]`).
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Int { size, signed } => {
+                write!(f, "{}int{}", if *signed { "" } else { "u" }, size * 8)
+            }
+            Type::Str { size } => write!(f, "string[{size}]"),
+            Type::Pointer { c_type } => write!(f, "{c_type}"),
+            Type::Tuple(ts) => {
+                f.write_str("(")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(")")
+            }
+            Type::Agg(a) => write!(f, "{}_t", a.name()),
+            Type::TracepointArgs => f.write_str("args"),
+            Type::Void => f.write_str("void"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_like_bpftrace() {
+        assert_eq!(Type::I64.to_string(), "int64");
+        assert_eq!(Type::U32.to_string(), "uint32");
+        assert_eq!(Type::Str { size: 16 }.to_string(), "string[16]");
+        assert_eq!(
+            Type::Tuple(vec![Type::I64, Type::Str { size: 2 }]).to_string(),
+            "(int64, string[2])"
+        );
+    }
+
+    #[test]
+    fn unify_widens() {
+        let a = Type::Str { size: 4 };
+        let b = Type::Str { size: 16 };
+        assert_eq!(a.unify(&b), Some(b.clone()));
+        assert_eq!(Type::U32.unify(&Type::I64), Some(Type::I64));
+        assert_eq!(a.unify(&Type::I64), None);
+        assert_eq!(
+            Type::Agg(Aggregation::Count).unify(&Type::Agg(Aggregation::Hist)),
+            None
+        );
+    }
+}

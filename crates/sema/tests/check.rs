@@ -1,0 +1,124 @@
+//! Type checker: accepted programs show their inferred types; rejected ones
+//! show the rendered diagnostics, caret and help included.
+
+use ktypes::FixtureKernel;
+use sema::{CheckOptions, check, print_types};
+use source::{SourceMap, render_all};
+
+fn run(src: &str) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, mut diags) = syntax::parse(map.file(id));
+    let opts = CheckOptions {
+        positional: vec!["42".into(), "hello".into()],
+        cpid: None,
+    };
+    let (typed, sema_diags) = check(&program, &FixtureKernel::typical(), &opts);
+    diags.extend(sema_diags.iter().cloned());
+    if diags.has_errors() {
+        render_all(diags.iter(), &map)
+    } else {
+        print_types(&typed)
+    }
+}
+
+macro_rules! case {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), run($src), $src);
+        }
+    };
+}
+
+// Accepted programs.
+case!(
+    ok_count_by_comm,
+    "tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }"
+);
+case!(
+    ok_latency_pattern,
+    "tracepoint:syscalls:sys_enter_read { @start[tid] = nsecs; }\ntracepoint:syscalls:sys_exit_read /@start[tid]/ { @us = hist((nsecs - @start[tid]) / 1000); delete(@start[tid]); }"
+);
+case!(
+    ok_map_read_before_assign,
+    "tracepoint:syscalls:sys_exit_read /@start[tid]/ { delete(@start[tid]); }\ntracepoint:syscalls:sys_enter_read { @start[tid] = nsecs; }"
+);
+case!(
+    ok_printf_args,
+    r#"tracepoint:syscalls:sys_enter_openat { printf("%-6d %-16s %s\n", pid, comm, str(args->filename)); }"#
+);
+case!(
+    ok_tuple_keys_and_aggs,
+    "tracepoint:syscalls:sys_exit_read { @s[pid, comm] = sum(args->ret); @m = min(args->ret); @x = max(args->ret); @a = avg(args->ret); @st = stats(args->ret); @l = lhist(args->ret, 0, 100, 10); }"
+);
+case!(
+    ok_wildcard_and_vars,
+    "tracepoint:syscalls:sys_enter_* { $n = 1; $n += 2; $s = comm; if ($n > 2 && $s == \"bash\") { @[probe] = count(); } }"
+);
+case!(
+    ok_string_widening,
+    r#"BEGIN { @x["a"] = 1; @x[comm] = 2; @v = "ab"; @v = comm; exit(); }"#
+);
+case!(
+    ok_positional,
+    r#"BEGIN { printf("%d %s\n", $1, str($2)); @n = $#; }"#
+);
+case!(
+    ok_interval_and_print,
+    "interval:s:1 { print(@c, 5); clear(@c); zero(@c); time(); exit(); } tracepoint:sched:sched_switch { @c[args->prev_comm] = count(); }"
+);
+case!(
+    ok_tracepoint_array_index,
+    "tracepoint:raw_syscalls:sys_enter { @[args->args[0]] = count(); }"
+);
+
+// Rejected programs.
+case!(err_unknown_function, "BEGIN { foo(); }");
+case!(err_unknown_function_typo, "BEGIN { @x = cuont(); }");
+case!(err_unknown_builtin, "BEGIN { @x = tidd; }");
+case!(
+    err_map_value_mismatch,
+    r#"BEGIN { @x = 1 } END { @x = "a" }"#
+);
+case!(err_map_key_mismatch, r#"BEGIN { @x[1] = 1; @x["a"] = 2; }"#);
+case!(err_unknown_tracepoint, "tracepoint:nope:nope { }");
+case!(
+    err_wildcard_matches_nothing,
+    "tracepoint:syscalls:sys_enter_zzz* { }"
+);
+case!(
+    err_no_such_field,
+    "tracepoint:syscalls:sys_enter_openat { @[args->filenam] = count(); }"
+);
+case!(
+    err_retval_in_tracepoint,
+    "tracepoint:syscalls:sys_exit_read { @ = hist(retval); }"
+);
+case!(err_args_in_begin, "BEGIN { @ = args->x; }");
+case!(err_printf_count, r#"BEGIN { printf("%d %d\n", 1); }"#);
+case!(err_printf_bad_conversion, r#"BEGIN { printf("%y\n", 1); }"#);
+case!(
+    err_printf_string_for_int,
+    r#"BEGIN { printf("%d\n", comm); }"#
+);
+case!(err_aggregation_read, "BEGIN { @c = count(); @x = @c + 1; }");
+case!(err_aggregation_not_assigned, "BEGIN { count(); }");
+case!(
+    err_lhist_not_literal,
+    "BEGIN { $x = 1; @l = lhist(5, $x, 10, 1); }"
+);
+case!(err_undefined_variable, "BEGIN { @x = $y; }");
+case!(err_map_never_assigned, "BEGIN { @x = @never[1]; }");
+case!(err_string_plus_int, r#"BEGIN { @x = comm + 1; }"#);
+case!(err_kprobe_not_yet, "kprobe:vfs_read { @ = count(); }");
+case!(
+    err_unknown_provider,
+    "tracepiont:syscalls:sys_enter_read { }"
+);
+case!(err_break_outside_loop, "BEGIN { break; }");
+case!(err_bad_interval, "interval:parsecs:3 { }");
+case!(
+    err_several_errors,
+    "BEGIN { foo(); @x = tidd; printf(\"%d\"); }"
+);
