@@ -1,1 +1,173 @@
-fn main() {}
+//! `weft`: parse arguments, run the compiler pipeline, load and run the
+//! program, print what it gathered. Runtime errors get their help text here,
+//! at the edge.
+
+mod args;
+mod child;
+mod info;
+mod list;
+mod pipeline;
+mod run;
+mod signals;
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use args::{Args, OutputFormat};
+use output::{JsonSink, Sink, TextSink};
+use runtime::{AttachError, LoadError, RuntimeError, SysKernelInfo};
+use sema::CheckOptions;
+use source::{Diagnostic, SourceMap, render, render_all};
+
+fn main() -> ExitCode {
+    let args = match args::parse(std::env::args_os().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("weft: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.help {
+        print!("{}", args::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    if args.version {
+        println!("weft {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    runtime::silence_libbpf();
+    if args.info {
+        print!("{}", info::render(&runtime::Features::probe()));
+        return ExitCode::SUCCESS;
+    }
+    if let Some(pattern) = &args.list {
+        return list::run(pattern.as_deref().unwrap_or("*"), args.verbose);
+    }
+    match trace(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            if !message.is_empty() {
+                eprint!("{message}");
+                if !message.ends_with('\n') {
+                    eprintln!();
+                }
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Compiles and runs a script. The error is the text to print.
+fn trace(args: &Args) -> Result<(), String> {
+    let mut sources = SourceMap::new();
+    let file = match (&args.program, &args.script_file) {
+        (Some(p), _) => sources.add("stdin", p.clone()),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("weft: error: cannot read {}: {e}", path.display()))?;
+            sources.add(path.display().to_string(), text)
+        }
+        (None, None) => return Err("weft: error: no program given".into()),
+    };
+    let kernel = SysKernelInfo::new();
+    let emit_only = args.dump.is_some() || args.emit_elf.is_some();
+
+    // The command is forked (and held) first, so `cpid` can be compiled in.
+    let mut child = match (&args.command, emit_only) {
+        (Some(cmd), false) => Some(
+            child::HeldChild::spawn(cmd)
+                .map_err(|e| format!("weft: error: cannot run `{cmd}`: {e}"))?,
+        ),
+        _ => None,
+    };
+    let opts = CheckOptions {
+        positional: args.positional.clone(),
+        cpid: child.as_ref().map(|c| c.pid()),
+    };
+    let mut dumps = String::new();
+    let result = pipeline::compile(&sources, file, &kernel, &opts, args.dump, &mut dumps);
+    print!("{dumps}");
+    let out = match result {
+        Ok(out) => out,
+        Err(diags) => {
+            if let Some(c) = child.as_mut() {
+                c.kill();
+            }
+            return Err(render_all(diags.iter(), &sources));
+        }
+    };
+    if !out.warnings.is_empty() {
+        eprint!("{}", render_all(out.warnings.iter(), &sources));
+    }
+    if let Some(path) = &args.emit_elf {
+        std::fs::write(path, &out.compiled.elf)
+            .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?;
+    }
+    if emit_only {
+        return Ok(());
+    }
+
+    signals::install();
+    let mut session = match runtime::Session::load(
+        &out.compiled.elf,
+        &out.compiled.manifest,
+        &Default::default(),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(c) = child.as_mut() {
+                c.kill();
+            }
+            return Err(runtime_error(&e, &out.compiled, &sources));
+        }
+    };
+    let writer: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            std::fs::File::create(path)
+                .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let writer = BufWriter::with_capacity(64 * 1024, writer);
+    let mut sink: Box<dyn Sink> = match args.format.unwrap_or(OutputFormat::Text) {
+        OutputFormat::Text => Box::new(TextSink::new(writer)),
+        OutputFormat::Json => Box::new(JsonSink::new(writer)),
+    };
+    let run_opts = run::RunOptions {
+        quiet: args.quiet,
+        child: child.as_mut(),
+        pid: args.pid,
+        notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
+    };
+    let result = run::run(&mut session, sink.as_mut(), run_opts);
+    let _ = sink.flush();
+    drop(session);
+    if let Some(c) = child.as_mut() {
+        c.kill();
+    }
+    match result {
+        Ok(()) => Ok(()),
+        Err(run::RunError::Runtime(e)) => Err(runtime_error(&e, &out.compiled, &sources)),
+        // A closed pipe (`weft ... | head`) ends the run quietly, like bpftrace.
+        Err(run::RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(run::RunError::Output(e)) => Err(format!("weft: error: writing output: {e}")),
+    }
+}
+
+/// One clear sentence (plus help) for what the kernel refused.
+fn runtime_error(e: &RuntimeError, compiled: &codegen::Compiled, sources: &SourceMap) -> String {
+    let d = match e {
+        RuntimeError::Verifier { program, log, insn } => pipeline::verifier_diagnostic(compiled, program, *insn, log),
+        RuntimeError::Load(LoadError::Permission { .. }) => Diagnostic::error(e.to_string())
+            .with_help("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_ADMIN on older kernels)"),
+        RuntimeError::Attach(AttachError::Permission { capability, .. }) => {
+            Diagnostic::error(e.to_string()).with_help(format!("run weft as root or grant it {capability}"))
+        }
+        RuntimeError::Attach(AttachError::TracefsUnavailable { .. }) => Diagnostic::error(e.to_string())
+            .with_help("mount tracefs with: mount -t tracefs nodev /sys/kernel/tracing"),
+        RuntimeError::Attach(AttachError::TracepointNotFound { probe }) => Diagnostic::error(e.to_string())
+            .with_help(format!("list tracepoints with: weft -l '{}*'", probe.rsplit_once(':').map_or("", |(p, _)| p))),
+        _ => Diagnostic::error(e.to_string()),
+    };
+    render(&d, sources)
+}

@@ -1,1 +1,14 @@
-//! codegen
+//! codegen: the typed BPF assembler ([`asm`]) over raw instructions
+//! ([`insn`]), its disassembler ([`disasm`]) and the ELF object writer
+//! ([`elf`]).
+
+pub mod asm;
+pub mod disasm;
+pub mod elf;
+pub mod insn;
+pub mod lower;
+
+pub use asm::{AluOp, Asm, AsmError, Cond, Function, Helper, Label, Reloc, Slot, Src, VReg, Width};
+pub use disasm::disasm;
+pub use elf::{ElfError, ElfMap, ElfProgram, MapType, write_object};
+pub use lower::{Compiled, compile};

@@ -1,1 +1,30 @@
-//! runtime
+//! The runtime: everything that touches the kernel for a compiled script.
+//!
+//! - [`Session`]: load an object (libbpf, from memory), run BEGIN/END with
+//!   `BPF_PROG_TEST_RUN`, attach probes, drain the ring buffer, read maps.
+//! - [`SysKernelInfo`]: [`ktypes::KernelInfo`] answered by the live kernel.
+//! - [`tracefs`]: find or mount tracefs, read tracepoint descriptions.
+//! - [`features`]: what this kernel supports (`weft --info`).
+//!
+//! Errors are typed per area ([`LoadError`], [`AttachError`], [`MapError`])
+//! and joined in [`RuntimeError`]; only the cli adds help text. libbpf's own
+//! messages never reach stderr: they are captured while loading and turned
+//! into [`RuntimeError::Verifier`] or a load error's `log`.
+
+mod attach;
+mod error;
+pub mod features;
+mod kernel_info;
+mod libbpf_log;
+mod maps;
+mod ringbuf;
+mod session;
+mod sys;
+pub mod tracefs;
+
+pub use error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
+pub use features::{Capabilities, Features, Support};
+pub use kernel_info::SysKernelInfo;
+pub use libbpf_log::{failing_insn, silence_libbpf};
+pub use maps::MapEntry;
+pub use session::{LoadOptions, Session};

@@ -94,8 +94,15 @@ fn run(args: &[String]) -> Result<(), String> {
                     tv_nsec: (ns % 1_000_000_000) as _,
                 };
                 for _ in 0..n {
+                    // The raw syscall: glibc's nanosleep() uses clock_nanosleep.
                     // SAFETY: ts is a valid timespec; the remainder pointer may be null.
-                    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+                    unsafe {
+                        libc::syscall(
+                            libc::SYS_nanosleep,
+                            &ts,
+                            std::ptr::null_mut::<libc::timespec>(),
+                        )
+                    };
                 }
             }
             "spin" => {

@@ -1,0 +1,202 @@
+//! Command-line arguments, bpftrace-compatible.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+USAGE:
+    weft [options] filename [arg ...]
+    weft [options] -e 'program' [arg ...]
+
+OPTIONS:
+    -e PROGRAM        program text to run
+    -c CMD            run CMD (probes attached first); the run ends when CMD exits; `cpid` is its pid
+    -p PID            trace only this process (and enable probes that need a pid)
+    -l [PATTERN]      list probes matching PATTERN (e.g. 'tracepoint:syscalls:*'); -lv adds arguments
+    -f FORMAT         output format: text (default) or json
+    -o FILE           write output to FILE instead of stdout
+    -q                quiet: no 'Attaching N probes...' line
+    -v                verbose: show what weft does and the kernel's verifier log
+    -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
+    --emit-elf FILE   write the compiled BPF ELF object to FILE and exit
+    --info            print what this kernel supports, then exit
+    -h, --help        print this help
+    -V, --version     print the version
+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpStage {
+    Ast,
+    Types,
+    Bpf,
+    All,
+}
+
+/// What the user asked for.
+#[derive(Debug, Default)]
+pub struct Args {
+    /// `-e` text.
+    pub program: Option<String>,
+    /// Script file (first positional when no `-e`).
+    pub script_file: Option<PathBuf>,
+    /// Positional parameters `$1`, `$2`, ...
+    pub positional: Vec<String>,
+    pub command: Option<String>,
+    pub pid: Option<u32>,
+    /// `-l`, with its optional pattern.
+    pub list: Option<Option<String>>,
+    pub format: Option<OutputFormat>,
+    pub output: Option<PathBuf>,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub dump: Option<DumpStage>,
+    pub emit_elf: Option<PathBuf>,
+    pub info: bool,
+    pub help: bool,
+    pub version: bool,
+}
+
+/// Parses arguments (without the program name). Errors are one sentence.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| {
+            a.into_string()
+                .map_err(|a| format!("argument {a:?} is not valid UTF-8"))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut out = Args::default();
+    let mut i = 0;
+    let mut positional = Vec::new();
+    let value = |i: &mut usize, flag: &str| -> Result<String, String> {
+        *i += 1;
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("option {flag} needs a value (see --help)"))
+    };
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "-e" => out.program = Some(value(&mut i, "-e")?),
+            "-c" => out.command = Some(value(&mut i, "-c")?),
+            "-p" => {
+                let v = value(&mut i, "-p")?;
+                out.pid = Some(
+                    v.parse()
+                        .map_err(|_| format!("-p needs a process id, not `{v}`"))?,
+                );
+            }
+            "-o" => out.output = Some(value(&mut i, "-o")?.into()),
+            "-f" => {
+                out.format = Some(match value(&mut i, "-f")?.as_str() {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    other => {
+                        return Err(format!("unknown output format `{other}`: use text or json"));
+                    }
+                })
+            }
+            "-d" | "--dump" => {
+                out.dump = Some(match value(&mut i, "-d")?.as_str() {
+                    "ast" => DumpStage::Ast,
+                    "types" => DumpStage::Types,
+                    "bpf" | "dis" | "codegen" => DumpStage::Bpf,
+                    "all" => DumpStage::All,
+                    other => {
+                        return Err(format!(
+                            "unknown dump stage `{other}`: use ast, types, bpf or all"
+                        ));
+                    }
+                })
+            }
+            "--emit-elf" => out.emit_elf = Some(value(&mut i, "--emit-elf")?.into()),
+            "-l" | "-lv" | "-vl" => {
+                if arg != "-l" {
+                    out.verbose = true;
+                }
+                let pattern = args.get(i + 1).filter(|p| !p.starts_with('-')).cloned();
+                if pattern.is_some() {
+                    i += 1;
+                }
+                out.list = Some(pattern);
+            }
+            "-q" => out.quiet = true,
+            "-v" => out.verbose = true,
+            "--info" => out.info = true,
+            "-h" | "--help" => out.help = true,
+            "-V" | "--version" => out.version = true,
+            "--" => {
+                positional.extend(args[i + 1..].iter().cloned());
+                break;
+            }
+            _ if arg.starts_with('-') && arg.len() > 1 && !is_number(arg) => {
+                return Err(format!("unknown option `{arg}` (see --help)"));
+            }
+            _ => positional.push(arg.to_string()),
+        }
+        i += 1;
+    }
+    if out.program.is_none() && out.list.is_none() && !out.info && !out.help && !out.version {
+        if positional.is_empty() {
+            return Err("no program given: use -e 'program' or a script file (see --help)".into());
+        }
+        out.script_file = Some(positional.remove(0).into());
+    }
+    out.positional = positional;
+    Ok(out)
+}
+
+fn is_number(s: &str) -> bool {
+    s[1..].chars().all(|c| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Args, String> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn program_and_positionals() {
+        let a = p(&["-q", "-e", "BEGIN {}", "x", "-5"]).unwrap();
+        assert_eq!(a.program.as_deref(), Some("BEGIN {}"));
+        assert_eq!(a.positional, ["x", "-5"]);
+        assert!(a.quiet);
+    }
+
+    #[test]
+    fn script_file_then_args() {
+        let a = p(&["-f", "json", "s.bt", "1"]).unwrap();
+        assert_eq!(a.script_file.unwrap().to_str(), Some("s.bt"));
+        assert_eq!(a.positional, ["1"]);
+        assert_eq!(a.format, Some(OutputFormat::Json));
+    }
+
+    #[test]
+    fn list_with_and_without_pattern() {
+        assert_eq!(p(&["-l"]).unwrap().list, Some(None));
+        let a = p(&["-lv", "tracepoint:sched:*"]).unwrap();
+        assert_eq!(a.list, Some(Some("tracepoint:sched:*".into())));
+        assert!(a.verbose);
+    }
+
+    #[test]
+    fn errors_are_sentences() {
+        assert!(p(&[]).unwrap_err().contains("no program"));
+        assert!(
+            p(&["-p", "abc", "-e", "x"])
+                .unwrap_err()
+                .contains("process id")
+        );
+        assert!(p(&["--bogus"]).unwrap_err().contains("unknown option"));
+        assert!(p(&["-e"]).unwrap_err().contains("needs a value"));
+    }
+}

@@ -1,0 +1,113 @@
+//! The compiler pipeline in one place: source → syntax → sema → codegen,
+//! with the `-d` dumps between stages.
+
+use std::fmt::Write as _;
+
+use codegen::Compiled;
+use ktypes::KernelInfo;
+use sema::{CheckOptions, TypedProgram};
+use source::{Diagnostic, Diagnostics, SourceMap};
+use syntax::ast::Program;
+
+use crate::args::DumpStage;
+
+/// What the compiler produced, or the diagnostics that stopped it.
+pub struct Output {
+    pub program: Program,
+    pub typed: TypedProgram,
+    pub compiled: Compiled,
+    /// Warnings (never errors) to show.
+    pub warnings: Diagnostics,
+}
+
+/// Runs every stage; a stage with errors stops the pipeline.
+pub fn compile(
+    sources: &SourceMap,
+    file: source::FileId,
+    kernel: &dyn KernelInfo,
+    opts: &CheckOptions,
+    dump: Option<DumpStage>,
+    dumps: &mut String,
+) -> Result<Output, Diagnostics> {
+    let (program, mut diags) = syntax::parse(sources.file(file));
+    if matches!(dump, Some(DumpStage::Ast | DumpStage::All)) {
+        dumps.push_str(&syntax::print_ast(&program));
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    let (typed, sema_diags) = sema::check(&program, kernel, opts);
+    diags.extend(sema_diags.iter().cloned());
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    if matches!(dump, Some(DumpStage::Types | DumpStage::All)) {
+        dumps.push_str(&sema::print_types(&typed));
+    }
+    let compiled = codegen::compile(&program, &typed).map_err(one)?;
+    if matches!(dump, Some(DumpStage::Bpf | DumpStage::All)) {
+        for (name, func) in &compiled.functions {
+            let _ = writeln!(dumps, "{name}:");
+            dumps.push_str(&codegen::disasm::disasm(func));
+            dumps.push('\n');
+        }
+    }
+    Ok(Output {
+        program,
+        typed,
+        compiled,
+        warnings: diags,
+    })
+}
+
+fn one(d: Diagnostic) -> Diagnostics {
+    let mut ds = Diagnostics::new();
+    ds.push(d);
+    ds
+}
+
+/// Maps a verifier rejection at instruction `insn` of `program` back to the
+/// source that produced it.
+pub fn verifier_diagnostic(
+    compiled: &Compiled,
+    program: &str,
+    insn: Option<usize>,
+    log: &str,
+) -> Diagnostic {
+    let func = compiled
+        .functions
+        .iter()
+        .find(|(name, _)| program.starts_with(name.as_str()) || name.starts_with(program));
+    let span = match (func, insn) {
+        (Some((_, f)), Some(i)) => f.spans.get(i).copied(),
+        _ => None,
+    };
+    let reason = log
+        .lines()
+        .rev()
+        .find(|l| {
+            !l.trim().is_empty() && !l.starts_with("processed") && !l.contains("verification time")
+        })
+        .unwrap_or("rejected");
+    let mut d = Diagnostic::error(format!(
+        "the kernel's verifier rejected probe program `{program}`: {}",
+        reason.trim()
+    ))
+    .with_code("E0503");
+    if let Some(span) = span {
+        d = d.with_label(
+            span,
+            format!("instruction {} comes from here", insn.unwrap_or(0)),
+        );
+    }
+    let tail: Vec<&str> = log
+        .lines()
+        .rev()
+        .take(12)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    d.with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
+        .with_help("this is a weft code generation bug if the script is valid: please report it with the script")
+}

@@ -1,0 +1,307 @@
+//! The life of a run: load, BEGIN, attach, drain the ring buffer until the
+//! script exits (or the command ends, or a signal), detach, END, print maps.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
+use output::{Format, Sink, decode, decode_map, print_maps_at_exit};
+use runtime::{RuntimeError, Session};
+
+use crate::child::HeldChild;
+use crate::signals;
+
+/// How long one wait on the ring buffer may last before the loop looks at
+/// signals and the traced command again.
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A ring-buffer record that needs the session (map reads) or ends the run;
+/// printf records are written straight to the sink.
+enum Action {
+    Exit,
+    Print { map: usize, top: u64, div: u64 },
+    Clear(usize),
+    Zero(usize),
+}
+
+pub struct RunOptions<'a> {
+    pub quiet: bool,
+    pub child: Option<&'a mut HeldChild>,
+    pub pid: Option<u32>,
+    pub notify_attached: bool,
+}
+
+/// Runs a loaded session to its end. Errors are returned after cleanup.
+pub fn run(
+    session: &mut Session,
+    sink: &mut dyn Sink,
+    mut opts: RunOptions<'_>,
+) -> Result<(), RunError> {
+    let manifest = session.manifest().clone();
+    let formats: Vec<Format> = manifest
+        .printfs
+        .iter()
+        .map(|p| Format::parse(&p.format))
+        .collect();
+    let probes = manifest.programs.len() as u64;
+    if !opts.quiet {
+        sink.attached_probes(probes).map_err(io_error)?;
+        sink.flush().map_err(io_error)?;
+    }
+    session.run_begin()?;
+    let mut actions: VecDeque<Action> = VecDeque::new();
+    let mut stop = drain(
+        session,
+        sink,
+        &manifest,
+        &formats,
+        &mut actions,
+        Duration::ZERO,
+    )?;
+    stop |= handle_actions(session, sink, &manifest, &mut actions)?;
+    if !stop {
+        session.attach()?;
+        if opts.notify_attached {
+            eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
+        }
+        if let Some(child) = opts.child.as_deref_mut() {
+            child.release().map_err(io_error)?;
+        }
+        loop {
+            let mut stop = drain(
+                session,
+                sink,
+                &manifest,
+                &formats,
+                &mut actions,
+                POLL_INTERVAL,
+            )?;
+            stop |= handle_actions(session, sink, &manifest, &mut actions)?;
+            sink.flush().map_err(io_error)?;
+            if stop || signals::stop_requested() {
+                break;
+            }
+            if let Some(child) = opts.child.as_deref_mut() {
+                if child.exited() {
+                    break;
+                }
+            }
+            if let Some(pid) = opts.pid {
+                // SAFETY: signal 0 only checks that the process exists.
+                if unsafe { libc::kill(pid as i32, 0) } != 0 {
+                    break;
+                }
+            }
+        }
+    }
+    session.detach();
+    // What the probes wrote before detaching, then END's own output.
+    drain(
+        session,
+        sink,
+        &manifest,
+        &formats,
+        &mut actions,
+        Duration::ZERO,
+    )?;
+    handle_actions(session, sink, &manifest, &mut actions)?;
+    session.run_end()?;
+    drain(
+        session,
+        sink,
+        &manifest,
+        &formats,
+        &mut actions,
+        Duration::ZERO,
+    )?;
+    handle_actions(session, sink, &manifest, &mut actions)?;
+
+    let mut dumps = Vec::new();
+    for spec in &manifest.maps {
+        let entries = session.map_entries(&spec.bpf_name)?;
+        dumps.push(decode_map(spec, &entries));
+    }
+    print_maps_at_exit(sink, &dumps).map_err(io_error)?;
+    let counters = session.counters()?;
+    let lost = counters[CounterIndex::RingbufFull as usize];
+    if lost > 0 {
+        sink.lost_events(lost).map_err(io_error)?;
+    }
+    sink.flush().map_err(io_error)?;
+    let map_full = counters[CounterIndex::MapFull as usize];
+    if map_full > 0 {
+        eprintln!(
+            "weft: {map_full} map update(s) failed because a map was full; those keys were not counted"
+        );
+    }
+    if let Some(child) = opts.child {
+        child.kill();
+    }
+    Ok(())
+}
+
+/// Hands every available record to the sink; stops early at a record that
+/// needs the session, so output keeps its order. Returns true on `exit()`.
+fn drain(
+    session: &mut Session,
+    sink: &mut dyn Sink,
+    manifest: &Manifest,
+    formats: &[Format],
+    actions: &mut VecDeque<Action>,
+    timeout: Duration,
+) -> Result<bool, RunError> {
+    let mut write_error = None;
+    let mut on_event = |rec: &[u8]| -> ControlFlow<()> {
+        if rec.len() < EVENT_HEADER_SIZE as usize {
+            return ControlFlow::Continue(());
+        }
+        let kind = u32::from_le_bytes(rec[0..4].try_into().unwrap_or_default());
+        let id = u32::from_le_bytes(rec[4..8].try_into().unwrap_or_default()) as usize;
+        let word = |at: usize| {
+            rec.get(at..at + 8)
+                .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        };
+        match EventKind::from_u32(kind) {
+            Some(EventKind::Printf) => {
+                let (Some(spec), Some(format)) = (manifest.printfs.get(id), formats.get(id)) else {
+                    return ControlFlow::Continue(());
+                };
+                let args: Vec<output::Value> = spec
+                    .args
+                    .iter()
+                    .map(|a| {
+                        let start = (a.field.offset as usize).min(rec.len());
+                        let end = (start + a.field.layout.size() as usize).min(rec.len());
+                        decode(&a.field.layout, &rec[start..end])
+                    })
+                    .collect();
+                if let Err(e) = sink.printf(&format.render(&args)) {
+                    write_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            }
+            Some(EventKind::Time) => {
+                let fmt = manifest
+                    .time_formats
+                    .get(id)
+                    .map_or("%H:%M:%S\n", String::as_str);
+                if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
+                    write_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            }
+            Some(EventKind::Exit) => {
+                actions.push_back(Action::Exit);
+                ControlFlow::Break(())
+            }
+            Some(EventKind::Print) => {
+                actions.push_back(Action::Print {
+                    map: id,
+                    top: word(8),
+                    div: word(16),
+                });
+                ControlFlow::Break(())
+            }
+            Some(EventKind::Clear) => {
+                actions.push_back(Action::Clear(id));
+                ControlFlow::Break(())
+            }
+            Some(EventKind::Zero) => {
+                actions.push_back(Action::Zero(id));
+                ControlFlow::Break(())
+            }
+            None => ControlFlow::Continue(()),
+        }
+    };
+    session.poll(timeout, &mut on_event)?;
+    if let Some(e) = write_error {
+        return Err(io_error(e));
+    }
+    Ok(actions.iter().any(|a| matches!(a, Action::Exit)))
+}
+
+/// Carries out queued actions, draining the records that follow each one.
+fn handle_actions(
+    session: &mut Session,
+    sink: &mut dyn Sink,
+    manifest: &Manifest,
+    actions: &mut VecDeque<Action>,
+) -> Result<bool, RunError> {
+    let mut exit = false;
+    while let Some(action) = actions.pop_front() {
+        match action {
+            Action::Exit => exit = true,
+            Action::Print { map, top, div } => {
+                if let Some(spec) = manifest.maps.get(map) {
+                    let entries = session.map_entries(&spec.bpf_name)?;
+                    sink.map(&decode_map(spec, &entries), top, div)
+                        .map_err(io_error)?;
+                }
+            }
+            Action::Clear(map) => {
+                if let Some(spec) = manifest.maps.get(map) {
+                    session.clear_map(&spec.bpf_name)?;
+                }
+            }
+            Action::Zero(map) => {
+                if let Some(spec) = manifest.maps.get(map) {
+                    session.zero_map(&spec.bpf_name)?;
+                }
+            }
+        }
+        if exit {
+            // Output after exit() in the same batch is dropped, as in bpftrace.
+            actions.clear();
+            break;
+        }
+    }
+    Ok(exit)
+}
+
+/// Why a run stopped early.
+pub enum RunError {
+    Runtime(RuntimeError),
+    /// Writing the output failed (closed pipe, full disk).
+    Output(std::io::Error),
+}
+
+impl From<RuntimeError> for RunError {
+    fn from(e: RuntimeError) -> RunError {
+        RunError::Runtime(e)
+    }
+}
+
+impl From<runtime::AttachError> for RunError {
+    fn from(e: runtime::AttachError) -> RunError {
+        RunError::Runtime(e.into())
+    }
+}
+
+impl From<runtime::MapError> for RunError {
+    fn from(e: runtime::MapError) -> RunError {
+        RunError::Runtime(e.into())
+    }
+}
+
+fn io_error(e: std::io::Error) -> RunError {
+    RunError::Output(e)
+}
+
+/// Formats the local time now with C `strftime`.
+fn strftime_now(fmt: &str) -> String {
+    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
+        return String::new();
+    };
+    // SAFETY: time/localtime_r/strftime get valid pointers and a sized buffer.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        let mut buf = [0u8; 256];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+}

@@ -1,0 +1,122 @@
+//! Running weft and the workload from tests: every process gets a timeout,
+//! kernel tests skip (with a reason) when not root.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn weft() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_weft"))
+}
+
+/// The workload binary, next to weft in the target directory (built by
+/// `cargo test --workspace`; built here when a single package is tested).
+pub fn workload() -> PathBuf {
+    let path = weft().with_file_name("weft-workload");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "workload"])
+            .status()
+            .expect("cargo build -p workload");
+        assert!(status.success(), "building the workload failed");
+    }
+    path
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Skips the calling test (returning early) when not root.
+#[macro_export]
+macro_rules! require_root {
+    () => {
+        if !common::is_root() {
+            eprintln!("skipped: kernel tests need root (CAP_BPF, CAP_PERFMON)");
+            return;
+        }
+    };
+}
+
+pub struct Outcome {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+/// Runs weft with `args`, killing it after `timeout`.
+pub fn run_weft(args: &[&str], timeout: Duration) -> Outcome {
+    run(Command::new(weft()).args(args), timeout)
+}
+
+pub fn run(cmd: &mut Command, timeout: Duration) -> Outcome {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let out_reader = reader(child.stdout.take().unwrap());
+    let err_reader = reader(child.stderr.take().unwrap());
+    let (status, timed_out) = wait_with_timeout(&mut child, timeout);
+    Outcome {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+        timed_out,
+    }
+}
+
+fn reader(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = r.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    })
+}
+
+pub fn wait_with_timeout(child: &mut Child, timeout: Duration) -> (Option<i32>, bool) {
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return (status.code(), false);
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `weft -q -c '<workload> steps' -e script`, expecting success.
+pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
+    let cmd = format!("{} {steps}", workload().display());
+    let mut args = vec!["-q", "-c", cmd.as_str(), "-e", script];
+    args.extend_from_slice(extra);
+    let out = run_weft(&args, Duration::from_secs(30));
+    assert!(
+        !out.timed_out,
+        "weft timed out\nstdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
+    assert_eq!(
+        out.status,
+        Some(0),
+        "weft failed\nstdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}
+
+/// A unique scratch path for this test process.
+pub fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("weft-test-{}-{name}", std::process::id()))
+}

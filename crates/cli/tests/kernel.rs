@@ -1,0 +1,347 @@
+//! Kernel tests: weft traces the workload (`-c`, filtered by `cpid`) and the
+//! output must match exactly what bpftrace prints for the same workload.
+//! Expected texts were captured from bpftrace 0.17 on this machine.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{run_weft, scratch, trace_workload, workload};
+
+#[test]
+fn counts_exact_getppid_calls() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @ = count(); }",
+        "getppid 1234",
+        &[],
+    );
+    assert_eq!(out.stdout, "\n\n@: 1234\n");
+}
+
+#[test]
+fn aggregations_over_write_sizes_match_bpftrace() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_write /pid == cpid/ { @ = hist(args->count); @l = lhist(args->count, 0, 2000, 500); @s = stats(args->count); @sum = sum(args->count); @mn = min(args->count); @mx = max(args->count); @a = avg(args->count); @c[comm] = count(); }";
+    let out = trace_workload(script, "write 100 10 write 1000 5", &[]);
+    let expected = "\n\n@: \n\
+[64, 128)             10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\
+[128, 256)             0 |                                                    |\n\
+[256, 512)             0 |                                                    |\n\
+[512, 1K)              5 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n\
+\n\
+@a: 400\n\
+\n\
+@c[weftwl]: 15\n\
+@l: \n\
+[0, 500)              10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\
+[500, 1000)            0 |                                                    |\n\
+[1000, 1500)           5 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n\
+\n\
+@mn: 100\n\
+@mx: 1000\n\
+@s: count 15, average 400, total 6000\n\
+\n\
+@sum: 6000\n";
+    assert_eq!(out.stdout, expected);
+}
+
+#[test]
+fn opens_of_a_named_file_by_string_key_and_printf() {
+    require_root!();
+    let path = scratch("opened");
+    let p = path.display().to_string();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid/ { @[str(args->filename)] = count(); printf(\"%s opened %s\\n\", comm, str(args->filename)); }",
+        &format!("openat {p} 7"),
+        &[],
+    );
+    let opened: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.ends_with(&format!(" opened {p}")))
+        .collect();
+    assert_eq!(opened.len(), 7, "{}", out.stdout);
+    assert!(opened.iter().all(|l| *l == format!("weftwl opened {p}")));
+    assert!(
+        out.stdout.contains(&format!("\n@[{p}]: 7\n")),
+        "{}",
+        out.stdout
+    );
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn enter_exit_latency_pattern_keyed_by_tid() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @start[tid] = nsecs; }
+tracepoint:syscalls:sys_exit_nanosleep /@start[tid]/ { @us = hist((nsecs - @start[tid]) / 1000); @n = count(); delete(@start[tid]); }";
+    let out = trace_workload(script, "nanosleep 2000000 20", &[]);
+    // 20 sleeps of 2 ms: every latency lands in [2K, 4K) or just above, never below 2 ms.
+    let counts: u64 = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(|l| {
+            l.split('|')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .last()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(counts, 20, "{}", out.stdout);
+    assert!(out.stdout.contains("@n: 20\n"), "{}", out.stdout);
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.starts_with("[1K, 2K)") || l.starts_with("[512")),
+        "{}",
+        out.stdout
+    );
+    // Every start was deleted: @start prints empty.
+    assert!(
+        out.stdout.contains("@start: \n") || !out.stdout.contains("@start["),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn raw_syscalls_by_syscall_number_and_comm() {
+    require_root!();
+    // getppid is syscall 110 on x86_64.
+    let out = trace_workload(
+        "tracepoint:raw_syscalls:sys_enter /pid == cpid && args->id == 110/ { @[comm] = count(); @ids[args->id] = count(); }",
+        "getppid 321",
+        &[],
+    );
+    assert_eq!(out.stdout, "\n\n@[weftwl]: 321\n@ids[110]: 321\n");
+}
+
+#[test]
+fn json_output_has_bpftrace_record_shapes() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @c = count(); printf(\"x%d\\n\", 5); }",
+        "getppid 3",
+        &["-f", "json"],
+    );
+    let printfs = out
+        .stdout
+        .lines()
+        .filter(|l| *l == r#"{"type": "printf", "data": "x5\n"}"#)
+        .count();
+    assert_eq!(printfs, 3, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l == r#"{"type": "map", "data": {"@c": 3}}"#),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn output_file_and_interval_exit() {
+    require_root!();
+    let path = scratch("out.txt");
+    let p = path.display().to_string();
+    let out = run_weft(
+        &[
+            "-o",
+            &p,
+            "-e",
+            "interval:ms:20 { @n++; if (@n == 3) { exit(); } }",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, "Attaching 1 probe...\n\n\n@n: 3\n");
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn begin_end_printf_and_scratch_variables() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            r#"BEGIN { $x = 5; $x += 2; $s = "ab"; printf("%d %s %-4s| %5d|%x\n", $x, $s, "z", 42, 255); @m["k", 3] = $x * 2; exit(); } END { printf("end\n"); }"#,
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "Attaching 2 probes...\n7 ab z   |    42|ff\nend\n\n\n@m[k, 3]: 14\n"
+    );
+}
+
+#[test]
+fn notify_line_is_printed_after_attaching() {
+    require_root!();
+    let cmd = format!("{} getppid 1", workload().display());
+    let out = common::run(
+        std::process::Command::new(common::weft())
+            .env("__BPFTRACE_NOTIFY_PROBES_ATTACHED", "1")
+            .args([
+                "-q",
+                "-c",
+                &cmd,
+                "-e",
+                "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @ = count(); }",
+            ]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0));
+    assert_eq!(
+        out.stderr
+            .lines()
+            .filter(|l| *l == "__BPFTRACE_NOTIFY_PROBES_ATTACHED")
+            .count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "\n\n@: 1\n");
+}
+
+#[test]
+fn sigint_prints_maps_and_unloads_everything() {
+    require_root!();
+    let mut child = std::process::Command::new(common::weft())
+        .env("__BPFTRACE_NOTIFY_PROBES_ATTACHED", "1")
+        .args([
+            "-e",
+            "tracepoint:syscalls:sys_exit_umask { @ = count(); } BEGIN { @b = 7; }",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    use std::io::BufRead;
+    stderr.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "__BPFTRACE_NOTIFY_PROBES_ATTACHED");
+    let ids_during = weft_prog_ids();
+    assert!(
+        !ids_during.is_empty(),
+        "programs should be loaded while running"
+    );
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (status, timed_out) = common::wait_with_timeout(&mut child, Duration::from_secs(10));
+    assert!(!timed_out);
+    assert_eq!(status, Some(0));
+    let mut out = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(out.contains("\n@b: 7\n"), "{out}");
+    let still = weft_prog_ids();
+    assert!(
+        ids_during.iter().all(|id| !still.contains(id)),
+        "programs left loaded: {still:?}"
+    );
+}
+
+/// Ids of loaded BPF programs named like this test's (`p0_sys_exit_uma`: no other
+/// test traces umask, so tests running in parallel do not disturb it).
+fn weft_prog_ids() -> Vec<u64> {
+    let out = std::process::Command::new("bpftool")
+        .args(["prog", "show"])
+        .output();
+    let Ok(out) = out else { return vec![1] };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(" name p0_sys_exit_uma "))
+        .filter_map(|l| l.split(':').next()?.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn errors_are_one_clear_sentence_and_nonzero() {
+    require_root!();
+    let out = run_weft(&["-e", "tracepoint:nope:nope { }"], Duration::from_secs(10));
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr
+            .contains("stdin:1:1: error[E0404]: tracepoint not found: nope:nope"),
+        "{}",
+        out.stderr
+    );
+    let out = run_weft(&["-e", "BEGIN { foo(); }"], Duration::from_secs(10));
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr.contains("unknown function `foo`"),
+        "{}",
+        out.stderr
+    );
+    let out = run_weft(
+        &["-e", "kprobe:vfs_read { @ = count(); }"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status, Some(1));
+    assert!(out.stderr.contains("kprobe"), "{}", out.stderr);
+    assert!(!out.timed_out);
+}
+
+#[test]
+fn emitted_object_disassembles_and_loads_with_bpftool() {
+    require_root!();
+    let path = scratch("obj.o");
+    let p = path.display().to_string();
+    let out = run_weft(
+        &[
+            "--emit-elf",
+            &p,
+            "-e",
+            "tracepoint:syscalls:sys_enter_openat { @[comm] = count(); printf(\"%s\\n\", str(args->filename)); }",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    match std::process::Command::new("llvm-objdump")
+        .args(["-d", &p])
+        .output()
+    {
+        Ok(o) => {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                text.contains("tracepoint/syscalls/sys_enter_openat"),
+                "{text}"
+            );
+            assert!(text.contains("call"), "{text}");
+        }
+        Err(_) => eprintln!("llvm-objdump absent: disassembly not checked"),
+    }
+    let pin = format!("/sys/fs/bpf/weft-test-{}", std::process::id());
+    match std::process::Command::new("bpftool")
+        .args(["prog", "loadall", &p, &pin])
+        .output()
+    {
+        Ok(o) => {
+            let _ = std::process::Command::new("rm")
+                .args(["-rf", &pin])
+                .status();
+            assert!(
+                o.status.success(),
+                "bpftool: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        Err(_) => eprintln!("bpftool absent: loading not checked"),
+    }
+    let _ = std::fs::remove_file(path);
+}

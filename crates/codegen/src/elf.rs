@@ -1,0 +1,339 @@
+//! The BPF ELF object writer: program sections, `.maps` with a generated
+//! `.BTF`, and `license`.
+//!
+//! Layout (what clang emits and libbpf ≥ 1.0 and bpftool read):
+//! - one section per distinct program section name (programs sharing a name
+//!   are concatenated), a sized global `STT_FUNC` symbol per program;
+//! - `.maps`: one global `STT_OBJECT` per map whose value is its offset; its
+//!   bytes are zero and its shape is described by `.BTF` as a struct of
+//!   `int (*member)[N]` pointers (libbpf's `__uint(member, N)`);
+//! - map loads are `ld_imm64` with a REL `R_BPF_64_64` against the map symbol;
+//! - `license` = `"GPL\0"`.
+
+use std::fmt;
+
+use object::write::{Object, Relocation, SectionId, Symbol, SymbolId, SymbolSection};
+use object::{
+    Architecture, BinaryFormat, Endianness, RelocationFlags, SectionKind, SymbolFlags, SymbolKind,
+    SymbolScope,
+};
+
+use crate::asm::Function;
+
+/// `BPF_MAP_TYPE_*` values used by weft.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum MapType {
+    Hash = 1,
+    Array = 2,
+    PerfEventArray = 4,
+    PerCpuHash = 5,
+    PerCpuArray = 6,
+    StackTrace = 7,
+    LruHash = 9,
+    LruPerCpuHash = 10,
+    RingBuf = 27,
+}
+
+impl MapType {
+    pub fn id(self) -> u32 {
+        self as u32
+    }
+}
+
+/// One program to place in the object.
+#[derive(Clone, Copy, Debug)]
+pub struct ElfProgram<'a> {
+    /// The function symbol (libbpf's program name).
+    pub name: &'a str,
+    /// The section name, which gives the program type to libbpf
+    /// (`tracepoint/syscalls/sys_enter_getppid`, `raw_tp/weft_begin`, `perf_event`).
+    pub section: &'a str,
+    pub func: &'a Function,
+}
+
+/// One map definition in `.maps`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfMap {
+    pub name: String,
+    /// `BPF_MAP_TYPE_*` (see [`MapType`]).
+    pub map_type: u32,
+    /// 0 for ring buffers.
+    pub key_size: u32,
+    /// 0 for ring buffers.
+    pub value_size: u32,
+    pub max_entries: u32,
+    /// `BPF_F_*` map flags.
+    pub flags: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ElfError {
+    /// A program references a map that is not in the map list.
+    UnknownMap { program: String, symbol: String },
+    /// Two maps or programs share a symbol name.
+    DuplicateSymbol(String),
+    /// The `object` crate failed to write.
+    Write(String),
+}
+
+impl fmt::Display for ElfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ElfError::UnknownMap { program, symbol } => {
+                write!(f, "program {program} references unknown map {symbol}")
+            }
+            ElfError::DuplicateSymbol(s) => write!(f, "duplicate symbol {s}"),
+            ElfError::Write(e) => write!(f, "writing the ELF object: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ElfError {}
+
+/// Writes a relocatable BPF ELF object.
+pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<u8>, ElfError> {
+    let mut names = std::collections::HashSet::new();
+    for n in programs
+        .iter()
+        .map(|p| p.name)
+        .chain(maps.iter().map(|m| m.name.as_str()))
+    {
+        if !names.insert(n) {
+            return Err(ElfError::DuplicateSymbol(n.to_string()));
+        }
+    }
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
+
+    // Maps first so that relocations can name their symbols.
+    let mut map_syms: Vec<(String, SymbolId)> = Vec::new();
+    let map_defs: Vec<MapDef> = maps.iter().map(MapDef::of).collect();
+    if !maps.is_empty() {
+        let total: usize = map_defs.iter().map(|d| d.size()).sum();
+        let sec = obj.add_section(Vec::new(), b".maps".to_vec(), SectionKind::Data);
+        obj.section_mut(sec).set_data(vec![0u8; total], 8);
+        let mut off = 0u64;
+        for (m, d) in maps.iter().zip(&map_defs) {
+            let id = obj.add_symbol(Symbol {
+                name: m.name.as_bytes().to_vec(),
+                value: off,
+                size: d.size() as u64,
+                kind: SymbolKind::Data,
+                scope: SymbolScope::Dynamic,
+                weak: false,
+                section: SymbolSection::Section(sec),
+                flags: SymbolFlags::None,
+            });
+            map_syms.push((m.name.clone(), id));
+            off += d.size() as u64;
+        }
+    }
+
+    // Programs grouped by section name, in first-appearance order.
+    let mut sections: Vec<(&str, SectionId, u64)> = Vec::new();
+    for p in programs {
+        let idx = match sections.iter().position(|s| s.0 == p.section) {
+            Some(i) => i,
+            None => {
+                let id =
+                    obj.add_section(Vec::new(), p.section.as_bytes().to_vec(), SectionKind::Text);
+                sections.push((p.section, id, 0));
+                sections.len() - 1
+            }
+        };
+        let (_, sec, _) = sections[idx];
+        let bytes = p.func.bytes();
+        let base = obj.append_section_data(sec, &bytes, 8);
+        sections[idx].2 = base + bytes.len() as u64;
+        obj.add_symbol(Symbol {
+            name: p.name.as_bytes().to_vec(),
+            value: base,
+            size: bytes.len() as u64,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(sec),
+            flags: SymbolFlags::None,
+        });
+        for r in &p.func.relocs {
+            let sym = map_syms
+                .iter()
+                .find(|(n, _)| *n == r.symbol)
+                .map(|(_, id)| *id)
+                .ok_or_else(|| ElfError::UnknownMap {
+                    program: p.name.to_string(),
+                    symbol: r.symbol.clone(),
+                })?;
+            obj.add_relocation(
+                sec,
+                Relocation {
+                    offset: base + r.insn as u64 * 8,
+                    symbol: sym,
+                    addend: 0,
+                    flags: RelocationFlags::Elf {
+                        r_type: object::elf::R_BPF_64_64,
+                    },
+                },
+            )
+            .map_err(|e| ElfError::Write(e.to_string()))?;
+        }
+    }
+
+    let lic = obj.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
+    obj.section_mut(lic).set_data(b"GPL\0".to_vec(), 1);
+    obj.add_symbol(Symbol {
+        name: b"_license".to_vec(),
+        value: 0,
+        size: 4,
+        kind: SymbolKind::Data,
+        scope: SymbolScope::Dynamic,
+        weak: false,
+        section: SymbolSection::Section(lic),
+        flags: SymbolFlags::None,
+    });
+
+    if !maps.is_empty() {
+        let btf = btf_for_maps(maps, &map_defs);
+        let sec = obj.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::Other);
+        obj.section_mut(sec).set_data(btf, 4);
+    }
+
+    obj.write().map_err(|e| ElfError::Write(e.to_string()))
+}
+
+/// The `__uint` members of one map definition.
+struct MapDef {
+    members: Vec<(&'static str, u32)>,
+}
+
+impl MapDef {
+    fn of(m: &ElfMap) -> MapDef {
+        let mut members = vec![("type", m.map_type)];
+        if m.key_size != 0 {
+            members.push(("key_size", m.key_size));
+        }
+        if m.value_size != 0 {
+            members.push(("value_size", m.value_size));
+        }
+        members.push(("max_entries", m.max_entries));
+        if m.flags != 0 {
+            members.push(("map_flags", m.flags));
+        }
+        MapDef { members }
+    }
+
+    /// Bytes in `.maps` (one pointer per member).
+    fn size(&self) -> usize {
+        self.members.len() * 8
+    }
+}
+
+const BTF_MAGIC: u16 = 0xeb9f;
+const BTF_KIND_INT: u32 = 1;
+const BTF_KIND_PTR: u32 = 2;
+const BTF_KIND_ARRAY: u32 = 3;
+const BTF_KIND_STRUCT: u32 = 4;
+const BTF_KIND_VAR: u32 = 14;
+const BTF_KIND_DATASEC: u32 = 15;
+const BTF_INT_SIGNED: u32 = 1 << 24;
+const BTF_VAR_GLOBAL_ALLOCATED: u32 = 1;
+
+/// A minimal BTF writer.
+struct Btf {
+    types: Vec<u8>,
+    strings: Vec<u8>,
+    next_id: u32,
+}
+
+impl Btf {
+    fn new() -> Btf {
+        Btf {
+            types: Vec::new(),
+            strings: vec![0],
+            next_id: 1,
+        }
+    }
+
+    fn str(&mut self, s: &str) -> u32 {
+        let off = self.strings.len() as u32;
+        self.strings.extend_from_slice(s.as_bytes());
+        self.strings.push(0);
+        off
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.types.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes a `btf_type` header and returns the new type id.
+    fn ty(&mut self, name_off: u32, kind: u32, vlen: u32, size_or_type: u32) -> u32 {
+        self.u32(name_off);
+        self.u32((kind << 24) | (vlen & 0xffff));
+        self.u32(size_or_type);
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn finish(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&BTF_MAGIC.to_le_bytes());
+        out.push(1); // version
+        out.push(0); // flags
+        out.extend_from_slice(&24u32.to_le_bytes()); // hdr_len
+        out.extend_from_slice(&0u32.to_le_bytes()); // type_off
+        out.extend_from_slice(&(self.types.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.types.len() as u32).to_le_bytes()); // str_off
+        out.extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.types);
+        out.extend_from_slice(&self.strings);
+        out
+    }
+}
+
+/// `.BTF` describing each map in `.maps` as libbpf expects.
+fn btf_for_maps(maps: &[ElfMap], defs: &[MapDef]) -> Vec<u8> {
+    let mut b = Btf::new();
+    let int_name = b.str("int");
+    let int = b.ty(int_name, BTF_KIND_INT, 0, 4);
+    b.u32(BTF_INT_SIGNED | 32);
+    // `int (*)[n]` for every distinct n.
+    let mut ptrs: Vec<(u32, u32)> = Vec::new();
+    for d in defs {
+        for &(_, n) in &d.members {
+            if ptrs.iter().all(|p| p.0 != n) {
+                let arr = b.ty(0, BTF_KIND_ARRAY, 0, 0);
+                b.u32(int);
+                b.u32(int);
+                b.u32(n);
+                let ptr = b.ty(0, BTF_KIND_PTR, 0, arr);
+                ptrs.push((n, ptr));
+            }
+        }
+    }
+    let mut vars = Vec::new();
+    let mut off = 0u32;
+    for (m, d) in maps.iter().zip(defs) {
+        let names: Vec<u32> = d.members.iter().map(|(n, _)| b.str(n)).collect();
+        let st = b.ty(0, BTF_KIND_STRUCT, d.members.len() as u32, d.size() as u32);
+        for (i, &(_, n)) in d.members.iter().enumerate() {
+            let ptr = ptrs.iter().find(|p| p.0 == n).map_or(0, |p| p.1);
+            b.u32(names[i]);
+            b.u32(ptr);
+            b.u32(i as u32 * 64);
+        }
+        let name = b.str(&m.name);
+        let var = b.ty(name, BTF_KIND_VAR, 0, st);
+        b.u32(BTF_VAR_GLOBAL_ALLOCATED);
+        vars.push((var, off, d.size() as u32));
+        off += d.size() as u32;
+    }
+    let sec_name = b.str(".maps");
+    b.ty(sec_name, BTF_KIND_DATASEC, vars.len() as u32, off);
+    for (var, off, size) in vars {
+        b.u32(var);
+        b.u32(off);
+        b.u32(size);
+    }
+    b.finish()
+}

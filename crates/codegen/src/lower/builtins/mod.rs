@@ -1,0 +1,5 @@
+//! Lowering of built-in variables and functions, one file per group,
+//! mirroring `sema::builtins`.
+
+mod functions;
+mod variables;

@@ -1,0 +1,502 @@
+//! Expressions: scalars into registers, strings and tuples into memory.
+
+use ktypes::FieldKind;
+use sema::{Builtin, Type};
+use syntax::ast::{BinaryOp, Expr, ExprKind, IncDecOp, UnaryOp};
+
+use super::{Lower, Place};
+use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
+
+impl Lower<'_> {
+    /// Evaluates a scalar expression (integer or pointer) into a register,
+    /// normalised to 64 bits.
+    pub(crate) fn scalar(&mut self, e: &Expr) -> VReg {
+        self.set_span(e.span);
+        let r = match &e.kind {
+            ExprKind::Int { value, .. } => self.constant(*value as i64),
+            ExprKind::Bool(b) => self.constant(*b as i64),
+            ExprKind::Positional(n) => {
+                let v = self
+                    .typed
+                    .positional
+                    .get(*n as usize - 1)
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0);
+                self.constant(v)
+            }
+            ExprKind::PositionalCount => self.constant(self.typed.positional.len() as i64),
+            ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
+                Some(b) => self.builtin_scalar(*b),
+                None => self.constant(0),
+            },
+            ExprKind::Var(name) => {
+                let r = self.asm.vreg();
+                if let Some(slot) = self.var_slot(name) {
+                    self.asm.load_stack(r, slot, 0, Width::DW);
+                } else {
+                    self.asm.mov(r, Src::Imm(0));
+                }
+                r
+            }
+            ExprKind::Map { keys, .. } => self.map_read_scalar(e, keys),
+            ExprKind::Unary { op, expr } => {
+                let v = self.scalar(expr);
+                self.set_span(e.span);
+                match op {
+                    UnaryOp::Not => self.compare(Cond::Eq, v, Src::Imm(0)),
+                    UnaryOp::BitNot => {
+                        self.asm.alu(AluOp::Xor, v, Src::Imm(-1));
+                        v
+                    }
+                    UnaryOp::Neg => {
+                        self.asm.neg(v);
+                        v
+                    }
+                    UnaryOp::Deref | UnaryOp::AddrOf => v,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Ternary { cond, then, else_ } => {
+                let c = self.scalar(cond);
+                let out = self.asm.vreg();
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+                let t = match then {
+                    Some(t) => self.scalar(t),
+                    None => c,
+                };
+                self.asm.mov(out, Src::Reg(t));
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                let f = self.scalar(else_);
+                self.asm.mov(out, Src::Reg(f));
+                self.asm.bind(done);
+                out
+            }
+            ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
+            ExprKind::Field { .. } => self.field_scalar(e, 0),
+            ExprKind::Index { expr, index } => {
+                let ExprKind::Int { value, .. } = index.kind else {
+                    return self.constant(0);
+                };
+                let elem = match self.ty(e) {
+                    Type::Int { size, .. } => size as u32,
+                    _ => 8,
+                };
+                self.field_scalar(expr, value as u32 * elem)
+            }
+            ExprKind::TupleIndex { expr, index } => {
+                let Type::Tuple(ts) = self.ty(expr) else {
+                    return self.constant(0);
+                };
+                let (place, _) = self.mem(expr);
+                let layout = Type::Tuple(ts).layout();
+                let abi::Layout::Tuple { fields, .. } = layout else {
+                    return self.constant(0);
+                };
+                let r = self.asm.vreg();
+                self.load(r, place.offset(fields[*index as usize].offset), Width::DW);
+                r
+            }
+            ExprKind::Cast { expr, .. } => {
+                let v = self.scalar(expr);
+                if let Type::Int { size, signed } = self.ty(e) {
+                    self.normalise(v, size, signed);
+                }
+                v
+            }
+            _ => self.constant(0),
+        };
+        r
+    }
+
+    pub(crate) fn constant(&mut self, v: i64) -> VReg {
+        let r = self.asm.vreg();
+        self.asm.imm64(r, v);
+        r
+    }
+
+    /// Truncates `v` to `size` bytes and extends it back to 64 bits by sign.
+    pub(crate) fn normalise(&mut self, v: VReg, size: u8, signed: bool) {
+        if size >= 8 {
+            return;
+        }
+        let shift = 64 - 8 * size as i32;
+        self.asm.alu(AluOp::Lsh, v, Src::Imm(shift));
+        self.asm.alu(
+            if signed { AluOp::Arsh } else { AluOp::Rsh },
+            v,
+            Src::Imm(shift),
+        );
+    }
+
+    /// `a cond b` as 0 or 1.
+    pub(crate) fn compare(&mut self, cond: Cond, a: VReg, b: Src) -> VReg {
+        let out = self.asm.vreg();
+        let done = self.asm.label();
+        self.asm.mov(out, Src::Imm(1));
+        self.asm.br(cond, a, b, done);
+        self.asm.mov(out, Src::Imm(0));
+        self.asm.bind(done);
+        out
+    }
+
+    fn binary(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> VReg {
+        use BinaryOp::*;
+        if matches!(op, LogAnd | LogOr) {
+            // Short-circuit: the right side runs only when needed.
+            let out = self.asm.vreg();
+            let done = self.asm.label();
+            let l = self.scalar(lhs);
+            self.set_span(e.span);
+            let short = if op == LogAnd { 0 } else { 1 };
+            self.asm.mov(out, Src::Imm(short));
+            self.asm.br(
+                if op == LogAnd { Cond::Eq } else { Cond::Ne },
+                l,
+                Src::Imm(0),
+                done,
+            );
+            let r = self.scalar(rhs);
+            self.set_span(e.span);
+            let rb = self.compare(Cond::Ne, r, Src::Imm(0));
+            self.asm.mov(out, Src::Reg(rb));
+            self.asm.bind(done);
+            return out;
+        }
+        let (lt, rt) = (self.ty(lhs), self.ty(rhs));
+        if lt.is_str() && rt.is_str() {
+            let eq = self.string_equal(lhs, rhs);
+            self.set_span(e.span);
+            if op == Ne {
+                self.asm.alu(AluOp::Xor, eq, Src::Imm(1));
+            }
+            return eq;
+        }
+        let signed = lt.is_signed() || rt.is_signed();
+        let l = self.scalar(lhs);
+        let r = self.scalar(rhs);
+        self.set_span(e.span);
+        let cond = |c_unsigned: Cond, c_signed: Cond| if signed { c_signed } else { c_unsigned };
+        match op {
+            Eq => self.compare(Cond::Eq, l, Src::Reg(r)),
+            Ne => self.compare(Cond::Ne, l, Src::Reg(r)),
+            Lt => self.compare(cond(Cond::Lt, Cond::SLt), l, Src::Reg(r)),
+            Le => self.compare(cond(Cond::Le, Cond::SLe), l, Src::Reg(r)),
+            Gt => self.compare(cond(Cond::Gt, Cond::SGt), l, Src::Reg(r)),
+            Ge => self.compare(cond(Cond::Ge, Cond::SGe), l, Src::Reg(r)),
+            _ => {
+                let alu = match op {
+                    BitOr => AluOp::Or,
+                    BitXor => AluOp::Xor,
+                    BitAnd => AluOp::And,
+                    Shl => AluOp::Lsh,
+                    Shr => {
+                        if lt.is_signed() {
+                            AluOp::Arsh
+                        } else {
+                            AluOp::Rsh
+                        }
+                    }
+                    Add => AluOp::Add,
+                    Sub => AluOp::Sub,
+                    Mul => AluOp::Mul,
+                    Div => {
+                        if signed {
+                            AluOp::SDiv
+                        } else {
+                            AluOp::Div
+                        }
+                    }
+                    Mod => {
+                        if signed {
+                            AluOp::SMod
+                        } else {
+                            AluOp::Mod
+                        }
+                    }
+                    _ => AluOp::Add,
+                };
+                self.asm.alu(alu, l, Src::Reg(r));
+                l
+            }
+        }
+    }
+
+    /// `args->field` (plus `extra` bytes, for `args->array[i]`) loaded from the tracepoint record.
+    fn field_scalar(&mut self, field_expr: &Expr, extra: u32) -> VReg {
+        let r = self.asm.vreg();
+        let Some(access) = self.probe.fields.get(&field_expr.id) else {
+            self.asm.mov(r, Src::Imm(0));
+            return r;
+        };
+        let f = access.field.clone();
+        let elem = match f.kind {
+            FieldKind::Array { len } => f.size / len.max(1),
+            _ => f.size,
+        };
+        let (w, size) = match elem {
+            1 => (Width::B, 1u8),
+            2 => (Width::H, 2),
+            4 => (Width::W, 4),
+            _ => (Width::DW, 8),
+        };
+        let ctx = self.ctx;
+        self.asm.load(r, ctx, (f.offset + extra) as i16, w);
+        self.normalise(r, size, f.signed);
+        r
+    }
+
+    /// Puts a value of any type into memory at `place`, stored as `dst`.
+    pub(crate) fn write_into(&mut self, e: &Expr, place: Place, dst: &Type) {
+        self.set_span(e.span);
+        match dst {
+            Type::Int { .. } | Type::Pointer { .. } => {
+                let v = self.scalar(e);
+                self.store(place, Src::Reg(v), Width::DW);
+            }
+            Type::Str { size } => self.write_string(e, place, *size),
+            Type::Tuple(elems) => {
+                let layout = dst.layout();
+                let abi::Layout::Tuple { fields, .. } = layout else {
+                    return;
+                };
+                match &e.kind {
+                    ExprKind::Tuple(items) => {
+                        for ((item, field), t) in items.iter().zip(&fields).zip(elems) {
+                            self.write_into(item, place.offset(field.offset), t);
+                        }
+                    }
+                    _ => {
+                        let src_ty = self.ty(e);
+                        if src_ty == *dst {
+                            let (src, size) = self.mem(e);
+                            self.copy(place, src, size);
+                        }
+                    }
+                }
+            }
+            Type::Agg(_) | Type::TracepointArgs | Type::Void => {}
+        }
+    }
+
+    /// Writes a NUL-terminated string of at most `size` bytes (including the NUL).
+    fn write_string(&mut self, e: &Expr, place: Place, size: u32) {
+        match &e.kind {
+            ExprKind::Str(bytes) => self.write_literal(bytes, place, size),
+            ExprKind::Positional(n) => {
+                let v = self
+                    .typed
+                    .positional
+                    .get(*n as usize - 1)
+                    .cloned()
+                    .unwrap_or_default();
+                self.write_literal(v.as_bytes(), place, size)
+            }
+            ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
+                Some(Builtin::Comm) => {
+                    let addr = self.addr(place);
+                    let n = size.min(sema::COMM_SIZE) as i32;
+                    self.asm.call(
+                        Helper::GET_CURRENT_COMM,
+                        &[Src::Reg(addr), Src::Imm(n)],
+                        None,
+                    );
+                }
+                Some(Builtin::Probe) => {
+                    let name = self.probe.resolved.name.clone();
+                    self.write_literal(name.as_bytes(), place, size)
+                }
+                _ => self.write_literal(b"", place, size),
+            },
+            ExprKind::Call { args, .. } => {
+                // str(ptr[, len]); the checker gave it its size.
+                let Some(arg) = args.first() else { return };
+                if self.ty(arg).is_str() {
+                    return self.write_string(arg, place, size);
+                }
+                let src = self.scalar(arg);
+                let cap = match self.ty(e) {
+                    Type::Str { size: s } => s.min(size),
+                    _ => size,
+                };
+                let addr = self.addr(place);
+                self.asm.call(
+                    Helper::PROBE_READ_STR,
+                    &[Src::Reg(addr), Src::Imm(cap as i32), Src::Reg(src)],
+                    None,
+                );
+            }
+            ExprKind::Field { .. } => self.write_field_string(e, place, size),
+            ExprKind::Ternary { cond, then, else_ } => {
+                let c = self.scalar(cond);
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+                match then {
+                    Some(t) => self.write_string(t, place, size),
+                    None => self.write_literal(b"", place, size),
+                }
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                self.write_string(else_, place, size);
+                self.asm.bind(done);
+            }
+            ExprKind::Var(_) | ExprKind::Map { .. } => {
+                let (src, src_size) = self.mem(e);
+                let n = src_size.min(size);
+                self.copy(place, src, n);
+                if n == size && n > 0 {
+                    // Truncated: keep it terminated.
+                    self.store(place.offset(size - 1), Src::Imm(0), Width::B);
+                }
+            }
+            _ => self.write_literal(b"", place, size),
+        }
+    }
+
+    pub(crate) fn write_literal(&mut self, bytes: &[u8], place: Place, size: u32) {
+        let n = (bytes.len() as u32).min(size.saturating_sub(1)) as usize;
+        let mut data = bytes[..n].to_vec();
+        data.push(0);
+        let mut off = 0;
+        while off < data.len() {
+            let rest = &data[off..];
+            let (w, k) = match rest.len() {
+                k if k >= 4 => (Width::W, 4),
+                k if k >= 2 => (Width::H, 2),
+                _ => (Width::B, 1),
+            };
+            let mut v = 0u32;
+            for (i, b) in rest[..k].iter().enumerate() {
+                v |= (*b as u32) << (8 * i);
+            }
+            self.store(place.offset(off as u32), Src::Imm(v as i32), w);
+            off += k;
+        }
+    }
+
+    /// `args->comm` (a char array) or `args->name` (a `__data_loc` string).
+    fn write_field_string(&mut self, e: &Expr, place: Place, size: u32) {
+        let Some(access) = self.probe.fields.get(&e.id) else {
+            return;
+        };
+        let f = access.field.clone();
+        let ctx = self.ctx;
+        let src = self.asm.vreg();
+        let len = match f.kind {
+            FieldKind::DataLoc => {
+                // Low 16 bits: offset of the data in the record; high 16: its length.
+                self.asm.load(src, ctx, f.offset as i16, Width::W);
+                self.asm.alu(AluOp::And, src, Src::Imm(0xffff));
+                self.asm.alu(AluOp::Add, src, Src::Reg(ctx));
+                size
+            }
+            _ => {
+                self.asm.mov(src, Src::Reg(ctx));
+                self.asm.alu(AluOp::Add, src, Src::Imm(f.offset as i32));
+                f.size.min(size)
+            }
+        };
+        let addr = self.addr(place);
+        self.asm.call(
+            Helper::PROBE_READ_KERNEL_STR,
+            &[Src::Reg(addr), Src::Imm(len as i32), Src::Reg(src)],
+            None,
+        );
+    }
+
+    /// The memory holding a string or tuple value, and its size: a variable's
+    /// own slot, or a new temporary the value is written into.
+    pub(crate) fn mem(&mut self, e: &Expr) -> (Place, u32) {
+        let t = self.ty(e);
+        let size = t.layout().size();
+        if let ExprKind::Var(name) = &e.kind {
+            if let Some(slot) = self.var_slot(name) {
+                return (Place::Stack(slot, 0), size);
+            }
+        }
+        if let ExprKind::Map { keys, .. } = &e.kind {
+            return self.map_read_mem(e, keys);
+        }
+        let place = self.temp(&t);
+        self.write_into(e, place, &t);
+        (place, size)
+    }
+
+    /// String equality: byte by byte up to the first NUL.
+    fn string_equal(&mut self, lhs: &Expr, rhs: &Expr) -> VReg {
+        // Compare against a literal without materialising it.
+        let (var_side, lit) = match (&lhs.kind, &rhs.kind) {
+            (_, ExprKind::Str(b)) => (lhs, Some(b.clone())),
+            (ExprKind::Str(b), _) => (rhs, Some(b.clone())),
+            _ => (lhs, None),
+        };
+        let out = self.asm.vreg();
+        let (differ, done) = (self.asm.label(), self.asm.label());
+        let c = self.asm.vreg();
+        match lit {
+            Some(bytes) => {
+                let (place, size) = self.mem(var_side);
+                let mut expect = bytes.clone();
+                expect.push(0);
+                if expect.len() as u32 > size + 1 {
+                    // The literal cannot fit: never equal.
+                    self.asm.mov(out, Src::Imm(0));
+                    return out;
+                }
+                for (i, b) in expect.iter().enumerate() {
+                    if i as u32 >= size {
+                        break;
+                    }
+                    self.load(c, place.offset(i as u32), Width::B);
+                    self.asm.br(Cond::Ne, c, Src::Imm(*b as i32), differ);
+                }
+            }
+            None => {
+                let (a, asize) = self.mem(lhs);
+                let (b, bsize) = self.mem(rhs);
+                let n = asize.min(bsize);
+                let d = self.asm.vreg();
+                let equal = self.asm.label();
+                for i in 0..n {
+                    self.load(c, a.offset(i), Width::B);
+                    self.load(d, b.offset(i), Width::B);
+                    self.asm.br(Cond::Ne, c, Src::Reg(d), differ);
+                    self.asm.br(Cond::Eq, c, Src::Imm(0), equal);
+                }
+                self.asm.bind(equal);
+            }
+        }
+        self.asm.mov(out, Src::Imm(1));
+        self.asm.jmp(done);
+        self.asm.bind(differ);
+        self.asm.mov(out, Src::Imm(0));
+        self.asm.bind(done);
+        out
+    }
+
+    fn inc_dec(&mut self, op: IncDecOp, prefix: bool, target: &Expr) -> VReg {
+        let delta = if op == IncDecOp::Inc { 1 } else { -1 };
+        match &target.kind {
+            ExprKind::Var(name) => {
+                let r = self.asm.vreg();
+                let Some(slot) = self.var_slot(name) else {
+                    self.asm.mov(r, Src::Imm(0));
+                    return r;
+                };
+                self.asm.load_stack(r, slot, 0, Width::DW);
+                let new = self.asm.vreg();
+                self.asm.mov(new, Src::Reg(r));
+                self.asm.alu(AluOp::Add, new, Src::Imm(delta));
+                self.asm.store_stack(slot, 0, Src::Reg(new), Width::DW);
+                if prefix { new } else { r }
+            }
+            ExprKind::Map { keys, .. } => self.map_add(target, keys, None, delta, prefix),
+            _ => self.constant(0),
+        }
+    }
+
+    pub(crate) fn var_slot(&self, name: &str) -> Option<crate::asm::Slot> {
+        self.vars.get(name).copied()
+    }
+}

@@ -1,0 +1,417 @@
+//! Lowering: from the checked AST to BPF functions through [`crate::asm`],
+//! plus the [`abi::Manifest`] that tells user space what the object holds.
+//!
+//! Values are kept two ways: scalars (integers, pointers) in virtual
+//! registers, normalised to 64 bits (sign- or zero-extended by their type);
+//! strings and tuples in memory (a stack slot, a map value or a ring-buffer
+//! record), written in place by [`Lower::write_into`] so nothing is copied twice.
+
+mod builtins;
+mod expr;
+mod maps;
+mod stmt;
+
+use std::collections::HashMap;
+
+use abi::{Manifest, MapSpec, MapValue, PrintfArg, PrintfSpec, ProgramSpec};
+use sema::{Type, TypedProbe, TypedProgram};
+use source::{Diagnostic, Span};
+use syntax::ast::{Item, Program};
+
+use crate::asm::{Asm, AsmError, Function, Label, Slot, Src, VReg, Width};
+use crate::elf::{ElfMap, ElfProgram, write_object};
+
+/// The result of compiling a script.
+pub struct Compiled {
+    pub elf: Vec<u8>,
+    pub manifest: Manifest,
+    /// Program symbol and its instructions, for `-d bpf` and verifier error mapping.
+    pub functions: Vec<(String, Function)>,
+}
+
+/// BPF map type numbers (`enum bpf_map_type`).
+mod map_type {
+    pub const HASH: u32 = 1;
+    pub const ARRAY: u32 = 2;
+    pub const PERCPU_HASH: u32 = 5;
+    pub const PERCPU_ARRAY: u32 = 6;
+    pub const RINGBUF: u32 = 27;
+}
+
+/// Default number of keys a script map may hold (bpftrace's default is 4096).
+pub const DEFAULT_MAP_ENTRIES: u32 = 4096;
+
+/// Compiles a checked program into an ELF object and its manifest.
+pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diagnostic> {
+    let manifest_maps: Vec<MapSpec> = typed
+        .maps
+        .iter()
+        .enumerate()
+        .map(|(i, m)| map_spec(i, m))
+        .collect();
+    let printfs: Vec<PrintfSpec> = typed
+        .printfs
+        .iter()
+        .map(|p| printf_spec(&p.args, &p.format))
+        .collect();
+    let needs_stream = !typed.printfs.is_empty() || !typed.time_formats.is_empty();
+    let ringbuf_size = if needs_stream { 1 << 20 } else { 64 << 10 };
+
+    let mut functions = Vec::new();
+    let mut programs = Vec::new();
+    for (index, probe) in typed.probes.iter().enumerate() {
+        let Item::Probe(ast) = &program.items[probe.item] else {
+            continue;
+        };
+        let name = program_symbol(index, &probe.resolved.short);
+        let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
+        let func = lower.probe(ast).map_err(asm_error)?;
+        programs.push(ProgramSpec {
+            name: name.clone(),
+            section: probe.resolved.section.clone(),
+            attach: probe.resolved.attach.clone(),
+            probe: probe.resolved.name.clone(),
+        });
+        functions.push((name, func));
+    }
+
+    let mut elf_maps: Vec<ElfMap> = manifest_maps
+        .iter()
+        .map(|m| ElfMap {
+            name: m.bpf_name.clone(),
+            map_type: if m.value.is_per_cpu() {
+                map_type::PERCPU_HASH
+            } else {
+                map_type::HASH
+            },
+            key_size: m.key_size(),
+            value_size: m.value.size(),
+            max_entries: m.max_entries,
+            flags: 0,
+        })
+        .collect();
+    elf_maps.push(ElfMap {
+        name: abi::EVENTS_MAP.into(),
+        map_type: map_type::RINGBUF,
+        key_size: 0,
+        value_size: 0,
+        max_entries: ringbuf_size,
+        flags: 0,
+    });
+    elf_maps.push(ElfMap {
+        name: abi::COUNTERS_MAP.into(),
+        map_type: map_type::PERCPU_ARRAY,
+        key_size: 4,
+        value_size: 8,
+        max_entries: abi::CounterIndex::COUNT,
+        flags: 0,
+    });
+    elf_maps.push(ElfMap {
+        name: abi::GLOBALS_MAP.into(),
+        map_type: map_type::ARRAY,
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        flags: 0,
+    });
+    let zero_size = manifest_maps
+        .iter()
+        .map(|m| m.value.size())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    elf_maps.push(ElfMap {
+        name: abi::ZERO_MAP.into(),
+        map_type: map_type::ARRAY,
+        key_size: 4,
+        value_size: zero_size,
+        max_entries: 1,
+        flags: 0,
+    });
+
+    let elf_programs: Vec<ElfProgram<'_>> = programs
+        .iter()
+        .zip(&functions)
+        .map(|(p, (_, f))| ElfProgram {
+            name: &p.name,
+            section: &p.section,
+            func: f,
+        })
+        .collect();
+    let elf = write_object(&elf_programs, &elf_maps).map_err(|e| {
+        Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code("E0501")
+    })?;
+    let manifest = Manifest {
+        programs,
+        maps: manifest_maps,
+        printfs,
+        time_formats: typed.time_formats.clone(),
+        ringbuf_size,
+    };
+    Ok(Compiled {
+        elf,
+        manifest,
+        functions,
+    })
+}
+
+fn asm_error(e: AsmError) -> Diagnostic {
+    let span = e.span();
+    let d = Diagnostic::error(e.to_string()).with_code("E0502");
+    if span == Span::DUMMY {
+        d
+    } else {
+        d.with_label(span, "generated from here")
+    }
+}
+
+/// A kernel object name: letters, digits and `_`, at most 15 bytes.
+fn kernel_name(prefix: &str, rest: &str) -> String {
+    let mut s: String = format!("{prefix}{rest}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.truncate(15);
+    s
+}
+
+fn program_symbol(index: usize, short: &str) -> String {
+    kernel_name(&format!("p{index}_"), short)
+}
+
+fn map_spec(index: usize, m: &sema::MapInfo) -> MapSpec {
+    let value = match &m.value {
+        Type::Agg(a) => MapValue::Agg(a.clone()),
+        t => MapValue::Plain(t.layout()),
+    };
+    MapSpec {
+        name: m.name.clone(),
+        bpf_name: kernel_name(&format!("m{index}_"), m.name.trim_start_matches('@')),
+        key: m.key.as_ref().map(Type::layout),
+        value,
+        max_entries: DEFAULT_MAP_ENTRIES,
+    }
+}
+
+/// Record layout of a printf: the 8-byte header, then each argument aligned.
+fn printf_spec(args: &[Type], format: &str) -> PrintfSpec {
+    let mut offset = abi::EVENT_HEADER_SIZE;
+    let mut out = Vec::new();
+    for t in args {
+        let layout = t.layout();
+        offset = offset.next_multiple_of(layout.align().max(1));
+        let size = layout.size();
+        out.push(PrintfArg {
+            field: abi::Field { offset, layout },
+        });
+        offset += size;
+    }
+    PrintfSpec {
+        format: format.to_string(),
+        args: out,
+        size: offset.next_multiple_of(8),
+    }
+}
+
+/// Where a value in memory lives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Place {
+    /// A stack slot plus a byte offset.
+    Stack(Slot, i16),
+    /// A pointer held in a register (map value, ring-buffer record) plus an offset.
+    Ptr(VReg, i16),
+}
+
+impl Place {
+    pub(crate) fn offset(self, by: u32) -> Place {
+        match self {
+            Place::Stack(s, o) => Place::Stack(s, o + by as i16),
+            Place::Ptr(r, o) => Place::Ptr(r, o + by as i16),
+        }
+    }
+}
+
+/// Loop labels for `break` and `continue`.
+struct LoopLabels {
+    brk: Label,
+    cont: Label,
+}
+
+/// State for lowering one program.
+pub(crate) struct Lower<'a> {
+    pub(crate) asm: Asm,
+    pub(crate) typed: &'a TypedProgram,
+    pub(crate) probe: &'a TypedProbe,
+    pub(crate) maps: &'a [MapSpec],
+    pub(crate) printfs: &'a [PrintfSpec],
+    /// Stack slot of every scratch variable.
+    vars: HashMap<String, Slot>,
+    loops: Vec<LoopLabels>,
+    /// The label every early exit jumps to (`return 0`).
+    exit: Label,
+    ctx: VReg,
+}
+
+impl<'a> Lower<'a> {
+    fn new(
+        typed: &'a TypedProgram,
+        probe: &'a TypedProbe,
+        maps: &'a [MapSpec],
+        printfs: &'a [PrintfSpec],
+    ) -> Lower<'a> {
+        let mut asm = Asm::new();
+        let ctx = asm.ctx();
+        let exit = asm.label();
+        Lower {
+            asm,
+            typed,
+            probe,
+            maps,
+            printfs,
+            vars: HashMap::new(),
+            loops: Vec::new(),
+            exit,
+            ctx,
+        }
+    }
+
+    fn probe(&mut self, ast: &syntax::ast::Probe) -> Result<Function, AsmError> {
+        // Variables live for the whole program: give each its slot up front, zeroed,
+        // so the verifier never sees an uninitialised read on any path.
+        let vars: Vec<(String, Type)> = self
+            .probe
+            .vars
+            .iter()
+            .map(|(n, t)| (n.clone(), t.clone()))
+            .collect();
+        self.asm.set_span(ast.span);
+        for (name, t) in vars {
+            let size = t.layout().size().max(8).next_multiple_of(8);
+            let slot = self.asm.stack(size);
+            self.zero(Place::Stack(slot, 0), size);
+            self.vars.insert(name, slot);
+        }
+        if let Some(pred) = &ast.predicate {
+            let c = self.scalar(pred);
+            self.asm.set_span(pred.span);
+            self.asm.br(crate::asm::Cond::Eq, c, Src::Imm(0), self.exit);
+        }
+        self.block(&ast.body);
+        let exit = self.exit;
+        self.asm.bind(exit);
+        self.asm.set_span(ast.span);
+        self.asm.ret(Src::Imm(0));
+        std::mem::replace(&mut self.asm, Asm::new()).finish()
+    }
+
+    pub(crate) fn set_span(&mut self, span: Span) {
+        self.asm.set_span(span);
+    }
+
+    /// Stores zeros over `size` bytes.
+    pub(crate) fn zero(&mut self, place: Place, size: u32) {
+        let mut off = 0;
+        while off < size {
+            let (w, n) = match size - off {
+                n if n >= 8 => (Width::DW, 8),
+                n if n >= 4 => (Width::W, 4),
+                n if n >= 2 => (Width::H, 2),
+                _ => (Width::B, 1),
+            };
+            self.store(place.offset(off), Src::Imm(0), w);
+            off += n;
+        }
+    }
+
+    pub(crate) fn store(&mut self, place: Place, src: Src, w: Width) {
+        match place {
+            Place::Stack(slot, off) => self.asm.store_stack(slot, off, src, w),
+            Place::Ptr(base, off) => self.asm.store(base, off, src, w),
+        }
+    }
+
+    pub(crate) fn load(&mut self, dst: VReg, place: Place, w: Width) {
+        match place {
+            Place::Stack(slot, off) => self.asm.load_stack(dst, slot, off, w),
+            Place::Ptr(base, off) => self.asm.load(dst, base, off, w),
+        }
+    }
+
+    /// A register holding the address of `place`.
+    pub(crate) fn addr(&mut self, place: Place) -> VReg {
+        let r = self.asm.vreg();
+        match place {
+            Place::Stack(slot, off) => self.asm.stack_addr(r, slot, off),
+            Place::Ptr(base, off) => {
+                self.asm.mov(r, Src::Reg(base));
+                if off != 0 {
+                    self.asm
+                        .alu(crate::asm::AluOp::Add, r, Src::Imm(off as i32));
+                }
+            }
+        }
+        r
+    }
+
+    /// Copies `size` bytes from one place to another with loads and stores.
+    pub(crate) fn copy(&mut self, dst: Place, src: Place, size: u32) {
+        let tmp = self.asm.vreg();
+        let mut off = 0;
+        while off < size {
+            let (w, n) = match size - off {
+                n if n >= 8 => (Width::DW, 8),
+                n if n >= 4 => (Width::W, 4),
+                n if n >= 2 => (Width::H, 2),
+                _ => (Width::B, 1),
+            };
+            self.load(tmp, src.offset(off), w);
+            self.store(dst.offset(off), Src::Reg(tmp), w);
+            off += n;
+        }
+    }
+
+    /// A new zeroed stack slot big enough for `t`.
+    pub(crate) fn temp(&mut self, t: &Type) -> Place {
+        let size = t.layout().size().max(8).next_multiple_of(8);
+        let slot = self.asm.stack(size);
+        Place::Stack(slot, 0)
+    }
+
+    pub(crate) fn ty(&self, e: &syntax::ast::Expr) -> Type {
+        self.probe.types.get(&e.id).cloned().unwrap_or(Type::I64)
+    }
+
+    /// Increments one of the loss counters (per-CPU, so no atomics).
+    pub(crate) fn count_loss(&mut self, which: abi::CounterIndex) {
+        let key = self.asm.stack(8);
+        self.asm
+            .store_stack(key, 0, Src::Imm(which as i32), Width::W);
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, abi::COUNTERS_MAP);
+        let key_ptr = self.asm.vreg();
+        self.asm.stack_addr(key_ptr, key, 0);
+        let value = self.asm.vreg();
+        self.asm.call(
+            crate::asm::Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr)],
+            Some(value),
+        );
+        let done = self.asm.label();
+        self.asm.br(crate::asm::Cond::Eq, value, Src::Imm(0), done);
+        let n = self.asm.vreg();
+        self.asm.load(n, value, 0, Width::DW);
+        self.asm.alu(crate::asm::AluOp::Add, n, Src::Imm(1));
+        self.asm.store(value, 0, Src::Reg(n), Width::DW);
+        self.asm.bind(done);
+    }
+
+    pub(crate) fn map_index(&self, e: &syntax::ast::Expr) -> usize {
+        self.probe.maps.get(&e.id).copied().unwrap_or(0)
+    }
+}

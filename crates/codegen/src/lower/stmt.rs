@@ -1,0 +1,148 @@
+//! Statements and control flow.
+
+use sema::{CallTarget, Type};
+use syntax::ast::{AssignOp, Block, Expr, ExprKind, Stmt, StmtKind};
+
+use super::{LoopLabels, Lower, Place};
+use crate::asm::{Cond, Src, Width};
+
+impl Lower<'_> {
+    pub(crate) fn block(&mut self, block: &Block) {
+        for stmt in &block.stmts {
+            self.stmt(stmt);
+        }
+        if let Some(tail) = &block.tail {
+            self.effect(tail);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        self.set_span(stmt.span);
+        match &stmt.kind {
+            StmtKind::Expr(e) | StmtKind::Discard(e) => self.effect(e),
+            StmtKind::Assign { target, op, value } => self.assign(target, *op, value),
+            StmtKind::Let { name, value, .. } => {
+                if let Some(v) = value {
+                    self.assign_var(name, v);
+                }
+            }
+            StmtKind::If {
+                cond,
+                then,
+                else_branch,
+            } => {
+                let c = self.scalar(cond);
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+                self.block(then);
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                if let Some(e) = else_branch {
+                    self.stmt(e);
+                }
+                self.asm.bind(done);
+            }
+            StmtKind::While { cond, body } => {
+                let (top, brk) = (self.asm.label(), self.asm.label());
+                self.asm.bind(top);
+                let c = self.scalar(cond);
+                self.asm.br(Cond::Eq, c, Src::Imm(0), brk);
+                self.loops.push(LoopLabels { brk, cont: top });
+                self.block(body);
+                self.loops.pop();
+                self.asm.jmp(top);
+                self.asm.bind(brk);
+            }
+            StmtKind::Unroll { count, body } => {
+                let n = match count.kind {
+                    ExprKind::Int { value, .. } => value.min(100),
+                    _ => 0,
+                };
+                for _ in 0..n {
+                    self.block(body);
+                }
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if let Some(l) = self.loops.last() {
+                    let target = if matches!(stmt.kind, StmtKind::Break) {
+                        l.brk
+                    } else {
+                        l.cont
+                    };
+                    self.asm.jmp(target);
+                }
+            }
+            StmtKind::Return(_) => {
+                let exit = self.exit;
+                self.asm.jmp(exit);
+            }
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::For { .. } | StmtKind::Import(_) => {}
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, op: AssignOp, value: &Expr) {
+        match (&target.kind, op) {
+            (ExprKind::Map { keys, .. }, AssignOp::Assign) => {
+                if let Some(CallTarget::Function(sema::builtins::Function::Aggregate(agg))) =
+                    self.probe.calls.get(&value.id)
+                {
+                    let agg = agg.clone();
+                    let ExprKind::Call { args, .. } = &value.kind else {
+                        return;
+                    };
+                    self.aggregate(target, keys, &agg, args);
+                } else {
+                    self.map_store(target, keys, value);
+                }
+            }
+            (ExprKind::Map { keys, .. }, AssignOp::Compound(bop)) => {
+                self.map_add(target, keys, Some((bop, value)), 0, true);
+            }
+            (ExprKind::Var(name), AssignOp::Assign) => self.assign_var(name, value),
+            (ExprKind::Var(name), AssignOp::Compound(bop)) => {
+                let Some(slot) = self.var_slot(name) else {
+                    return;
+                };
+                let rewritten = Expr {
+                    id: target.id,
+                    span: target.span.to(value.span),
+                    kind: ExprKind::Binary {
+                        op: bop,
+                        lhs: Box::new(target.clone()),
+                        rhs: Box::new(value.clone()),
+                    },
+                };
+                // The checker typed `target` and `value`; the synthetic node reuses
+                // the target's id, whose type is the variable's.
+                let v = self.scalar(&rewritten);
+                self.asm.store_stack(slot, 0, Src::Reg(v), Width::DW);
+            }
+            _ => {}
+        }
+    }
+
+    fn assign_var(&mut self, name: &str, value: &Expr) {
+        let Some(slot) = self.var_slot(name) else {
+            return;
+        };
+        let t = self.probe.vars.get(name).cloned().unwrap_or(Type::I64);
+        self.write_into(value, Place::Stack(slot, 0), &t);
+    }
+
+    /// An expression evaluated for its effect.
+    fn effect(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Call { args, .. } => self.call_statement(e, args),
+            ExprKind::IncDec { .. } => {
+                self.scalar(e);
+            }
+            _ => {
+                let t = self.ty(e);
+                if t.is_scalar() {
+                    self.scalar(e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Attaching programs, one file per provider. Each provider turns an
+//! [`Attach`] into a perf event fd; [`attach_perf_event`] links the program to it.
+
+mod interval;
+mod tracepoint;
+
+use std::os::fd::{IntoRawFd, OwnedFd};
+use std::ptr::NonNull;
+
+use abi::Attach;
+use libbpf_rs::Link;
+use libbpf_rs::libbpf_sys;
+
+use crate::error::{AttachError, SyscallError};
+
+/// Attaches `prog` per `attach`. `Begin`/`End` are run, not attached: `None`.
+pub(crate) fn attach(
+    prog: NonNull<libbpf_sys::bpf_program>,
+    attach: &Attach,
+    probe: &str,
+) -> Result<Option<Link>, AttachError> {
+    let pfd = match attach {
+        Attach::Begin | Attach::End => return Ok(None),
+        Attach::Tracepoint { category, name } => tracepoint::open(category, name, probe)?,
+        Attach::Interval { period_ns } => interval::open(*period_ns, probe)?,
+    };
+    attach_perf_event(prog, pfd, probe).map(Some)
+}
+
+/// Links `prog` to the perf event `pfd` (the link owns and closes `pfd`).
+fn attach_perf_event(
+    prog: NonNull<libbpf_sys::bpf_program>,
+    pfd: OwnedFd,
+    probe: &str,
+) -> Result<Link, AttachError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `prog` is a loaded program of a live object; `pfd` is a valid perf event.
+    let ptr = unsafe { libbpf_sys::bpf_program__attach_perf_event(prog.as_ptr(), pfd.as_raw_fd()) };
+    // SAFETY: libbpf_get_error accepts any pointer returned by libbpf.
+    let err = unsafe { libbpf_sys::libbpf_get_error(ptr as *const _) };
+    if err != 0 || ptr.is_null() {
+        let err = if err != 0 {
+            err
+        } else {
+            -(libc::EINVAL as i64)
+        };
+        // libbpf does not take `pfd` on failure; dropping it closes it.
+        return Err(classify(
+            probe,
+            SyscallError::from_neg("bpf_link_create", err),
+            "CAP_PERFMON",
+        ));
+    }
+    // libbpf owns the fd now (closed by bpf_link__destroy).
+    let _ = pfd.into_raw_fd();
+    // SAFETY: non-null, error-checked link pointer from libbpf.
+    Ok(unsafe { Link::from_ptr(NonNull::new_unchecked(ptr)) })
+}
+
+/// Maps an errno to the typed attach error.
+pub(crate) fn classify(probe: &str, e: SyscallError, capability: &'static str) -> AttachError {
+    let probe = probe.to_string();
+    match e.errno() {
+        Some(libc::EPERM) | Some(libc::EACCES) => AttachError::Permission {
+            probe,
+            capability,
+            source: e,
+        },
+        Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) | Some(libc::ENOSYS) | Some(524) => {
+            AttachError::Unsupported { probe, source: e }
+        }
+        _ => AttachError::Other { probe, source: e },
+    }
+}

@@ -1,0 +1,430 @@
+//! The life of one loaded script: load, initialise, run BEGIN, attach,
+//! stream events, read maps, detach, run END, unload.
+
+use std::ffi::CString;
+use std::io;
+use std::ops::ControlFlow;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::ptr::NonNull;
+use std::time::Duration;
+
+use abi::{Attach, COUNTERS_MAP, CounterIndex, EVENTS_MAP, GLOBALS_MAP, Manifest, ZERO_MAP};
+use libbpf_rs::libbpf_sys;
+use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapType, Object, OpenObject, Program};
+
+use crate::attach;
+use crate::error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
+use crate::libbpf_log::{Capture, failing_insn, parse_load_failure};
+use crate::maps::{MapEntry, MapInfo};
+use crate::ringbuf::RingConsumer;
+use crate::sys;
+
+/// How to load an object.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// libbpf's name for the object (default `weft`).
+    pub object_name: Option<String>,
+    /// Size in bytes of [`EVENTS_MAP`] (a power of two, multiple of the page size),
+    /// overriding the manifest's `ringbuf_size` and the ELF's `max_entries`.
+    pub ringbuf_size: Option<u32>,
+}
+
+/// A loaded script. Dropping it detaches every probe and unloads every
+/// program and map.
+pub struct Session {
+    // Field order is drop order: links first, then the ring mapping, then the object.
+    links: Vec<Link>,
+    ring: Option<RingConsumer>,
+    epoll: OwnedFd,
+    maps: Vec<MapInfo>,
+    manifest: Manifest,
+    ncpus: usize,
+    start_ns: u64,
+    attached: bool,
+    object: Object,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("programs", &self.manifest.programs.len())
+            .field("maps", &self.maps.len())
+            .field("probes_attached", &self.links.len())
+            .finish()
+    }
+}
+
+fn open_object(elf: &[u8], opts: &LoadOptions, capture: &Capture) -> Result<OpenObject, LoadError> {
+    let name = CString::new(opts.object_name.as_deref().unwrap_or("weft"))
+        .unwrap_or_else(|_| CString::from(c"weft"));
+    let open_opts = libbpf_sys::bpf_object_open_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_object_open_opts>() as libbpf_sys::size_t,
+        object_name: name.as_ptr(),
+        ..Default::default()
+    };
+    // SAFETY: `elf` outlives the call (libbpf copies it); `open_opts` is valid.
+    let ptr = unsafe {
+        libbpf_sys::bpf_object__open_mem(elf.as_ptr().cast(), elf.len() as _, &open_opts)
+    };
+    // SAFETY: any libbpf pointer may be passed to libbpf_get_error.
+    let err = unsafe { libbpf_sys::libbpf_get_error(ptr as *const _) };
+    match NonNull::new(ptr) {
+        Some(ptr) if err == 0 => {
+            // SAFETY: a freshly opened, not yet loaded object that we now own.
+            Ok(unsafe { OpenObject::from_ptr(ptr) })
+        }
+        _ => Err(LoadError::Open {
+            source: SyscallError::from_neg(
+                "bpf_object__open_mem",
+                if err != 0 {
+                    err
+                } else {
+                    -(libc::EINVAL as i64)
+                },
+            ),
+            log: capture.take(),
+        }),
+    }
+}
+
+fn load_error(ret: i32, log: String) -> RuntimeError {
+    let source = SyscallError::from_neg("bpf_object__load", ret as i64);
+    let failure = parse_load_failure(&log);
+    if source.errno() == Some(libc::EPERM) {
+        return LoadError::Permission {
+            program: failure.map(|f| f.program).unwrap_or_default(),
+            source,
+            log,
+        }
+        .into();
+    }
+    match failure {
+        Some(f) if f.log.as_deref().is_some_and(|l| !l.trim().is_empty()) => {
+            let vlog = f.log.unwrap_or_default();
+            RuntimeError::Verifier {
+                program: f.program,
+                insn: failing_insn(&vlog),
+                log: vlog,
+            }
+        }
+        f => LoadError::Load {
+            program: f.map(|f| f.program),
+            source,
+            log,
+        }
+        .into(),
+    }
+}
+
+impl Session {
+    /// Opens `elf` from memory, loads it (programs through the verifier), writes
+    /// the globals and sets up the ring-buffer consumer. Nothing runs or is
+    /// attached yet.
+    pub fn load(
+        elf: &[u8],
+        manifest: &Manifest,
+        opts: &LoadOptions,
+    ) -> Result<Session, RuntimeError> {
+        let capture = Capture::start();
+        let mut open = open_object(elf, opts, &capture)?;
+
+        let prog_names: Vec<String> = open
+            .progs()
+            .map(|p| p.name().to_string_lossy().into_owned())
+            .collect();
+        if let Some(p) = manifest
+            .programs
+            .iter()
+            .find(|p| !prog_names.contains(&p.name))
+        {
+            return Err(LoadError::MissingProgram(p.name.clone()).into());
+        }
+        let map_names: Vec<String> = open
+            .maps()
+            .map(|m| m.name().to_string_lossy().into_owned())
+            .collect();
+        if let Some(m) = manifest
+            .maps
+            .iter()
+            .find(|m| !map_names.contains(&m.bpf_name))
+        {
+            return Err(LoadError::MissingMap(m.bpf_name.clone()).into());
+        }
+        let ringbuf_size = opts
+            .ringbuf_size
+            .or((manifest.ringbuf_size != 0).then_some(manifest.ringbuf_size));
+        if let Some(size) = ringbuf_size {
+            for mut m in open.maps_mut() {
+                if m.name() == EVENTS_MAP {
+                    m.set_max_entries(size).map_err(|e| LoadError::Load {
+                        program: None,
+                        source: SyscallError::new(
+                            "bpf_map__set_max_entries",
+                            io::Error::other(e.to_string()),
+                        ),
+                        log: String::new(),
+                    })?;
+                }
+            }
+        }
+
+        // SAFETY: `open` is a valid opened object.
+        let ret = unsafe { libbpf_sys::bpf_object__load(open.as_libbpf_object().as_ptr()) };
+        if ret < 0 {
+            let log = capture.take();
+            drop(open);
+            return Err(load_error(ret, log));
+        }
+        // SAFETY: the object loaded successfully; ownership moves to `Object`.
+        let object = unsafe { Object::from_ptr(open.take_ptr()) };
+        drop(capture);
+
+        let maps: Vec<MapInfo> = object
+            .maps()
+            .map(|m| MapInfo {
+                name: m.name().to_string_lossy().into_owned(),
+                fd: m.as_fd().as_raw_fd(),
+                map_type: m.map_type(),
+                key_size: m.key_size(),
+                value_size: m.value_size(),
+                max_entries: m.max_entries(),
+            })
+            .collect();
+        let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| LoadError::Load {
+            program: None,
+            source: SyscallError::new(
+                "read /sys/devices/system/cpu/possible",
+                io::Error::other(e.to_string()),
+            ),
+            log: String::new(),
+        })?;
+
+        let start_ns = sys::monotonic_ns();
+        let init = |name: &str, value: &[u8]| -> Result<(), LoadError> {
+            let Some(m) = maps.iter().find(|m| m.name == name) else {
+                return Ok(());
+            };
+            let key = vec![0u8; m.key_size as usize];
+            m.write(&key, value, ncpus).map_err(|e| match e {
+                MapError::Syscall { map, source } => LoadError::Init { map, source },
+                MapError::NotFound(map) => LoadError::MissingMap(map),
+            })
+        };
+        init(GLOBALS_MAP, &start_ns.to_le_bytes())?;
+        // An ARRAY already holds its zeroed entry; any other kind gets one.
+        if maps.iter().any(|m| m.name == ZERO_MAP && !m.is_array()) {
+            init(ZERO_MAP, &[])?;
+        }
+
+        let epoll = sys::epoll_create().map_err(LoadError::Ringbuf)?;
+        let ring = match maps
+            .iter()
+            .find(|m| m.name == EVENTS_MAP && m.map_type == MapType::RingBuf)
+        {
+            Some(m) => {
+                let ring = RingConsumer::new(m.fd, m.max_entries).map_err(LoadError::Ringbuf)?;
+                sys::epoll_add(epoll.as_fd(), m.fd).map_err(LoadError::Ringbuf)?;
+                Some(ring)
+            }
+            None => None,
+        };
+
+        Ok(Session {
+            links: Vec::new(),
+            ring,
+            epoll,
+            maps,
+            manifest: manifest.clone(),
+            ncpus,
+            start_ns,
+            attached: false,
+            object,
+        })
+    }
+
+    /// `CLOCK_MONOTONIC` (ns) written to [`GLOBALS_MAP`] at load: time zero for `elapsed`.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
+    /// The manifest this session was loaded with.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    fn program(&self, name: &str) -> Option<Program<'_>> {
+        self.object.progs().find(|p| p.name() == name)
+    }
+
+    /// Kernel ids of the loaded programs.
+    pub fn program_ids(&self) -> Vec<u32> {
+        self.object
+            .progs()
+            .filter_map(|p| Program::id_from_fd(p.as_fd()).ok())
+            .collect()
+    }
+
+    /// Runs every `BEGIN` program once (`BPF_PROG_TEST_RUN`). Returns how many ran.
+    pub fn run_begin(&mut self) -> Result<usize, RuntimeError> {
+        self.run_once(&Attach::Begin)
+    }
+
+    /// Runs every `END` program once. Returns how many ran.
+    pub fn run_end(&mut self) -> Result<usize, RuntimeError> {
+        self.run_once(&Attach::End)
+    }
+
+    fn run_once(&self, which: &Attach) -> Result<usize, RuntimeError> {
+        let mut ran = 0;
+        for spec in self.manifest.programs.iter().filter(|p| &p.attach == which) {
+            let prog = self
+                .program(&spec.name)
+                .ok_or_else(|| LoadError::MissingProgram(spec.name.clone()))?;
+            // raw_tp test runs take up to 12 u64 arguments as context.
+            let ctx = [0u64; 12];
+            // SAFETY: all-zero is a valid bpf_test_run_opts.
+            let mut opts: libbpf_sys::bpf_test_run_opts = unsafe { std::mem::zeroed() };
+            opts.sz = std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _;
+            opts.ctx_in = ctx.as_ptr().cast();
+            opts.ctx_size_in = std::mem::size_of_val(&ctx) as u32;
+            // SAFETY: valid program fd and opts pointing at `ctx`, which outlives the call.
+            let r =
+                unsafe { libbpf_sys::bpf_prog_test_run_opts(prog.as_fd().as_raw_fd(), &mut opts) };
+            if r < 0 {
+                return Err(RuntimeError::TestRun {
+                    program: spec.name.clone(),
+                    probe: spec.probe.clone(),
+                    source: SyscallError::from_neg("bpf_prog_test_run_opts", r as i64),
+                });
+            }
+            ran += 1;
+        }
+        Ok(ran)
+    }
+
+    /// Attaches every program that is not `BEGIN`/`END`. Stops at the first
+    /// failure (probes attached so far stay attached until [`Session::detach`]).
+    /// Returns the number of probes attached by this call.
+    pub fn attach(&mut self) -> Result<usize, AttachError> {
+        if self.attached {
+            return Ok(0);
+        }
+        let before = self.links.len();
+        for spec in &self.manifest.programs {
+            if matches!(spec.attach, Attach::Begin | Attach::End) {
+                continue;
+            }
+            let prog = self
+                .object
+                .progs()
+                .find(|p| p.name() == spec.name.as_str())
+                .ok_or_else(|| AttachError::MissingProgram {
+                    probe: spec.probe.clone(),
+                    program: spec.name.clone(),
+                })?;
+            if let Some(link) = attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe)?
+            {
+                self.links.push(link);
+            }
+        }
+        self.attached = true;
+        Ok(self.links.len() - before)
+    }
+
+    /// Number of probes currently attached.
+    pub fn probes_attached(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Detaches every probe (programs and maps stay loaded, so maps can still be read).
+    pub fn detach(&mut self) {
+        self.links.clear();
+        self.attached = false;
+    }
+
+    /// Hands every record waiting in [`EVENTS_MAP`] to `on_event`; if none was
+    /// waiting, waits up to `timeout` for some and hands those over. Stops early
+    /// when `on_event` returns `Break`. Returns the number of records handed over
+    /// (0 on timeout or when a signal interrupted the wait).
+    pub fn poll(
+        &mut self,
+        timeout: Duration,
+        on_event: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> Result<usize, RuntimeError> {
+        if let Some(ring) = self.ring.as_mut() {
+            let (n, stop) = ring.consume(on_event);
+            if n > 0 || stop || timeout.is_zero() {
+                return Ok(n);
+            }
+        } else if timeout.is_zero() {
+            return Ok(0);
+        }
+        let ready = sys::epoll_wait(self.epoll.as_fd(), timeout).map_err(RuntimeError::Poll)?;
+        match self.ring.as_mut() {
+            Some(ring) if ready => Ok(ring.consume(on_event).0),
+            _ => Ok(0),
+        }
+    }
+
+    /// An epoll fd that is readable while records wait in the ring buffer, for
+    /// the cli to wait on together with its signal fd and timers.
+    pub fn events_fd(&self) -> BorrowedFd<'_> {
+        self.epoll.as_fd()
+    }
+
+    fn map(&self, name: &str) -> Result<&MapInfo, MapError> {
+        let bpf_name = self
+            .manifest
+            .map(name)
+            .map_or(name, |m| m.bpf_name.as_str());
+        self.maps
+            .iter()
+            .find(|m| m.name == bpf_name)
+            .ok_or_else(|| MapError::NotFound(name.to_string()))
+    }
+
+    /// Every `(key, values)` of a map named by its script name (`@x`) or kernel
+    /// name: one value per possible CPU for per-CPU maps, one otherwise.
+    pub fn map_entries(&self, name: &str) -> Result<Vec<MapEntry>, MapError> {
+        self.map(name)?.entries(self.ncpus)
+    }
+
+    /// Deletes every key of a map (an array map is zeroed instead).
+    pub fn clear_map(&self, name: &str) -> Result<(), MapError> {
+        self.map(name)?.clear(self.ncpus)
+    }
+
+    /// Sets every value of a map to zero bytes, keeping its keys.
+    pub fn zero_map(&self, name: &str) -> Result<(), MapError> {
+        self.map(name)?.zero(self.ncpus)
+    }
+
+    /// The loss counters of [`COUNTERS_MAP`], summed over CPUs, indexed by [`CounterIndex`].
+    pub fn counters(&self) -> Result<[u64; CounterIndex::COUNT as usize], MapError> {
+        let m = self.map(COUNTERS_MAP)?;
+        let mut out = [0u64; CounterIndex::COUNT as usize];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut key = vec![0u8; m.key_size as usize];
+            let idx = (i as u32).to_le_bytes();
+            let n = key.len().min(4);
+            key[..n].copy_from_slice(&idx[..n]);
+            if let Some(values) = m.lookup(&key, self.ncpus)? {
+                *slot = values
+                    .iter()
+                    .map(|v| {
+                        let mut b = [0u8; 8];
+                        let n = v.len().min(8);
+                        b[..n].copy_from_slice(&v[..n]);
+                        u64::from_le_bytes(b)
+                    })
+                    .sum();
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of possible CPUs (the number of values per per-CPU entry).
+    pub fn possible_cpus(&self) -> usize {
+        self.ncpus
+    }
+}

@@ -1,0 +1,178 @@
+//! The one door to the kernel for calls that do not go through libbpf:
+//! every `unsafe` libc call of the crate lives here, returning the errno
+//! as a [`SyscallError`] that names the call.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use crate::error::SyscallError;
+
+fn last(call: &'static str) -> SyscallError {
+    SyscallError::new(call, io::Error::last_os_error())
+}
+
+/// `CLOCK_MONOTONIC` now in nanoseconds: the clock of `bpf_ktime_get_ns`.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC)`.
+pub(crate) fn perf_event_open(
+    attr: &libbpf_rs::libbpf_sys::perf_event_attr,
+    pid: i32,
+    cpu: i32,
+) -> Result<OwnedFd, SyscallError> {
+    // SAFETY: `attr` is a valid perf_event_attr whose `size` field is set by the caller.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const _,
+            pid,
+            cpu,
+            -1i32,
+            libbpf_rs::libbpf_sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        return Err(last("perf_event_open"));
+    }
+    // SAFETY: the kernel returned a fresh fd that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// A zeroed `perf_event_attr` of the given type and config.
+pub(crate) fn perf_attr(type_: u32, config: u64) -> libbpf_rs::libbpf_sys::perf_event_attr {
+    // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
+    let mut attr: libbpf_rs::libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = type_;
+    attr.size = std::mem::size_of::<libbpf_rs::libbpf_sys::perf_event_attr>() as u32;
+    attr.config = config;
+    attr
+}
+
+/// `statfs(path).f_type`, or `None` when the path cannot be stat'ed.
+pub(crate) fn fs_type(path: &CStr) -> Option<i64> {
+    // SAFETY: all-zero statfs is valid; `path` is NUL-terminated.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::statfs(path.as_ptr(), &mut st) };
+    (r == 0).then_some(st.f_type as i64)
+}
+
+/// `mount(source, target, fstype, 0, NULL)`.
+pub(crate) fn mount(source: &CStr, target: &CStr, fstype: &CStr) -> Result<(), SyscallError> {
+    // SAFETY: all pointers are NUL-terminated strings or NULL.
+    let r = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(last("mount"));
+    }
+    Ok(())
+}
+
+/// A new close-on-exec epoll instance.
+pub(crate) fn epoll_create() -> Result<OwnedFd, SyscallError> {
+    // SAFETY: plain syscall.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if fd < 0 {
+        return Err(last("epoll_create1"));
+    }
+    // SAFETY: fresh fd that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds `fd` to `epoll` for `EPOLLIN`.
+pub(crate) fn epoll_add(epoll: BorrowedFd<'_>, fd: RawFd) -> Result<(), SyscallError> {
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: fd as u64,
+    };
+    // SAFETY: `ev` is a valid epoll_event.
+    let r = unsafe { libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
+    if r != 0 {
+        return Err(last("epoll_ctl"));
+    }
+    Ok(())
+}
+
+/// Waits until `epoll` is readable or `timeout` passes. Returns `false` on
+/// timeout or when interrupted by a signal (the caller re-checks its state).
+pub(crate) fn epoll_wait(epoll: BorrowedFd<'_>, timeout: Duration) -> Result<bool, SyscallError> {
+    let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
+    let mut ev = libc::epoll_event { events: 0, u64: 0 };
+    // SAFETY: one writable event slot.
+    let r = unsafe { libc::epoll_wait(epoll.as_raw_fd(), &mut ev, 1, ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(false);
+        }
+        return Err(SyscallError::new("epoll_wait", e));
+    }
+    Ok(r > 0)
+}
+
+/// A shared memory mapping of a BPF map, unmapped on drop.
+pub(crate) struct Mmap {
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
+}
+
+impl Mmap {
+    pub(crate) fn map(
+        fd: RawFd,
+        len: usize,
+        offset: usize,
+        writable: bool,
+    ) -> Result<Mmap, SyscallError> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: mapping a kernel object; the result is checked.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(last("mmap"));
+        }
+        Ok(Mmap {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` are exactly what mmap returned.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+pub(crate) fn page_size() -> usize {
+    // SAFETY: plain libc call.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+}

@@ -1,0 +1,54 @@
+//! `SysKernelInfo`, tracefs and feature probes on the live kernel.
+
+mod common;
+
+use ktypes::{KernelInfo, KernelInfoError};
+use runtime::tracefs::Tracefs;
+use runtime::{Features, SysKernelInfo};
+
+#[test]
+fn tracepoint_formats_come_from_tracefs() {
+    if !common::root_or_skip("tracepoint_formats_come_from_tracefs") {
+        return;
+    }
+    let k = SysKernelInfo::new();
+    let f = k.tracepoint_format("syscalls", "sys_enter_openat").unwrap();
+    assert_eq!(f.name, "sys_enter_openat");
+    assert!(f.id > 0);
+    assert!(f.field("filename").is_some(), "{f:?}");
+    assert!(matches!(
+        k.tracepoint_format("syscalls", "sys_enter_weft_nope"),
+        Err(KernelInfoError::NotFound(_))
+    ));
+    assert!(matches!(
+        k.tracepoint_format("..", "x"),
+        Err(KernelInfoError::NotFound(_))
+    ));
+
+    let all = k.tracepoints().unwrap();
+    assert!(all.len() > 100);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted, no duplicates");
+    assert!(all.contains(&("syscalls".into(), "sys_enter_getppid".into())));
+
+    let t = Tracefs::shared().unwrap();
+    assert_eq!(t.id("syscalls", "sys_enter_openat").unwrap(), f.id as u64);
+}
+
+#[test]
+fn features_of_this_kernel() {
+    if !common::root_or_skip("features_of_this_kernel") {
+        return;
+    }
+    let f = Features::probe();
+    eprintln!("{f:#?}");
+    assert!(!f.kernel_release.is_empty());
+    assert_eq!(
+        f.btf_vmlinux.is_yes(),
+        std::path::Path::new("/sys/kernel/btf/vmlinux").exists()
+    );
+    assert!(f.tracefs.is_ok());
+    assert!(f.ringbuf.is_yes(), "{:?}", f.ringbuf);
+    assert!(f.perf_software.is_yes(), "{:?}", f.perf_software);
+    let caps = f.capabilities.unwrap();
+    assert!(caps.bpf && caps.perfmon);
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building and testing weft needs on Debian/Ubuntu; safe to run again.
+set -euo pipefail
+need=()
+for pkg in pkg-config libelf-dev zlib1g-dev make gcc; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+# Optional tools the tests use when present: bpftool and llvm-objdump read our ELF objects.
+for pkg in bpftool llvm; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "setup: cargo is missing: install Rust (rustup) first" >&2; exit 1; }
