@@ -36,6 +36,10 @@ pub fn compile(
     if diags.has_errors() {
         return Err(diags);
     }
+    let missing = missing_kernel_features(&program, kernel);
+    if !missing.is_empty() {
+        return Err(missing.into_iter().collect());
+    }
     let (typed, sema_diags) = sema::check(&program, kernel, opts);
     diags.extend(sema_diags.iter().cloned());
     if diags.has_errors() {
@@ -110,4 +114,51 @@ pub fn verifier_diagnostic(
         .collect();
     d.with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
         .with_help("this is a weft code generation bug if the script is valid: please report it with the script")
+}
+
+/// Probes that need kprobes, checked against the running kernel before
+/// anything else, so the user hears what the kernel lacks (not just that
+/// weft lacks something).
+fn missing_kernel_features(program: &Program, kernel: &dyn KernelInfo) -> Vec<Diagnostic> {
+    use sema::providers::{ProviderKind, provider_kind};
+    let mut out = Vec::new();
+    let mut kprobes: Option<bool> = None;
+    for item in &program.items {
+        let syntax::ast::Item::Probe(probe) = item else {
+            continue;
+        };
+        for ap in &probe.attach_points {
+            let Some(ProviderKind::Planned(kind @ ("kprobe" | "kretprobe"))) =
+                provider_kind(&ap.provider)
+            else {
+                continue;
+            };
+            let available =
+                *kprobes.get_or_insert_with(|| runtime::Features::probe().kprobes.is_yes());
+            if available {
+                continue;
+            }
+            let function = ap.parts.last().map(String::as_str).unwrap_or("");
+            let mut d = Diagnostic::error(format!(
+                "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
+            ))
+            .with_code("E0408")
+            .with_label(ap.span, "needs kprobes");
+            let syscall = function
+                .trim_start_matches("vfs_")
+                .trim_start_matches("ksys_")
+                .trim_start_matches("__x64_sys_");
+            let exit = kind == "kretprobe";
+            let tp = format!("sys_{}_{syscall}", if exit { "exit" } else { "enter" });
+            if kernel.tracepoint_format("syscalls", &tp).is_ok() {
+                d = d.with_help(format!(
+                    "trace the system call instead: tracepoint:syscalls:{tp}"
+                ));
+            } else {
+                d = d.with_help("look for a tracepoint that covers it: weft -l 'tracepoint:*'");
+            }
+            out.push(d);
+        }
+    }
+    out
 }
