@@ -11,6 +11,9 @@ pub enum Layout {
     Pointer,
     /// Fields at fixed offsets; `size` includes trailing padding.
     Tuple { fields: Vec<Field>, size: u32 },
+    /// An IP address from `ntop()`: `family: u64` (AF_INET 2 or AF_INET6 10)
+    /// then 16 address bytes (4 used for IPv4), printed as text.
+    Inet,
     /// Raw bytes printed as-is by nothing (padding, opaque data).
     Bytes { size: u32 },
     /// No value (e.g. a map used only as a set).
@@ -45,6 +48,7 @@ impl Layout {
             Layout::Str { size } | Layout::Bytes { size } => *size,
             Layout::Bool => 1,
             Layout::Pointer => 8,
+            Layout::Inet => 24,
             Layout::Tuple { size, .. } => *size,
             Layout::None => 0,
         }
@@ -53,7 +57,7 @@ impl Layout {
     pub fn align(&self) -> u32 {
         match self {
             Layout::Int { size, .. } => *size as u32,
-            Layout::Pointer => 8,
+            Layout::Pointer | Layout::Inet => 8,
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }

@@ -13,5 +13,6 @@ mod manifest;
 pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
 pub use manifest::{
     Attach, COUNTERS_MAP, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP, EventKind, GLOBALS_MAP,
-    Manifest, MapSpec, MapValue, PrintfArg, PrintfSpec, ProgramSpec, SCALAR_KEY_SIZE, ZERO_MAP,
+    JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest, MapSpec, MapValue, PrintfArg,
+    PrintfSpec, ProgramSpec, SCALAR_KEY_SIZE, ZERO_MAP,
 };

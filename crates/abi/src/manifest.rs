@@ -46,7 +46,17 @@ pub enum EventKind {
     Zero = 5,
     /// `time(fmt)`: `id` indexes [`Manifest::time_formats`].
     Time = 6,
+    /// `join(argv[, delim])`: `id` indexes [`Manifest::join_delimiters`]; then
+    /// `count: u64` and [`JOIN_MAX_ARGS`] strings of [`JOIN_ARG_SIZE`] bytes.
+    Join = 7,
 }
+
+/// How many array elements `join()` reads.
+pub const JOIN_MAX_ARGS: u32 = 16;
+/// Bytes kept of each `join()` element, NUL included.
+pub const JOIN_ARG_SIZE: u32 = 256;
+/// Offset of the first string in a join record.
+pub const JOIN_ARGS_OFFSET: u32 = 16;
 
 impl EventKind {
     pub fn from_u32(v: u32) -> Option<EventKind> {
@@ -57,6 +67,7 @@ impl EventKind {
             4 => EventKind::Clear,
             5 => EventKind::Zero,
             6 => EventKind::Time,
+            7 => EventKind::Join,
             _ => return None,
         })
     }
@@ -155,6 +166,8 @@ pub struct Manifest {
     pub maps: Vec<MapSpec>,
     pub printfs: Vec<PrintfSpec>,
     pub time_formats: Vec<String>,
+    /// The delimiter of each `join()` call site.
+    pub join_delimiters: Vec<String>,
     /// Size of [`EVENTS_MAP`] in bytes (a power of two, multiple of the page size).
     pub ringbuf_size: u32,
 }

@@ -83,6 +83,7 @@ fn trace(args: &Args) -> Result<(), String> {
     let opts = CheckOptions {
         positional: args.positional.clone(),
         cpid: child.as_ref().map(|c| c.pid()),
+        pid_filter: args.pid,
     };
     let mut dumps = String::new();
     let result = pipeline::compile(&sources, file, &kernel, &opts, args.dump, &mut dumps);
@@ -151,6 +152,20 @@ fn trace(args: &Args) -> Result<(), String> {
         // A closed pipe (`weft ... | head`) ends the run quietly, like bpftrace.
         Err(run::RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(run::RunError::Output(e)) => Err(format!("weft: error: writing output: {e}")),
+    }
+}
+
+/// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer;
+/// the kernel wants a power of two.
+fn ringbuf_size_from_env() -> Result<Option<u32>, String> {
+    let Ok(text) = std::env::var("BPFTRACE_PERF_RB_PAGES") else {
+        return Ok(None);
+    };
+    match text.trim().parse::<u32>() {
+        Ok(pages) if (1..=1 << 18).contains(&pages) => Ok(Some((pages * 4096).next_power_of_two())),
+        _ => Err(format!(
+            "weft: error: BPFTRACE_PERF_RB_PAGES must be a number of pages from 1 to 262144, not `{text}`"
+        )),
     }
 }
 

@@ -49,6 +49,7 @@ pub fn run(
         sink.attached_probes(probes).map_err(io_error)?;
         sink.flush().map_err(io_error)?;
     }
+    let target = opts.pid.map(ProcessWatch::new);
     session.run_begin()?;
     let mut actions: VecDeque<Action> = VecDeque::new();
     let mut stop = drain(
@@ -87,11 +88,8 @@ pub fn run(
                     break;
                 }
             }
-            if let Some(pid) = opts.pid {
-                // SAFETY: signal 0 only checks that the process exists.
-                if unsafe { libc::kill(pid as i32, 0) } != 0 {
-                    break;
-                }
+            if target.as_ref().is_some_and(ProcessWatch::exited) {
+                break;
             }
         }
     }
@@ -188,6 +186,24 @@ fn drain(
                     .get(id)
                     .map_or("%H:%M:%S\n", String::as_str);
                 if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
+                    write_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            }
+            Some(EventKind::Join) => {
+                let delimiter = manifest.join_delimiters.get(id).map_or(" ", String::as_str);
+                let count = (word(8) as u32).min(abi::JOIN_MAX_ARGS);
+                let parts: Vec<&[u8]> = (0..count)
+                    .map(|i| {
+                        let start = ((abi::JOIN_ARGS_OFFSET + i * abi::JOIN_ARG_SIZE) as usize)
+                            .min(rec.len());
+                        let end = (start + abi::JOIN_ARG_SIZE as usize).min(rec.len());
+                        let s = &rec[start..end];
+                        &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
+                    })
+                    .collect();
+                if let Err(e) = sink.join(&parts.join(delimiter.as_bytes())) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -303,5 +319,40 @@ fn strftime_now(fmt: &str) -> String {
         let mut buf = [0u8; 256];
         let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
         String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+}
+
+/// Notices when the `-p` process ends, zombies included (a pidfd turns
+/// readable at exit; `kill(pid, 0)` would still succeed on a zombie).
+struct ProcessWatch {
+    pid: u32,
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ProcessWatch {
+    fn new(pid: u32) -> ProcessWatch {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) };
+        // SAFETY: a non-negative result is a descriptor we now own.
+        let pidfd = (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) });
+        ProcessWatch { pid, pidfd }
+    }
+
+    fn exited(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        match &self.pidfd {
+            Some(fd) => {
+                let mut p = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, no waiting.
+                unsafe { libc::poll(&mut p, 1, 0) > 0 }
+            }
+            // SAFETY: signal 0 only checks that the process exists.
+            None => unsafe { libc::kill(self.pid as i32, 0) != 0 },
+        }
     }
 }

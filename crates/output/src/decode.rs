@@ -36,6 +36,7 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 .map(|f| decode(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
                 .collect(),
         ),
+        Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
         Layout::None => Value::None,
     }
@@ -263,4 +264,19 @@ fn sign_extend(raw: u64, size: usize) -> i64 {
 /// A `u64` stored little-endian, for tests and callers building buffers.
 pub fn le_bytes(values: &[u64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// `ntop()` text: dotted IPv4 or RFC 5952 IPv6, from `family: u64, addr: [u8; 16]`.
+pub fn inet_text(bytes: &[u8]) -> String {
+    let family = read_uint(bytes, 8);
+    let addr = field(bytes, 8, 16);
+    if family == 10 && addr.len() == 16 {
+        let mut octets = [0u8; 16];
+        octets.copy_from_slice(addr);
+        std::net::Ipv6Addr::from(octets).to_string()
+    } else if addr.len() >= 4 {
+        std::net::Ipv4Addr::new(addr[0], addr[1], addr[2], addr[3]).to_string()
+    } else {
+        String::new()
+    }
 }

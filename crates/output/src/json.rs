@@ -52,6 +52,10 @@ impl<W: Write> Sink for JsonSink<W> {
         self.message("time", text)
     }
 
+    fn join(&mut self, text: &[u8]) -> io::Result<()> {
+        self.message("join", text)
+    }
+
     fn value(&mut self, value: &Value) -> io::Result<()> {
         self.out.write_all(b"{\"type\": \"value\", \"data\": ")?;
         self.out.write_all(&value_json(value, 1))?;

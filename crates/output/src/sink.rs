@@ -15,6 +15,8 @@ pub trait Sink {
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
     /// The `strftime` output of one `time()` call, formatted by the caller.
     fn time(&mut self, text: &[u8]) -> io::Result<()>;
+    /// The joined text of one `join()` call, without the newline.
+    fn join(&mut self, text: &[u8]) -> io::Result<()>;
     /// `print(value)` of a non-map value.
     fn value(&mut self, value: &Value) -> io::Result<()>;
     /// `print(@m, top, div)`; `top == 0` shows all entries, `div == 0` means 1.

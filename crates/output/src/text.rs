@@ -39,6 +39,11 @@ impl<W: Write> Sink for TextSink<W> {
         self.out.write_all(text)
     }
 
+    fn join(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)?;
+        self.out.write_all(b"\n")
+    }
+
     fn value(&mut self, value: &Value) -> io::Result<()> {
         self.out.write_all(&value_text(value))?;
         self.out.write_all(b"\n")

@@ -29,6 +29,8 @@ pub struct CheckOptions {
     pub positional: Vec<String>,
     /// Pid of the `-c` command, for `cpid`.
     pub cpid: Option<u32>,
+    /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).
+    pub pid_filter: Option<u32>,
 }
 
 /// Checks a parsed program. Always returns a program; it is only usable
@@ -94,8 +96,10 @@ pub fn check(
         maps: checker.maps,
         printfs: checker.printfs,
         time_formats: checker.time_formats,
+        join_delimiters: checker.join_delimiters,
         positional: opts.positional.clone(),
         cpid: opts.cpid,
+        pid_filter: opts.pid_filter,
     };
     // A map assigned only in a probe that failed to resolve still needs an entry.
     typed.maps.retain(|m| !matches!(m.value, Type::Void));
@@ -118,6 +122,7 @@ struct Checker<'a> {
     maps: Vec<MapInfo>,
     printfs: Vec<PrintfSite>,
     time_formats: Vec<String>,
+    join_delimiters: Vec<String>,
     probes: Vec<TypedProbe>,
     diags: Diagnostics,
     report: bool,
@@ -143,6 +148,7 @@ impl<'a> Checker<'a> {
             maps: Vec::new(),
             printfs: Vec::new(),
             time_formats: Vec::new(),
+            join_delimiters: Vec::new(),
             probes: Vec::new(),
             diags: Diagnostics::new(),
             report,
@@ -974,6 +980,45 @@ impl<'a> Checker<'a> {
                     .insert(e.id, CallTarget::Time(self.time_formats.len() - 1));
                 return Type::Void;
             }
+            "join" => {
+                let delimiter = match args {
+                    [_] => " ".to_string(),
+                    [
+                        _,
+                        Expr {
+                            kind: ExprKind::Str(b),
+                            ..
+                        },
+                    ] => String::from_utf8_lossy(b).into_owned(),
+                    [_, d] => {
+                        self.error(diag::needs_literal(d.span, "join()'s delimiter"));
+                        return Type::Void;
+                    }
+                    _ => {
+                        self.error(diag::wrong_arg_count(
+                            e.span,
+                            "join",
+                            "an array and an optional delimiter",
+                            args.len(),
+                        ));
+                        return Type::Void;
+                    }
+                };
+                let t = self.expr(s, &args[0]);
+                if !matches!(t, Type::Pointer { .. }) {
+                    self.error(diag::type_mismatch(
+                        args[0].span,
+                        "join()",
+                        "a pointer to an array of strings (like args->argv)",
+                        &t,
+                    ));
+                }
+                self.join_delimiters.push(delimiter);
+                s.probe
+                    .calls
+                    .insert(e.id, CallTarget::Join(self.join_delimiters.len() - 1));
+                return Type::Void;
+            }
             _ => {}
         }
         let Some(f) = function(name) else {
@@ -1117,6 +1162,51 @@ impl<'a> Checker<'a> {
                 }
                 Type::Void
             }
+            Function::Ntop => {
+                let addr = match args {
+                    [a] => a,
+                    [af, a] => {
+                        let t = self.expr(s, af);
+                        self.expect_int(af, &t, "ntop()'s address family");
+                        a
+                    }
+                    _ => {
+                        self.error(diag::wrong_arg_count(
+                            e.span,
+                            "ntop",
+                            "an address, optionally after its family",
+                            args.len(),
+                        ));
+                        return Type::Inet;
+                    }
+                };
+                let t = self.expr(s, addr);
+                let array_len = s
+                    .probe
+                    .fields
+                    .get(&addr.id)
+                    .and_then(|f| match f.field.kind {
+                        FieldKind::Array { len } if f.field.size == len => Some(len),
+                        _ => None,
+                    });
+                match array_len {
+                    Some(4 | 16) => {}
+                    Some(_) => self.error(diag::type_mismatch(
+                        addr.span,
+                        "ntop()",
+                        "an integer or a 4- or 16-byte array",
+                        &t,
+                    )),
+                    None if t.is_scalar() => {}
+                    None => self.error(diag::type_mismatch(
+                        addr.span,
+                        "ntop()",
+                        "an integer or a 4- or 16-byte array",
+                        &t,
+                    )),
+                }
+                Type::Inet
+            }
             Function::Exit => {
                 if let Some(a) = args.first() {
                     self.error(diag::not_supported_yet(a.span, "an exit code argument"));
@@ -1178,7 +1268,7 @@ impl<'a> Checker<'a> {
         for ((conv, arg), t) in convs.iter().zip(rest).zip(&arg_types) {
             let ok = match conv.class {
                 ArgClass::Int | ArgClass::Pointer => t.is_scalar(),
-                ArgClass::Str => t.is_str() || t.is_scalar(),
+                ArgClass::Str => t.is_str() || t.is_scalar() || *t == Type::Inet,
             };
             if !ok {
                 let spec = &format[conv.start..conv.end];
@@ -1208,7 +1298,7 @@ impl<'a> Checker<'a> {
 /// Values that can live in a map, variable or record.
 fn is_storable(t: &Type) -> bool {
     match t {
-        Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } => true,
+        Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Agg(_) | Type::TracepointArgs | Type::Void => false,
     }

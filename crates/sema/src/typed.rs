@@ -42,6 +42,8 @@ pub enum CallTarget {
     Printf(usize),
     /// `time(fmt)` with the index in [`TypedProgram::time_formats`].
     Time(usize),
+    /// `join(array[, delim])` with the index in [`TypedProgram::join_delimiters`].
+    Join(usize),
 }
 
 /// `args->field` resolved against the tracepoint format.
@@ -73,10 +75,13 @@ pub struct TypedProgram {
     pub maps: Vec<MapInfo>,
     pub printfs: Vec<PrintfSite>,
     pub time_formats: Vec<String>,
+    pub join_delimiters: Vec<String>,
     /// Positional parameters as given on the command line.
     pub positional: Vec<String>,
     /// Pid of the `-c` command, compiled in as `cpid`.
     pub cpid: Option<u32>,
+    /// `-p PID`: the process every event probe is limited to.
+    pub pid_filter: Option<u32>,
 }
 
 impl TypedProgram {

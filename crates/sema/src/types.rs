@@ -19,6 +19,8 @@ pub enum Type {
     /// An address; `c_type` is the C type it was declared with (`const char *`),
     /// which tells whether `str()` may read it.
     Pointer { c_type: String },
+    /// An IP address made by `ntop()`, printed as text.
+    Inet,
     /// A tuple `(a, b, ...)`.
     Tuple(Vec<Type>),
     /// The value of an aggregation map (`@x = count()`); only usable as a map value.
@@ -83,6 +85,7 @@ impl Type {
             },
             Type::Str { size } => Layout::Str { size: *size },
             Type::Pointer { .. } => Layout::u64(),
+            Type::Inet => Layout::Inet,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
             Type::Agg(_) | Type::TracepointArgs | Type::Void => Layout::None,
         }
@@ -139,6 +142,7 @@ impl fmt::Display for Type {
             }
             Type::Str { size } => write!(f, "string[{size}]"),
             Type::Pointer { c_type } => write!(f, "{c_type}"),
+            Type::Inet => f.write_str("inet"),
             Type::Tuple(ts) => {
                 f.write_str("(")?;
                 for (i, t) in ts.iter().enumerate() {

@@ -12,6 +12,7 @@ fn run(src: &str) -> String {
     let opts = CheckOptions {
         positional: vec!["42".into(), "hello".into()],
         cpid: None,
+        pid_filter: None,
     };
     let (typed, sema_diags) = check(&program, &FixtureKernel::typical(), &opts);
     diags.extend(sema_diags.iter().cloned());

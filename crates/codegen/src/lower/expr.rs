@@ -276,6 +276,7 @@ impl Lower<'_> {
                     }
                 }
             }
+            Type::Inet => self.write_inet(e, place),
             Type::Agg(_) | Type::TracepointArgs | Type::Void => {}
         }
     }
@@ -498,5 +499,55 @@ impl Lower<'_> {
 
     pub(crate) fn var_slot(&self, name: &str) -> Option<crate::asm::Slot> {
         self.vars.get(name).copied()
+    }
+
+    /// `ntop([af, ]addr)` as `family: u64, addr: [u8; 16]`; other Inet values are copied.
+    fn write_inet(&mut self, e: &Expr, place: Place) {
+        let ExprKind::Call { args, .. } = &e.kind else {
+            let (src, size) = self.mem(e);
+            self.copy(place, src, size);
+            return;
+        };
+        let Some(addr) = args.last() else { return };
+        let array = self
+            .probe
+            .fields
+            .get(&addr.id)
+            .and_then(|f| match f.field.kind {
+                FieldKind::Array { len } if f.field.size == len => Some(f.field.clone()),
+                _ => None,
+            });
+        let default_family = if array.as_ref().is_some_and(|f| f.size == 16) {
+            10
+        } else {
+            2
+        };
+        match args.as_slice() {
+            [af, _] => {
+                let v = self.scalar(af);
+                self.store(place, Src::Reg(v), Width::DW);
+            }
+            _ => self.store(place, Src::Imm(default_family), Width::DW),
+        }
+        self.set_span(addr.span);
+        match array {
+            Some(f) => {
+                // Tracepoint arrays need not be aligned for a direct load: copy them.
+                let src = self.asm.vreg();
+                let ctx = self.ctx;
+                self.asm.mov(src, Src::Reg(ctx));
+                self.asm.alu(AluOp::Add, src, Src::Imm(f.offset as i32));
+                let dst = self.addr(place.offset(8));
+                self.asm.call(
+                    Helper::PROBE_READ_KERNEL,
+                    &[Src::Reg(dst), Src::Imm(f.size as i32), Src::Reg(src)],
+                    None,
+                );
+            }
+            None => {
+                let v = self.scalar(addr);
+                self.store(place.offset(8), Src::Reg(v), Width::W);
+            }
+        }
     }
 }

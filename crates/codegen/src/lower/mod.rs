@@ -54,7 +54,9 @@ pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diag
         .iter()
         .map(|p| printf_spec(&p.args, &p.format))
         .collect();
-    let needs_stream = !typed.printfs.is_empty() || !typed.time_formats.is_empty();
+    let needs_stream = !typed.printfs.is_empty()
+        || !typed.time_formats.is_empty()
+        || !typed.join_delimiters.is_empty();
     let ringbuf_size = if needs_stream { 1 << 20 } else { 64 << 10 };
 
     let mut functions = Vec::new();
@@ -146,6 +148,7 @@ pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diag
         maps: manifest_maps,
         printfs,
         time_formats: typed.time_formats.clone(),
+        join_delimiters: typed.join_delimiters.clone(),
         ringbuf_size,
     };
     Ok(Compiled {
@@ -296,6 +299,16 @@ impl<'a> Lower<'a> {
             let slot = self.asm.stack(size);
             self.zero(Place::Stack(slot, 0), size);
             self.vars.insert(name, slot);
+        }
+        let event_probe = !matches!(
+            self.probe.resolved.attach,
+            abi::Attach::Begin | abi::Attach::End | abi::Attach::Interval { .. }
+        );
+        if let (Some(pid), true) = (self.typed.pid_filter, event_probe) {
+            let current = self.builtin_scalar(sema::Builtin::Pid);
+            let exit = self.exit;
+            self.asm
+                .br(crate::asm::Cond::Ne, current, Src::Imm(pid as i32), exit);
         }
         if let Some(pred) = &ast.predicate {
             let c = self.scalar(pred);

@@ -20,24 +20,24 @@ pub enum Function {
     PrintMap,
     /// `exit()`: stop the run, print the maps and detach.
     Exit,
+    /// `ntop([af, ]addr)`: an IPv4/IPv6 address as text.
+    Ntop,
 }
 
 /// Every function name weft knows, for suggestions.
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
-    "zero", "print", "printf", "exit", "time",
+    "zero", "print", "printf", "exit", "time", "join", "ntop",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
 const PLANNED: &[&str] = &[
-    "join",
     "kstack",
     "ustack",
     "ksym",
     "usym",
     "kaddr",
     "uaddr",
-    "ntop",
     "reg",
     "system",
     "cat",
@@ -90,6 +90,7 @@ pub fn function(name: &str) -> Option<Function> {
         "zero" => Function::Zero,
         "print" => Function::PrintMap,
         "exit" => Function::Exit,
+        "ntop" => Function::Ntop,
         _ => return None,
     })
 }
