@@ -112,8 +112,16 @@ pub fn verifier_diagnostic(
         .into_iter()
         .rev()
         .collect();
+    let help = if log.contains("too large")
+        || log.contains("too complex")
+        || log.contains("infinite loop")
+    {
+        "the verifier follows every path of the program and gives up after 1,000,000 instructions: bound loops to fewer iterations"
+    } else {
+        "this is a weft code generation bug if the script is valid: please report it with the script"
+    };
     d.with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
-        .with_help("this is a weft code generation bug if the script is valid: please report it with the script")
+        .with_help(help)
 }
 
 /// Probes that need kprobes, checked against the running kernel before

@@ -581,3 +581,34 @@ fn builtins_and_str_length() {
     assert!(out.stdout.contains("@e: 1\n"), "{}", out.stdout);
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn verifier_rejection_points_at_the_script() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            "BEGIN { $i = 0; while ($i < 1000000) { $i++; } exit(); }",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr
+            .contains("error[E0503]: the kernel's verifier rejected probe program `p0_begin`"),
+        "{}",
+        out.stderr
+    );
+    // The failing instruction comes from the loop body.
+    assert!(out.stderr.contains("stdin:1:40:"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("bound loops to fewer iterations"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("processed 1000001 insns"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,91 @@
+//! The command line without the kernel: help, argument errors, dumps.
+
+mod common;
+
+use std::time::Duration;
+
+use common::run_weft;
+
+#[test]
+fn help_and_version() {
+    let out = run_weft(&["--help"], Duration::from_secs(10));
+    assert_eq!(out.status, Some(0));
+    assert!(
+        out.stdout
+            .starts_with("USAGE:\n    weft [options] filename [arg ...]\n"),
+        "{}",
+        out.stdout
+    );
+    let out = run_weft(&["-V"], Duration::from_secs(10));
+    assert_eq!(out.stdout, format!("weft {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_sentence() {
+    let out = run_weft(&["--bogus"], Duration::from_secs(10));
+    assert_eq!(out.status, Some(2));
+    assert_eq!(
+        out.stderr,
+        "weft: error: unknown option `--bogus` (see --help)\n"
+    );
+    let out = run_weft(&[], Duration::from_secs(10));
+    assert_eq!(out.status, Some(2));
+    let out = run_weft(&["/nonexistent/script.bt"], Duration::from_secs(10));
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr
+            .starts_with("weft: error: cannot read /nonexistent/script.bt"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn syntax_errors_render_with_file_line_and_caret() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("bad.bt");
+    std::fs::write(&script, "BEGIN {\n  @x = (1 + ;\n}\n").unwrap();
+    let out = run_weft(&[script.to_str().unwrap()], Duration::from_secs(10));
+    assert_eq!(out.status, Some(1));
+    let first = out.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("{}:2:", script.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("2 |   @x = (1 + ;"), "{}", out.stderr);
+    assert!(out.stderr.contains('^'), "{}", out.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn dumps_every_stage() {
+    let out = run_weft(
+        &["-d", "all", "-e", "BEGIN { @x[comm] = count(); exit(); }"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("Program\n  Probe\n    AttachPoint BEGIN"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("map @x[string[16]]: count_t\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("p0_begin:\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("call bpf_get_current_comm#16"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("call bpf_ringbuf_reserve#131"),
+        "{}",
+        out.stdout
+    );
+}

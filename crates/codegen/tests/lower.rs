@@ -1,0 +1,77 @@
+//! Small lowering snapshots, one construct each: the disassembly weft
+//! generates for a script (as `weft -d bpf` prints it). Bless with
+//! `INSTA_UPDATE=always cargo test -p codegen --test lower` and read the diff.
+
+use ktypes::FixtureKernel;
+use sema::{CheckOptions, check};
+use source::SourceMap;
+
+fn lower(src: &str) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, diags) = syntax::parse(map.file(id));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let (typed, diags) = check(
+        &program,
+        &FixtureKernel::typical(),
+        &CheckOptions::default(),
+    );
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let compiled = codegen::compile(&program, &typed).expect("compiles");
+    let mut out = String::new();
+    for (name, func) in &compiled.functions {
+        out.push_str(&format!("{name}:\n{}", codegen::disasm(func)));
+    }
+    out
+}
+
+macro_rules! case {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), lower($src), $src);
+        }
+    };
+}
+
+case!(
+    keyless_count,
+    "tracepoint:syscalls:sys_enter_getppid { @ = count(); }"
+);
+case!(
+    count_by_tid,
+    "tracepoint:syscalls:sys_enter_getppid { @[tid] = count(); }"
+);
+case!(
+    hist_of_field,
+    "tracepoint:syscalls:sys_exit_read { @ = hist(args->ret); }"
+);
+case!(
+    predicate_on_pid,
+    "tracepoint:syscalls:sys_enter_getppid /pid == 42/ { @ = count(); }"
+);
+case!(
+    printf_int_and_string,
+    r#"tracepoint:syscalls:sys_enter_openat { printf("%d %s\n", pid, str(args->filename)); }"#
+);
+case!(
+    string_compare_with_literal,
+    r#"tracepoint:syscalls:sys_enter_getppid /comm == "bash"/ { @ = count(); }"#
+);
+case!(
+    store_and_delete,
+    "tracepoint:syscalls:sys_enter_read { @s[tid] = nsecs; } tracepoint:syscalls:sys_exit_read { delete(@s[tid]); }"
+);
+case!(
+    scratch_variable_loop,
+    "BEGIN { $i = 0; while ($i < 4) { $i++; } @ = $i; }"
+);
+case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
