@@ -109,19 +109,20 @@ fn trace(args: &Args) -> Result<(), String> {
     }
 
     signals::install();
-    let mut session = match runtime::Session::load(
-        &out.compiled.elf,
-        &out.compiled.manifest,
-        &Default::default(),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            if let Some(c) = child.as_mut() {
-                c.kill();
-            }
-            return Err(runtime_error(&e, &out.compiled, &sources));
-        }
+    let load_opts = runtime::LoadOptions {
+        ringbuf_size: ringbuf_size_from_env()?,
+        ..Default::default()
     };
+    let mut session =
+        match runtime::Session::load(&out.compiled.elf, &out.compiled.manifest, &load_opts) {
+            Ok(s) => s,
+            Err(e) => {
+                if let Some(c) = child.as_mut() {
+                    c.kill();
+                }
+                return Err(runtime_error(&e, &out.compiled, &sources));
+            }
+        };
     let writer: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             std::fs::File::create(path)

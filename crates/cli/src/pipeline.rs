@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use codegen::Compiled;
 use ktypes::KernelInfo;
-use sema::{CheckOptions, TypedProgram};
+use sema::CheckOptions;
 use source::{Diagnostic, Diagnostics, SourceMap};
 use syntax::ast::Program;
 
@@ -13,8 +13,6 @@ use crate::args::DumpStage;
 
 /// What the compiler produced, or the diagnostics that stopped it.
 pub struct Output {
-    pub program: Program,
-    pub typed: TypedProgram,
     pub compiled: Compiled,
     /// Warnings (never errors) to show.
     pub warnings: Diagnostics,
@@ -57,8 +55,6 @@ pub fn compile(
         }
     }
     Ok(Output {
-        program,
-        typed,
         compiled,
         warnings: diags,
     })

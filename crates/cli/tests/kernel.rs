@@ -612,3 +612,19 @@ fn verifier_rejection_points_at_the_script() {
         out.stderr
     );
 }
+
+#[test]
+fn printf_conversions() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            r#"BEGIN { printf("%i|%5i|%lu|%llu|%X|%c|%p|%-3s|%03d\n", 42, -3, 7, 8, 255, 65, 4096, "s", 5); exit(); }"#,
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        out.stdout,
+        "Attaching 1 probe...\n42|   -3|7|8|FF|A|0x1000|s  |005\n\n\n"
+    );
+}

@@ -7,7 +7,8 @@
 //! after the last conversion *unprocessed*. Hence the quirks reproduced here:
 //! `%%` prints `%` before the last conversion but `%%` after it; `%c` of 0
 //! prints nothing; `%d` takes the low 32 bits and `%hhd` the low 8; `%p` of
-//! 0 prints `(nil)`. Each piece is interpreted here as glibc would.
+//! 0 prints `(nil)`. Each piece is interpreted here as glibc would. `%i`
+//! (which bpftrace 0.17 lacks) is accepted as C's synonym of `%d`.
 
 use crate::value::Value;
 
@@ -221,7 +222,7 @@ fn match_conversion(bytes: &[u8], start: usize) -> Option<(usize, String)> {
     for length in [&b"hh"[..], b"h", b"ll", b"l", b"j", b"z", b"t", b""] {
         if let Some(after) = rest.strip_prefix(length)
             && let Some(&c) = after.first()
-            && b"duoxXp".contains(&c)
+            && b"diuoxXp".contains(&c)
         {
             let end = i + length.len() + 1;
             return Some((end, String::from_utf8_lossy(&bytes[i..end]).into_owned()));
@@ -346,7 +347,7 @@ fn parse_directive(
     let mut buffer = BufferMode::Mixed;
     match conversion {
         b'%' => return Ok((None, i)),
-        b'd' | b'u' | b'o' | b'x' | b'X' | b'c' | b's' | b'p' => {}
+        b'd' | b'i' | b'u' | b'o' | b'x' | b'X' | b'c' | b's' | b'p' => {}
         // bpftrace rewrites exactly `%r`, `%rx` and `%rh` to `%s`.
         b'r' if i == start + 2 => match bytes.get(i) {
             Some(b'x') => {
@@ -422,7 +423,7 @@ fn format_directive(d: &Directive, arg: &Value, out: &mut Vec<u8>) {
 /// C's integer conversions of the argument's 64-bit pattern after the
 /// length modifier's truncation (varargs pass 64 bits; `%d` reads 32).
 fn format_integer(d: &Directive, bits: u64, out: &mut Vec<u8>) {
-    let signed = d.conversion == b'd';
+    let signed = matches!(d.conversion, b'd' | b'i');
     let (negative, magnitude) = if signed {
         let v = match d.length {
             Length::Char => i64::from(bits as i8),

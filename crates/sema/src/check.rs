@@ -17,7 +17,6 @@ use crate::builtins::{
     BUILTIN_NAMES, FUNCTION_NAMES, Function, builtin, function, planned_builtin, planned_function,
 };
 use crate::diagnostics as diag;
-use crate::printf_format::{ArgClass, conversions};
 use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve};
 use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
@@ -1254,31 +1253,34 @@ impl<'a> Checker<'a> {
         };
         let format = String::from_utf8_lossy(bytes).into_owned();
         let arg_types: Vec<Type> = rest.iter().map(|a| self.expr(s, a)).collect();
-        let convs = match conversions(&format) {
-            Ok(c) => c,
-            Err((_, message)) => {
-                self.error(diag::printf_format(first.span, &message));
+        // The same parser renders the output, so what passes here prints as checked.
+        let parsed = output::Format::parse(&format);
+        let kinds = match parsed.validate() {
+            Ok(k) => k,
+            Err(err) => {
+                self.error(diag::printf_format(first.span, &err.message));
                 return Type::Void;
             }
         };
-        if convs.len() != rest.len() {
-            self.error(diag::printf_args(e.span, convs.len(), rest.len()));
+        if kinds.len() != rest.len() {
+            self.error(diag::printf_args(e.span, kinds.len(), rest.len()));
             return Type::Void;
         }
-        for ((conv, arg), t) in convs.iter().zip(rest).zip(&arg_types) {
-            let ok = match conv.class {
-                ArgClass::Int | ArgClass::Pointer => t.is_scalar(),
-                ArgClass::Str => t.is_str() || t.is_scalar() || *t == Type::Inet,
+        for ((conv, arg), t) in parsed.conversions().iter().zip(rest).zip(&arg_types) {
+            let ok = match conv.kind {
+                output::ArgKind::Integer => t.is_scalar(),
+                output::ArgKind::String => t.is_str() || *t == Type::Inet,
+                output::ArgKind::Buffer => false,
             };
             if !ok {
-                let spec = &format[conv.start..conv.end];
-                let expected = match conv.class {
-                    ArgClass::Str => "a string",
-                    _ => "an integer",
+                let expected = match conv.kind {
+                    output::ArgKind::String => "a string",
+                    output::ArgKind::Integer => "an integer",
+                    output::ArgKind::Buffer => "a buffer (buf() is not supported yet)",
                 };
                 self.error(diag::type_mismatch(
                     arg.span,
-                    &format!("`{spec}`"),
+                    &format!("`%{}`", conv.specifier),
                     expected,
                     t,
                 ));

@@ -6,7 +6,6 @@
 pub mod builtins;
 mod check;
 pub mod diagnostics;
-pub mod printf_format;
 pub mod providers;
 mod typed;
 mod types;
