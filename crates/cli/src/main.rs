@@ -86,7 +86,16 @@ fn trace(args: &Args) -> Result<(), String> {
         pid_filter: args.pid,
     };
     let mut dumps = String::new();
-    let result = pipeline::compile(&sources, file, &kernel, &opts, args.dump, &mut dumps);
+    let started = std::time::Instant::now();
+    let result = pipeline::compile(
+        &sources,
+        file,
+        &kernel,
+        &opts,
+        &codegen_options_from_env()?,
+        args.dump,
+        &mut dumps,
+    );
     print!("{dumps}");
     let out = match result {
         Ok(out) => out,
@@ -97,6 +106,21 @@ fn trace(args: &Args) -> Result<(), String> {
             return Err(render_all(diags.iter(), &sources));
         }
     };
+    if args.verbose {
+        let instructions: usize = out
+            .compiled
+            .functions
+            .iter()
+            .map(|(_, f)| f.insns.len())
+            .sum();
+        eprintln!(
+            "weft: compiled {} program(s), {instructions} instructions, {} map(s), a {}-byte object in {:.2} ms",
+            out.compiled.functions.len(),
+            out.compiled.manifest.maps.len(),
+            out.compiled.elf.len(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
     if !out.warnings.is_empty() {
         eprint!("{}", render_all(out.warnings.iter(), &sources));
     }
@@ -154,6 +178,24 @@ fn trace(args: &Args) -> Result<(), String> {
         Err(run::RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(run::RunError::Output(e)) => Err(format!("weft: error: writing output: {e}")),
     }
+}
+
+/// `BPFTRACE_MAP_KEYS_MAX` (bpftrace's knob) bounds every map.
+fn codegen_options_from_env() -> Result<codegen::Options, String> {
+    let mut options = codegen::Options::default();
+    if let Ok(text) = std::env::var("BPFTRACE_MAP_KEYS_MAX") {
+        options.max_map_entries = text
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                format!(
+                    "weft: error: BPFTRACE_MAP_KEYS_MAX must be a positive number, not `{text}`"
+                )
+            })?;
+    }
+    Ok(options)
 }
 
 /// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer;

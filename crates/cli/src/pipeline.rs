@@ -24,6 +24,7 @@ pub fn compile(
     file: source::FileId,
     kernel: &dyn KernelInfo,
     opts: &CheckOptions,
+    codegen_options: &codegen::Options,
     dump: Option<DumpStage>,
     dumps: &mut String,
 ) -> Result<Output, Diagnostics> {
@@ -46,7 +47,7 @@ pub fn compile(
     if matches!(dump, Some(DumpStage::Types | DumpStage::All)) {
         dumps.push_str(&sema::print_types(&typed));
     }
-    let compiled = codegen::compile(&program, &typed).map_err(one)?;
+    let compiled = codegen::compile_with(&program, &typed, codegen_options).map_err(one)?;
     if matches!(dump, Some(DumpStage::Bpf | DumpStage::All)) {
         for (name, func) in &compiled.functions {
             let _ = writeln!(dumps, "{name}:");

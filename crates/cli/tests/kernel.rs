@@ -628,3 +628,122 @@ fn printf_conversions() {
         "Attaching 1 probe...\n42|   -3|7|8|FF|A|0x1000|s  |005\n\n\n"
     );
 }
+
+#[test]
+fn full_maps_are_counted_and_reported() {
+    require_root!();
+    let out = common::run(
+        std::process::Command::new(common::weft())
+            .env("BPFTRACE_MAP_KEYS_MAX", "100")
+            .args([
+                "-q",
+                "-e",
+                "BEGIN { $i = 0; while ($i < 150) { @[$i] = 1; $i++; } exit(); }",
+            ]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout.lines().filter(|l| l.starts_with("@[")).count(),
+        100
+    );
+    assert!(
+        out.stderr
+            .contains("weft: 50 map update(s) failed because a map was full"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn data_loc_strings_wildcards_and_probe_names() {
+    require_root!();
+    let w = workload().display().to_string();
+    let out = trace_workload(
+        "tracepoint:sched:sched_process_exec /pid == cpid/ { printf(\"%s|%s\\n\", args->filename, str(args->filename)); }
+tracepoint:syscalls:sys_enter_getpp* /pid == cpid/ { @[probe] = count(); }",
+        "getppid 9",
+        &[],
+    );
+    assert_eq!(
+        out.stdout,
+        format!("{w}|{w}\n\n\n@[tracepoint:syscalls:sys_enter_getppid]: 9\n")
+    );
+}
+
+#[test]
+fn time_prints_local_time() {
+    require_root!();
+    let out = run_weft(
+        &["-q", "-e", "BEGIN { time(\"%Y\\n\"); time(); exit(); }"],
+        Duration::from_secs(20),
+    );
+    let year = std::process::Command::new("date")
+        .arg("+%Y")
+        .output()
+        .unwrap();
+    let year = String::from_utf8_lossy(&year.stdout).trim().to_string();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], year, "{}", out.stdout);
+    let hms: Vec<&str> = lines[1].split(':').collect();
+    assert!(
+        hms.len() == 3 && hms.iter().all(|p| p.len() == 2 && p.parse::<u8>().is_ok()),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn listing_tracepoints_with_and_without_arguments() {
+    require_root!();
+    let out = run_weft(
+        &["-l", "tracepoint:syscalls:sys_enter_getpp*"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.stdout, "tracepoint:syscalls:sys_enter_getppid\n");
+    let out = run_weft(
+        &["-lv", "tracepoint:syscalls:sys_enter_openat"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        out.stdout,
+        "tracepoint:syscalls:sys_enter_openat\n    int __syscall_nr\n    int dfd\n    const char * filename\n    int flags\n    umode_t mode\n"
+    );
+    let out = run_weft(&["-l", "sched:sched_switch"], Duration::from_secs(20));
+    assert_eq!(out.stdout, "tracepoint:sched:sched_switch\n");
+}
+
+#[test]
+fn script_file_with_positional_parameters_and_sigterm() {
+    require_root!();
+    let path = scratch("script.bt");
+    std::fs::write(&path, "#!/usr/bin/env weft\n// counts calls from one process\ntracepoint:syscalls:sys_enter_getppid /pid == $1/ {\n  @calls[str($2)] = count();\n}\n").unwrap();
+    let mut target = std::process::Command::new(workload())
+        .args(["sleep", "1500", "getppid", "77", "sleep", "60000"])
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut weft = std::process::Command::new(common::weft())
+        .args([path.to_str().unwrap(), &pid, "label"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    // SAFETY: signalling our own children.
+    unsafe { libc::kill(weft.id() as i32, libc::SIGTERM) };
+    let (status, timed_out) = common::wait_with_timeout(&mut weft, Duration::from_secs(10));
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(!timed_out);
+    assert_eq!(status, Some(0));
+    let mut out = String::new();
+    use std::io::Read;
+    weft.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(out, "Attaching 1 probe...\n\n\n@calls[label]: 77\n");
+    let _ = std::fs::remove_file(path);
+}

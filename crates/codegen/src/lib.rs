@@ -11,4 +11,4 @@ pub mod lower;
 pub use asm::{AluOp, Asm, AsmError, Cond, Function, Helper, Label, Reloc, Slot, Src, VReg, Width};
 pub use disasm::disasm;
 pub use elf::{ElfError, ElfMap, ElfProgram, MapType, write_object};
-pub use lower::{Compiled, compile};
+pub use lower::{Compiled, Options, compile, compile_with};

@@ -43,11 +43,35 @@ pub const DEFAULT_MAP_ENTRIES: u32 = 4096;
 
 /// Compiles a checked program into an ELF object and its manifest.
 pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diagnostic> {
+    compile_with(program, typed, &Options::default())
+}
+
+/// Knobs a user may turn (bpftrace's environment variables).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How many keys each script map holds (`BPFTRACE_MAP_KEYS_MAX`).
+    pub max_map_entries: u32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            max_map_entries: DEFAULT_MAP_ENTRIES,
+        }
+    }
+}
+
+/// [`compile`] with options.
+pub fn compile_with(
+    program: &Program,
+    typed: &TypedProgram,
+    options: &Options,
+) -> Result<Compiled, Diagnostic> {
     let manifest_maps: Vec<MapSpec> = typed
         .maps
         .iter()
         .enumerate()
-        .map(|(i, m)| map_spec(i, m))
+        .map(|(i, m)| map_spec(i, m, options.max_map_entries.max(1)))
         .collect();
     let printfs: Vec<PrintfSpec> = typed
         .printfs
@@ -188,7 +212,7 @@ fn program_symbol(index: usize, short: &str) -> String {
     kernel_name(&format!("p{index}_"), short)
 }
 
-fn map_spec(index: usize, m: &sema::MapInfo) -> MapSpec {
+fn map_spec(index: usize, m: &sema::MapInfo, max_entries: u32) -> MapSpec {
     let value = match &m.value {
         Type::Agg(a) => MapValue::Agg(a.clone()),
         t => MapValue::Plain(t.layout()),
@@ -198,7 +222,7 @@ fn map_spec(index: usize, m: &sema::MapInfo) -> MapSpec {
         bpf_name: kernel_name(&format!("m{index}_"), m.name.trim_start_matches('@')),
         key: m.key.as_ref().map(Type::layout),
         value,
-        max_entries: DEFAULT_MAP_ENTRIES,
+        max_entries,
     }
 }
 
