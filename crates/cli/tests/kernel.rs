@@ -747,3 +747,21 @@ fn script_file_with_positional_parameters_and_sigterm() {
     assert_eq!(out, "Attaching 1 probe...\n\n\n@calls[label]: 77\n");
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn maps_that_never_fired_print_like_bpftrace() {
+    require_root!();
+    // sethostname never runs during the test: every map stays empty.
+    let out = run_weft(
+        &[
+            "-e",
+            "interval:ms:50 { exit(); } tracepoint:syscalls:sys_enter_sethostname { @x = 5; @c = count(); @h = hist(1); @s = sum(3); @st = stats(2); @k[1] = count(); @str = \"abc\"; @mn = min(4); @a = avg(4); }",
+        ],
+        Duration::from_secs(20),
+    );
+    // Captured from bpftrace 0.17: only a keyless count() prints a zero.
+    assert_eq!(
+        out.stdout,
+        "Attaching 2 probes...\n\n\n\n\n@c: 0\n\n\n\n\n\n\n\n\n"
+    );
+}

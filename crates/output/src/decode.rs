@@ -80,6 +80,18 @@ pub fn decode_map(spec: &MapSpec, entries: &[(Vec<u8>, Vec<Vec<u8>>)]) -> MapDum
         })
         .collect();
     sort_for_print(&spec.value, &mut decoded);
+    // bpftrace 0.17 prints a keyless count() that never fired as `@c: 0`
+    // (its other empty maps print nothing).
+    if decoded.is_empty() && spec.key.is_none() && spec.value == MapValue::Agg(Aggregation::Count) {
+        let key: &[u8] = &[];
+        decoded.push((
+            key,
+            MapEntry {
+                key: Vec::new(),
+                value: MapEntryValue::Count(0),
+            },
+        ));
+    }
     MapDump {
         name: spec.name.clone(),
         kind,
