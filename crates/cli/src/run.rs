@@ -50,17 +50,13 @@ pub fn run(
         sink.flush().map_err(io_error)?;
     }
     let target = opts.pid.map(ProcessWatch::new);
+    let mut pump = Pump {
+        manifest: &manifest,
+        formats: &formats,
+        actions: VecDeque::new(),
+    };
     session.run_begin()?;
-    let mut actions: VecDeque<Action> = VecDeque::new();
-    let mut stop = drain(
-        session,
-        sink,
-        &manifest,
-        &formats,
-        &mut actions,
-        Duration::ZERO,
-    )?;
-    stop |= handle_actions(session, sink, &manifest, &mut actions)?;
+    let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
         session.attach()?;
         if opts.notify_attached {
@@ -70,23 +66,13 @@ pub fn run(
             child.release().map_err(io_error)?;
         }
         loop {
-            let mut stop = drain(
-                session,
-                sink,
-                &manifest,
-                &formats,
-                &mut actions,
-                POLL_INTERVAL,
-            )?;
-            stop |= handle_actions(session, sink, &manifest, &mut actions)?;
+            let stop = pump.run(session, sink, POLL_INTERVAL)?;
             sink.flush().map_err(io_error)?;
             if stop || signals::stop_requested() {
                 break;
             }
-            if let Some(child) = opts.child.as_deref_mut() {
-                if child.exited() {
-                    break;
-                }
+            if opts.child.as_deref_mut().is_some_and(HeldChild::exited) {
+                break;
             }
             if target.as_ref().is_some_and(ProcessWatch::exited) {
                 break;
@@ -95,25 +81,9 @@ pub fn run(
     }
     session.detach();
     // What the probes wrote before detaching, then END's own output.
-    drain(
-        session,
-        sink,
-        &manifest,
-        &formats,
-        &mut actions,
-        Duration::ZERO,
-    )?;
-    handle_actions(session, sink, &manifest, &mut actions)?;
+    pump.run(session, sink, Duration::ZERO)?;
     session.run_end()?;
-    drain(
-        session,
-        sink,
-        &manifest,
-        &formats,
-        &mut actions,
-        Duration::ZERO,
-    )?;
-    handle_actions(session, sink, &manifest, &mut actions)?;
+    pump.run(session, sink, Duration::ZERO)?;
 
     let mut dumps = Vec::new();
     for spec in &manifest.maps {
@@ -139,8 +109,46 @@ pub fn run(
     Ok(())
 }
 
+/// Moves records from the ring buffer to the sink, carrying out the actions
+/// that need the session in order.
+struct Pump<'a> {
+    manifest: &'a Manifest,
+    formats: &'a [Format],
+    actions: VecDeque<Action>,
+}
+
+impl Pump<'_> {
+    /// Drains until the buffer is empty (waiting up to `timeout` for the first
+    /// record). Returns true once `exit()` was seen.
+    fn run(
+        &mut self,
+        session: &mut Session,
+        sink: &mut dyn Sink,
+        timeout: Duration,
+    ) -> Result<bool, RunError> {
+        let mut timeout = timeout;
+        loop {
+            drain(
+                session,
+                sink,
+                self.manifest,
+                self.formats,
+                &mut self.actions,
+                timeout,
+            )?;
+            if self.actions.is_empty() {
+                return Ok(false);
+            }
+            if handle_actions(session, sink, self.manifest, &mut self.actions)? {
+                return Ok(true);
+            }
+            timeout = Duration::ZERO;
+        }
+    }
+}
+
 /// Hands every available record to the sink; stops early at a record that
-/// needs the session, so output keeps its order. Returns true on `exit()`.
+/// needs the session, so output keeps its order.
 fn drain(
     session: &mut Session,
     sink: &mut dyn Sink,
@@ -148,7 +156,7 @@ fn drain(
     formats: &[Format],
     actions: &mut VecDeque<Action>,
     timeout: Duration,
-) -> Result<bool, RunError> {
+) -> Result<(), RunError> {
     let mut write_error = None;
     let mut on_event = |rec: &[u8]| -> ControlFlow<()> {
         if rec.len() < EVENT_HEADER_SIZE as usize {
@@ -236,7 +244,7 @@ fn drain(
     if let Some(e) = write_error {
         return Err(io_error(e));
     }
-    Ok(actions.iter().any(|a| matches!(a, Action::Exit)))
+    Ok(())
 }
 
 /// Carries out queued actions, draining the records that follow each one.

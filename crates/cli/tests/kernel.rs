@@ -765,3 +765,13 @@ fn maps_that_never_fired_print_like_bpftrace() {
         "Attaching 2 probes...\n\n\n\n\n@c: 0\n\n\n\n\n\n\n\n\n"
     );
 }
+
+#[test]
+fn output_keeps_its_order_around_map_prints_in_end() {
+    require_root!();
+    let out = run_weft(
+        &["-e", r#"BEGIN { @a = 1; exit(); } END { print(@a); printf("x\n"); print(@a); printf("y\n"); }"#],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.stdout, "Attaching 2 probes...\n@a: 1\nx\n@a: 1\ny\n\n\n@a: 1\n");
+}
