@@ -2,7 +2,7 @@
 # Installs what building and testing weft needs on Debian/Ubuntu; safe to run again.
 set -euo pipefail
 need=()
-for pkg in pkg-config libelf-dev zlib1g-dev make gcc; do
+for pkg in pkg-config libelf-dev zlib1g-dev make gcc systemtap-sdt-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Optional tools the tests use when present: bpftool and llvm-objdump read our ELF objects.

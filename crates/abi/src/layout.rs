@@ -18,6 +18,14 @@ pub enum Layout {
     Bytes { size: u32 },
     /// No value (e.g. a map used only as a set).
     None,
+    /// `kstack`: the `u64` stack id from `bpf_get_stackid` (see [`crate::stack`]).
+    KStack { mode: crate::StackMode, limit: u32 },
+    /// `ustack`: `stack_id: u64, pid: u64` (see [`crate::stack`]).
+    UStack { mode: crate::StackMode, limit: u32 },
+    /// `ksym(addr)`: the `u64` address, printed as the kernel symbol's name.
+    KSym,
+    /// `usym(addr)`: `addr: u64, pid: u64`, printed as the symbol's name.
+    USym,
 }
 
 /// A field of a [`Layout::Tuple`] or of a record.
@@ -51,6 +59,8 @@ impl Layout {
             Layout::Inet => 24,
             Layout::Tuple { size, .. } => *size,
             Layout::None => 0,
+            Layout::KStack { .. } | Layout::KSym => 8,
+            Layout::UStack { .. } | Layout::USym => 16,
         }
     }
 
@@ -58,6 +68,7 @@ impl Layout {
         match self {
             Layout::Int { size, .. } => *size as u32,
             Layout::Pointer | Layout::Inet => 8,
+            Layout::KStack { .. } | Layout::UStack { .. } | Layout::KSym | Layout::USym => 8,
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }

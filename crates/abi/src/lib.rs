@@ -7,8 +7,11 @@
 //! `output` uses it to decode bytes into printable values.
 //! All integers are little-endian (x86_64, aarch64).
 
+pub mod arch;
 mod layout;
 mod manifest;
+pub mod stack;
+pub mod stream;
 
 pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
 pub use manifest::{
@@ -16,3 +19,5 @@ pub use manifest::{
     JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest, MapSpec, MapValue, PrintfArg,
     PrintfSpec, ProgramSpec, SCALAR_KEY_SIZE, ZERO_MAP,
 };
+pub use stack::{StackMapSpec, StackMode};
+pub use stream::{StageSpec, StreamCounter, StreamField, StreamSpec};

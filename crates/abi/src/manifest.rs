@@ -49,6 +49,9 @@ pub enum EventKind {
     /// `join(argv[, delim])`: `id` indexes [`Manifest::join_delimiters`]; then
     /// `count: u64` and [`JOIN_MAX_ARGS`] strings of [`JOIN_ARG_SIZE`] bytes.
     Join = 7,
+    /// A completed (or, with `incomplete`, expired) stream instance: `id` is
+    /// the stream index; the record is laid out as `crate::stream` describes.
+    Stream = 8,
 }
 
 /// How many array elements `join()` reads.
@@ -68,6 +71,7 @@ impl EventKind {
             5 => EventKind::Zero,
             6 => EventKind::Time,
             7 => EventKind::Join,
+            8 => EventKind::Stream,
             _ => return None,
         })
     }
@@ -145,6 +149,38 @@ pub enum Attach {
     Tracepoint { category: String, name: String },
     /// `interval:...`: a software cpu-clock perf event on one CPU with this period.
     Interval { period_ns: u64 },
+    /// `uprobe`/`uretprobe`/`usdt`: a uprobe on `offset` bytes into the file
+    /// `path` (a function entry, a return, or a USDT site).
+    Uprobe {
+        path: String,
+        offset: u64,
+        retprobe: bool,
+        /// `-p PID`: only this process.
+        pid: Option<u32>,
+        /// File offset of a USDT semaphore the kernel increments while attached, or 0.
+        ref_ctr_offset: u64,
+    },
+    /// `profile`, `software` and `hardware`: a sampling perf event of this
+    /// `perf_event_attr` type and config, opened on every online CPU, whose
+    /// program runs every `period` events (nanoseconds for the clocks).
+    PerfEvent {
+        event_type: u32,
+        config: u64,
+        period: u64,
+    },
+    /// `kprobe`/`kretprobe`: a kprobe on kernel function `func` (in `module`,
+    /// or vmlinux) at `offset` bytes past its entry, or at its return.
+    Kprobe {
+        func: String,
+        module: Option<String>,
+        offset: u64,
+        retprobe: bool,
+    },
+    /// `fentry`/`fexit`: a BPF trampoline on kernel function `func`; libbpf
+    /// finds its BTF id from the program's section (`fentry/func`) at load.
+    Fentry { func: String, exit: bool },
+    /// `rawtracepoint:name`: the tracepoint's raw arguments (`raw_tp`).
+    RawTracepoint { name: String },
 }
 
 /// One BPF program of the object.
@@ -168,6 +204,10 @@ pub struct Manifest {
     pub time_formats: Vec<String>,
     /// The delimiter of each `join()` call site.
     pub join_delimiters: Vec<String>,
+    /// Every `stream`, indexed by the `id` of its records.
+    pub streams: Vec<crate::stream::StreamSpec>,
+    /// The stack-trace maps that `kstack`/`ustack` values index, one per frame limit.
+    pub stack_maps: Vec<crate::StackMapSpec>,
     /// Size of [`EVENTS_MAP`] in bytes (a power of two, multiple of the page size).
     pub ringbuf_size: u32,
 }

@@ -15,6 +15,8 @@ OPTIONS:
     -l [PATTERN]      list probes matching PATTERN (e.g. 'tracepoint:syscalls:*'); -lv adds arguments
     -f FORMAT         output format: text (default) or json
     -o FILE           write output to FILE instead of stdout
+    --timeline FILE   also write stream records to FILE as a trace for ui.perfetto.dev or
+                      chrome://tracing (written at exit)
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -53,6 +55,8 @@ pub struct Args {
     pub list: Option<Option<String>>,
     pub format: Option<OutputFormat>,
     pub output: Option<PathBuf>,
+    /// `--timeline FILE`: stream records as a Chrome trace-event file.
+    pub timeline: Option<PathBuf>,
     pub quiet: bool,
     pub verbose: bool,
     pub dump: Option<DumpStage>,
@@ -93,6 +97,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                 );
             }
             "-o" => out.output = Some(value(&mut i, "-o")?.into()),
+            "--timeline" => out.timeline = Some(value(&mut i, "--timeline")?.into()),
             "-f" => {
                 out.format = Some(match value(&mut i, "-f")?.as_str() {
                     "text" => OutputFormat::Text,
@@ -186,6 +191,17 @@ mod tests {
         let a = p(&["-lv", "tracepoint:sched:*"]).unwrap();
         assert_eq!(a.list, Some(Some("tracepoint:sched:*".into())));
         assert!(a.verbose);
+    }
+
+    #[test]
+    fn timeline_file() {
+        let a = p(&["--timeline", "t.json", "-e", "BEGIN {}"]).unwrap();
+        assert_eq!(a.timeline.unwrap().to_str(), Some("t.json"));
+        assert!(
+            p(&["-e", "x", "--timeline"])
+                .unwrap_err()
+                .contains("needs a value")
+        );
     }
 
     #[test]

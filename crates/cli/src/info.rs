@@ -26,6 +26,13 @@ pub fn render(f: &Features) -> String {
         }
     );
     let _ = writeln!(s, "  kprobes: {}", yes_no(&f.kprobes));
+    let _ = writeln!(
+        s,
+        "  fentry/fexit (BPF trampolines): {}",
+        yes_no(&f.trampolines)
+    );
+    let _ = writeln!(s, "  kprobe_multi links: {}", yes_no(&f.kprobe_multi));
+    let _ = writeln!(s, "  uprobe_multi links: {}", yes_no(&f.uprobe_multi));
     let _ = writeln!(s, "  ring buffer: {}", yes_no(&f.ringbuf));
     let _ = writeln!(
         s,

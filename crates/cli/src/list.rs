@@ -12,6 +12,34 @@ pub fn run(pattern: &str, verbose: bool) -> ExitCode {
     // A pattern without a provider matches tracepoints by `category:name`, as bpftrace does.
     let (provider, rest) = match pattern.split_once(':') {
         Some((p, rest)) if matches!(p, "tracepoint" | "t") => ("tracepoint", rest),
+        Some((p, rest)) if matches!(p, "uprobe" | "u" | "uretprobe" | "ur" | "usdt" | "U") => {
+            let provider = match p {
+                "u" => "uprobe",
+                "ur" => "uretprobe",
+                "U" => "usdt",
+                p => p,
+            };
+            return crate::list_user::run(provider, rest, verbose);
+        }
+        Some((p, rest))
+            if matches!(
+                p,
+                "kprobe"
+                    | "k"
+                    | "kretprobe"
+                    | "kr"
+                    | "kfunc"
+                    | "fentry"
+                    | "f"
+                    | "kretfunc"
+                    | "fexit"
+                    | "fr"
+                    | "rawtracepoint"
+                    | "rt"
+            ) =>
+        {
+            return crate::list_kernel::run(p, rest, verbose);
+        }
         Some((p, _)) if sema::providers::provider_kind(p).is_some() => {
             eprintln!("weft: listing {p} probes is not supported yet; tracepoints are");
             return ExitCode::FAILURE;

@@ -6,9 +6,13 @@ mod args;
 mod child;
 mod info;
 mod list;
+mod list_kernel;
+mod list_user;
 mod pipeline;
 mod run;
 mod signals;
+mod stacks;
+mod streams;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -155,6 +159,14 @@ fn trace(args: &Args) -> Result<(), String> {
         None => Box::new(io::stdout().lock()),
     };
     let writer = BufWriter::with_capacity(64 * 1024, writer);
+    let timeline = match &args.timeline {
+        Some(path) => Some((
+            path.clone(),
+            std::fs::File::create(path)
+                .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?,
+        )),
+        None => None,
+    };
     let mut sink: Box<dyn Sink> = match args.format.unwrap_or(OutputFormat::Text) {
         OutputFormat::Text => Box::new(TextSink::new(writer)),
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
@@ -164,6 +176,7 @@ fn trace(args: &Args) -> Result<(), String> {
         child: child.as_mut(),
         pid: args.pid,
         notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
+        timeline,
     };
     let result = run::run(&mut session, sink.as_mut(), run_opts);
     let _ = sink.flush();

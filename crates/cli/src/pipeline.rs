@@ -128,27 +128,63 @@ fn missing_kernel_features(program: &Program, kernel: &dyn KernelInfo) -> Vec<Di
     use sema::providers::{ProviderKind, provider_kind};
     let mut out = Vec::new();
     let mut kprobes: Option<bool> = None;
+    let mut trampolines: Option<runtime::Support> = None;
     for item in &program.items {
         let syntax::ast::Item::Probe(probe) = item else {
             continue;
         };
         for ap in &probe.attach_points {
-            let Some(ProviderKind::Planned(kind @ ("kprobe" | "kretprobe"))) =
-                provider_kind(&ap.provider)
-            else {
-                continue;
+            let kind = match provider_kind(&ap.provider) {
+                Some(ProviderKind::Kprobe) => "kprobe",
+                Some(ProviderKind::Kretprobe) => "kretprobe",
+                Some(ProviderKind::Fentry) => "fentry",
+                Some(ProviderKind::Fexit) => "fexit",
+                _ => continue,
             };
-            let available =
-                *kprobes.get_or_insert_with(|| runtime::Features::probe().kprobes.is_yes());
-            if available {
-                continue;
-            }
+            let have_kprobes = *kprobes.get_or_insert_with(runtime::kernel_features::kprobes);
             let function = ap.parts.last().map(String::as_str).unwrap_or("");
-            let mut d = Diagnostic::error(format!(
-                "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
-            ))
-            .with_code("E0408")
-            .with_label(ap.span, "needs kprobes");
+            let function = function.split('+').next().unwrap_or(function);
+            let mut d = if matches!(kind, "fentry" | "fexit") {
+                let support = trampolines.get_or_insert_with(runtime::kernel_features::trampolines);
+                let runtime::Support::No(why) = support else {
+                    continue;
+                };
+                let d =
+                    Diagnostic::error(format!("this kernel cannot attach {kind} probes: {why}"))
+                        .with_code("E0454")
+                        .with_label(ap.span, "needs BPF trampolines");
+                if have_kprobes {
+                    let k = if kind == "fexit" {
+                        "kretprobe"
+                    } else {
+                        "kprobe"
+                    };
+                    out.push(d.with_help(format!(
+                        "use a kprobe instead: {k}:{function} (arguments as arg0..argN{})",
+                        if kind == "fexit" {
+                            ", the result as retval"
+                        } else {
+                            ""
+                        }
+                    )));
+                    continue;
+                }
+                d.with_note("kprobes are missing too: this kernel was built without kprobes (CONFIG_KPROBES is off)")
+            } else {
+                if have_kprobes {
+                    continue;
+                }
+                Diagnostic::error(format!(
+                    "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
+                ))
+                .with_code("E0408")
+                .with_label(ap.span, "needs kprobes")
+            };
+            let kind = if matches!(kind, "fexit" | "kretprobe") {
+                "kretprobe"
+            } else {
+                "kprobe"
+            };
             let syscall = function
                 .trim_start_matches("vfs_")
                 .trim_start_matches("ksys_")

@@ -6,11 +6,12 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
-use output::{Format, Sink, decode, decode_map, print_maps_at_exit};
+use output::{Format, Sink, decode, decode_map_with, print_maps_at_exit};
 use runtime::{RuntimeError, Session};
 
 use crate::child::HeldChild;
 use crate::signals;
+use crate::streams::Streams;
 
 /// How long one wait on the ring buffer may last before the loop looks at
 /// signals and the traced command again.
@@ -20,9 +21,18 @@ const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// printf records are written straight to the sink.
 enum Action {
     Exit,
-    Print { map: usize, top: u64, div: u64 },
+    Print {
+        map: usize,
+        top: u64,
+        div: u64,
+    },
     Clear(usize),
     Zero(usize),
+    /// A printf whose arguments hold stacks or symbols, resolved before printing.
+    Printf {
+        format: Box<Format>,
+        args: Vec<output::Value>,
+    },
 }
 
 pub struct RunOptions<'a> {
@@ -30,6 +40,8 @@ pub struct RunOptions<'a> {
     pub child: Option<&'a mut HeldChild>,
     pub pid: Option<u32>,
     pub notify_attached: bool,
+    /// `--timeline FILE`: the file, already created, written at exit.
+    pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -54,6 +66,9 @@ pub fn run(
         manifest: &manifest,
         formats: &formats,
         actions: VecDeque::new(),
+        streams: Streams::new(&manifest, opts.timeline.take()),
+        zeroed: vec![false; manifest.maps.len()],
+        symbols: crate::stacks::Symbols::default(),
     };
     session.run_begin()?;
     let stop = pump.run(session, sink, Duration::ZERO)?;
@@ -67,6 +82,7 @@ pub fn run(
         }
         loop {
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
+            pump.streams.tick(session, &manifest, sink)?;
             sink.flush().map_err(io_error)?;
             if stop || signals::stop_requested() {
                 break;
@@ -84,11 +100,14 @@ pub fn run(
     pump.run(session, sink, Duration::ZERO)?;
     session.run_end()?;
     pump.run(session, sink, Duration::ZERO)?;
+    let stream_report = pump.streams.finish(session, &manifest, sink)?;
 
     let mut dumps = Vec::new();
-    for spec in &manifest.maps {
+    for (spec, &zeroed) in manifest.maps.iter().zip(&pump.zeroed) {
         let entries = session.map_entries(&spec.bpf_name)?;
-        dumps.push(decode_map(spec, &entries));
+        let mut dump = decode_map_with(spec, &entries, zeroed);
+        output::resolve_dump(&mut dump, &mut pump.symbols.resolver(session));
+        dumps.push(dump);
     }
     print_maps_at_exit(sink, &dumps).map_err(io_error)?;
     let counters = session.counters()?;
@@ -103,6 +122,9 @@ pub fn run(
             "weft: {map_full} map update(s) failed because a map was full; those keys were not counted"
         );
     }
+    for line in stream_report {
+        eprintln!("{line}");
+    }
     if let Some(child) = opts.child {
         child.kill();
     }
@@ -115,6 +137,11 @@ struct Pump<'a> {
     manifest: &'a Manifest,
     formats: &'a [Format],
     actions: VecDeque<Action>,
+    streams: Streams,
+    /// Per map: `zero()` kept its fired keyless entry (see `decode_map_with`).
+    zeroed: Vec<bool>,
+    /// Kernel and user symbol tables for stacks, `ksym` and `usym`.
+    symbols: crate::stacks::Symbols,
 }
 
 impl Pump<'_> {
@@ -134,12 +161,20 @@ impl Pump<'_> {
                 self.manifest,
                 self.formats,
                 &mut self.actions,
+                &mut self.streams,
                 timeout,
             )?;
             if self.actions.is_empty() {
                 return Ok(false);
             }
-            if handle_actions(session, sink, self.manifest, &mut self.actions)? {
+            if handle_actions(
+                session,
+                sink,
+                self.manifest,
+                &mut self.actions,
+                &mut self.zeroed,
+                &mut self.symbols,
+            )? {
                 return Ok(true);
             }
             timeout = Duration::ZERO;
@@ -155,9 +190,13 @@ fn drain(
     manifest: &Manifest,
     formats: &[Format],
     actions: &mut VecDeque<Action>,
+    streams: &mut Streams,
     timeout: Duration,
 ) -> Result<(), RunError> {
     let mut write_error = None;
+    // Reused by every printf record of this drain.
+    let mut args: Vec<output::Value> = Vec::new();
+    let mut text: Vec<u8> = Vec::new();
     let mut on_event = |rec: &[u8]| -> ControlFlow<()> {
         if rec.len() < EVENT_HEADER_SIZE as usize {
             return ControlFlow::Continue(());
@@ -173,16 +212,23 @@ fn drain(
                 let (Some(spec), Some(format)) = (manifest.printfs.get(id), formats.get(id)) else {
                     return ControlFlow::Continue(());
                 };
-                let args: Vec<output::Value> = spec
-                    .args
-                    .iter()
-                    .map(|a| {
-                        let start = (a.field.offset as usize).min(rec.len());
-                        let end = (start + a.field.layout.size() as usize).min(rec.len());
-                        decode(&a.field.layout, &rec[start..end])
-                    })
-                    .collect();
-                if let Err(e) = sink.printf(&format.render(&args)) {
+                args.clear();
+                args.extend(spec.args.iter().map(|a| {
+                    let start = (a.field.offset as usize).min(rec.len());
+                    let end = (start + a.field.layout.size() as usize).min(rec.len());
+                    decode(&a.field.layout, &rec[start..end])
+                }));
+                if args.iter().any(output::stack::needs_resolving) {
+                    // Symbols need the session, which is busy polling: print it next.
+                    actions.push_back(Action::Printf {
+                        format: Box::new(format.clone()),
+                        args: std::mem::take(&mut args),
+                    });
+                    return ControlFlow::Break(());
+                }
+                text.clear();
+                format.render_into(&args, &mut text);
+                if let Err(e) = sink.printf(&text) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -212,6 +258,13 @@ fn drain(
                     })
                     .collect();
                 if let Err(e) = sink.join(&parts.join(delimiter.as_bytes())) {
+                    write_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            }
+            Some(EventKind::Stream) => {
+                if let Err(e) = streams.record(manifest, id, rec, sink) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -253,6 +306,8 @@ fn handle_actions(
     sink: &mut dyn Sink,
     manifest: &Manifest,
     actions: &mut VecDeque<Action>,
+    zeroed: &mut [bool],
+    symbols: &mut crate::stacks::Symbols,
 ) -> Result<bool, RunError> {
     let mut exit = false;
     while let Some(action) = actions.pop_front() {
@@ -261,17 +316,28 @@ fn handle_actions(
             Action::Print { map, top, div } => {
                 if let Some(spec) = manifest.maps.get(map) {
                     let entries = session.map_entries(&spec.bpf_name)?;
-                    sink.map(&decode_map(spec, &entries), top, div)
-                        .map_err(io_error)?;
+                    let kept = zeroed.get(map).copied().unwrap_or(false);
+                    let mut dump = decode_map_with(spec, &entries, kept);
+                    output::resolve_dump(&mut dump, &mut symbols.resolver(session));
+                    sink.map(&dump, top, div).map_err(io_error)?;
                 }
+            }
+            Action::Printf { format, mut args } => {
+                crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
+                sink.printf(&format.render(&args)).map_err(io_error)?;
             }
             Action::Clear(map) => {
                 if let Some(spec) = manifest.maps.get(map) {
                     session.clear_map(&spec.bpf_name)?;
+                    zeroed[map] = false;
                 }
             }
             Action::Zero(map) => {
                 if let Some(spec) = manifest.maps.get(map) {
+                    if spec.key.is_none() && !zeroed[map] {
+                        let entries = session.map_entries(&spec.bpf_name)?;
+                        zeroed[map] = !decode_map_with(spec, &entries, false).entries.is_empty();
+                    }
                     session.zero_map(&spec.bpf_name)?;
                 }
             }

@@ -1068,7 +1068,14 @@ fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Reg]) -> Allo
     let mut start = vec![NONE; nvregs];
     let mut end = vec![0usize; nvregs];
     let mut crosses = vec![false; nvregs];
-    let mut hint: Vec<Option<Reg>> = vec![None; nvregs];
+    // Registers each vreg would like, in order of first mention (a call's
+    // result wants R0, an argument its argument register).
+    let mut hint: Vec<Vec<Reg>> = vec![Vec::new(); nvregs];
+    fn want(hints: &mut Vec<Reg>, r: Reg) {
+        if !hints.contains(&r) {
+            hints.push(r);
+        }
+    }
     fn cover(v: usize, p: usize, start: &mut [usize], end: &mut [usize]) {
         if start[v] == NONE || p < start[v] {
             start[v] = p;
@@ -1101,18 +1108,18 @@ fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Reg]) -> Allo
                 });
                 for (k, a) in args.iter().enumerate() {
                     if let Src::Reg(v) = a {
-                        hint[v.0 as usize].get_or_insert(Reg::arg(k));
+                        want(&mut hint[v.0 as usize], Reg::arg(k));
                     }
                 }
                 if let Some(r) = ret {
-                    hint[r.0 as usize].get_or_insert(Reg::R0);
+                    want(&mut hint[r.0 as usize], Reg::R0);
                 }
             }
             Op::Entry => {
-                hint[CTX.0 as usize].get_or_insert(Reg::R1);
+                want(&mut hint[CTX.0 as usize], Reg::R1);
             }
             Op::Ret { value: Src::Reg(v) } => {
-                hint[v.0 as usize].get_or_insert(Reg::R0);
+                want(&mut hint[v.0 as usize], Reg::R0);
             }
             _ => {}
         }
@@ -1137,7 +1144,9 @@ fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Reg]) -> Allo
         .collect();
         let busy = |r: Reg| active.iter().any(|&(_, ar)| ar == r);
         let pick = hint[v]
-            .filter(|h| allowed.contains(h) && !busy(*h))
+            .iter()
+            .copied()
+            .find(|h| allowed.contains(h) && !busy(*h))
             .or_else(|| allowed.iter().copied().find(|r| !busy(*r)));
         if let Some(r) = pick {
             loc[v] = Some(Loc::Reg(r));

@@ -75,3 +75,11 @@ case!(
     "BEGIN { $i = 0; while ($i < 4) { $i++; } @ = $i; }"
 );
 case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
+case!(
+    deleted_keyless_hist_stays_a_hash,
+    "tracepoint:syscalls:sys_exit_read { @ = hist(args->ret); delete(@); }"
+);
+case!(
+    branches_on_logical_predicate,
+    "tracepoint:syscalls:sys_enter_getppid /pid == 42 || !(tid < 7 && cpu != 1)/ { @ = count(); }"
+);

@@ -1,13 +1,17 @@
 //! A [`KernelInfo`] made of canned answers, for tests that must not touch the kernel.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use crate::{KernelInfo, KernelInfoError, TracepointFormat, parse_format};
+use crate::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, parse_format};
 
 /// A kernel described by tracepoint format texts given by the test.
 #[derive(Debug, Default, Clone)]
 pub struct FixtureKernel {
     tracepoints: BTreeMap<(String, String), String>,
+    files: BTreeMap<String, Vec<u8>>,
+    btf: Option<Arc<Btf>>,
+    kernel_functions: Option<Vec<KernelFunction>>,
 }
 
 impl FixtureKernel {
@@ -22,6 +26,41 @@ impl FixtureKernel {
         self
     }
 
+    /// Adds a file that [`KernelInfo::read_file`] returns (a binary for uprobe tests).
+    pub fn with_file(mut self, path: &str, bytes: Vec<u8>) -> FixtureKernel {
+        self.files.insert(path.into(), bytes);
+        self
+    }
+
+    /// Adds kernel BTF (see [`crate::btf::BtfBuilder`]); panics on a malformed blob,
+    /// which is a bug in the test.
+    pub fn with_btf(mut self, bytes: Vec<u8>) -> FixtureKernel {
+        self.btf = Some(Arc::new(
+            Btf::parse(bytes).expect("fixture BTF must be well formed"),
+        ));
+        self
+    }
+
+    /// Sets the kernel functions kprobes may name (`name` or `module:name`).
+    pub fn with_kernel_functions(mut self, names: &[&str]) -> FixtureKernel {
+        let mut v: Vec<KernelFunction> = names
+            .iter()
+            .map(|n| match n.split_once(':') {
+                Some((m, f)) => KernelFunction {
+                    name: f.into(),
+                    module: Some(m.into()),
+                },
+                None => KernelFunction {
+                    name: (*n).into(),
+                    module: None,
+                },
+            })
+            .collect();
+        v.sort();
+        self.kernel_functions = Some(v);
+        self
+    }
+
     /// A small kernel with the syscall and scheduler tracepoints that tests use,
     /// copied from a 6.x x86_64 kernel's tracefs.
     pub fn typical() -> FixtureKernel {
@@ -32,7 +71,15 @@ impl FixtureKernel {
             );
             k = k.with_tracepoint(cat, name, &text);
         }
-        k
+        k.with_btf(crate::btf::fixture_btf())
+            .with_kernel_functions(&[
+                "vfs_read",
+                "vfs_readv",
+                "vfs_write",
+                "do_sys_openat2",
+                "ksys_read",
+                "ext4:ext4_file_open",
+            ])
     }
 }
 
@@ -109,6 +156,25 @@ impl KernelInfo for FixtureKernel {
 
     fn tracepoints(&self) -> Result<Vec<(String, String)>, KernelInfoError> {
         Ok(self.tracepoints.keys().cloned().collect())
+    }
+
+    fn btf(&self) -> Result<&Btf, KernelInfoError> {
+        self.btf.as_deref().ok_or_else(|| {
+            KernelInfoError::Unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux)".into())
+        })
+    }
+
+    fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
+        self.kernel_functions.clone().ok_or_else(|| {
+            KernelInfoError::Unavailable("the list of kernel functions is not available".into())
+        })
+    }
+
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, KernelInfoError> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| KernelInfoError::NotFound(format!("{path}: no such file")))
     }
 }
 

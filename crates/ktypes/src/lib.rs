@@ -3,10 +3,14 @@
 //! Parsers here take text or bytes, never paths: `runtime::SysKernelInfo`
 //! reads the files, tests use [`FixtureKernel`].
 
+pub mod btf;
 mod fixture;
+mod kfuncs;
 mod tracepoint_format;
 
+pub use btf::{Btf, BtfFunction, BtfParam};
 pub use fixture::FixtureKernel;
+pub use kfuncs::{KernelFunction, parse_filter_functions, parse_kallsyms_functions};
 pub use tracepoint_format::{FieldKind, TpField, TracepointFormat, parse_format};
 
 /// Why a kernel fact could not be had.
@@ -43,4 +47,30 @@ pub trait KernelInfo {
 
     /// Every tracepoint as `(category, name)`, sorted; used to expand wildcards and for `-l`.
     fn tracepoints(&self) -> Result<Vec<(String, String)>, KernelInfoError>;
+
+    /// The bytes of a file on the traced system: an executable or library
+    /// for uprobes and USDT, `/etc/ld.so.cache`, `/proc/PID/maps`.
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, KernelInfoError> {
+        Err(KernelInfoError::NotFound(format!("{path}: no such file")))
+    }
+
+    /// The directories of `$PATH`, where a program named without a `/` is looked up.
+    fn executable_search_path(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The kernel's BTF (`/sys/kernel/btf/vmlinux`), read on first use:
+    /// fentry/fexit parameters, typed raw tracepoint arguments, struct layouts.
+    fn btf(&self) -> Result<&Btf, KernelInfoError> {
+        Err(KernelInfoError::Unavailable(
+            "this kernel has no BTF (/sys/kernel/btf/vmlinux)".into(),
+        ))
+    }
+
+    /// Kernel functions a kprobe can attach to, sorted (for wildcards and `-l`).
+    fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
+        Err(KernelInfoError::Unavailable(
+            "the list of kernel functions is not available".into(),
+        ))
+    }
 }

@@ -39,6 +39,27 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
         Layout::None => Value::None,
+        Layout::KStack { mode, limit } | Layout::UStack { mode, limit } => {
+            let user = matches!(layout, Layout::UStack { .. });
+            Value::Stack(Box::new(crate::stack::Stack {
+                user,
+                mode: *mode,
+                limit: *limit,
+                id: read_uint(bytes, 8) as i64,
+                pid: if user {
+                    read_uint(field(bytes, 8, 8), 8) as u32
+                } else {
+                    0
+                },
+                frames: Vec::new(),
+            }))
+        }
+        Layout::KSym | Layout::USym => Value::Sym(crate::stack::SymValue {
+            user: matches!(layout, Layout::USym),
+            addr: read_uint(bytes, 8),
+            pid: read_uint(field(bytes, 8, 8), 8) as u32,
+            name: None,
+        }),
     }
 }
 
@@ -68,9 +89,25 @@ fn key_argument(layout: &Layout, bytes: &[u8]) -> Value {
 /// (aggregation) maps or a single buffer for plain maps, in the order the
 /// kernel iterated them (bpftrace's tie order).
 pub fn decode_map(spec: &MapSpec, entries: &[(Vec<u8>, Vec<Vec<u8>>)]) -> MapDump {
+    decode_map_with(spec, entries, false)
+}
+
+/// [`decode_map`], knowing whether `zero()` kept this keyless map's entry.
+///
+/// A keyless aggregation may live in a one-entry array whose entry always
+/// exists: all-zero values then mean "never fired", and it prints like a
+/// missing entry (count() and sum() excepted: their zero is a value). bpftrace
+/// keeps a zeroed entry, so after `zero()` of a map that had fired
+/// (`zeroed`), zeros print.
+pub fn decode_map_with(
+    spec: &MapSpec,
+    entries: &[(Vec<u8>, Vec<Vec<u8>>)],
+    zeroed: bool,
+) -> MapDump {
     let kind = map_kind(&spec.value);
     let mut decoded: Vec<(&[u8], MapEntry)> = entries
         .iter()
+        .filter(|(_, per_cpu)| spec.key.is_some() || zeroed || fired(&spec.value, per_cpu))
         .map(|(key, per_cpu)| {
             let entry = MapEntry {
                 key: decode_key(spec.key.as_ref(), key),
@@ -97,6 +134,16 @@ pub fn decode_map(spec: &MapSpec, entries: &[(Vec<u8>, Vec<Vec<u8>>)]) -> MapDum
         kind,
         keyed: spec.key.is_some(),
         entries: decoded.into_iter().map(|(_, e)| e).collect(),
+    }
+}
+
+/// Whether an aggregation value has seen an event: count() and sum() always
+/// count as seen; the others hold a non-zero word once they have one (avg and
+/// stats a count, min and max a `set` word, hist and lhist a bucket).
+fn fired(value: &MapValue, per_cpu: &[Vec<u8>]) -> bool {
+    match value {
+        MapValue::Plain(_) | MapValue::Agg(Aggregation::Count | Aggregation::Sum { .. }) => true,
+        MapValue::Agg(_) => per_cpu.iter().flatten().any(|&b| b != 0),
     }
 }
 

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use crate::hist::{hist_range, lhist_range};
 use crate::sink::Sink;
+use crate::stream::{StreamRecord, write_stream_json};
 use crate::text::{key_text, shown_entries, step_start};
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
@@ -64,6 +65,10 @@ impl<W: Write> Sink for JsonSink<W> {
 
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
         self.out.write_all(&map_json(map, top, div))
+    }
+
+    fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
+        write_stream_json(&mut self.out, record)
     }
 
     fn exit_separator(&mut self) -> io::Result<()> {
@@ -155,7 +160,7 @@ pub fn value_json(value: &Value, div: u64) -> Vec<u8> {
             .to_string()
             .into_bytes(),
         Value::Bool(b) => b.to_string().into_bytes(),
-        Value::Str(_) | Value::Bytes(_) => {
+        Value::Str(_) | Value::Bytes(_) | Value::Stack(_) | Value::Sym(_) => {
             let mut out = vec![b'"'];
             out.extend_from_slice(&escape(&crate::text::value_text(value)));
             out.push(b'"');

@@ -4,19 +4,27 @@
 //! - [`decode`]: raw map and record bytes into values, using the `abi` layouts;
 //! - [`printf`]: bpftrace's printf, parsed once and rendered per event;
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
-//!   any `std::io::Write`.
+//!   any `std::io::Write`;
+//! - [`stream`]: `stream` records decoded, and their text and JSON lines;
+//! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file.
 
 pub mod decode;
 mod hist;
 pub mod json;
 pub mod printf;
 mod sink;
+pub mod stack;
+pub mod stream;
 pub mod text;
+pub mod timeline;
 pub mod value;
 
-pub use decode::{decode, decode_key, decode_map, map_kind, merge_value};
+pub use decode::{decode, decode_key, decode_map, decode_map_with, map_kind, merge_value};
 pub use json::JsonSink;
 pub use printf::{ArgKind, Conversion, Format, FormatError, validate};
 pub use sink::{Sink, print_maps_at_exit};
+pub use stack::{Frame, Stack, StackResolver, SymValue, Symbol, resolve_dump, resolve_value};
+pub use stream::{StageRecord, StreamRecord, decode_stream_record};
 pub use text::TextSink;
+pub use timeline::TimelineWriter;
 pub use value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};

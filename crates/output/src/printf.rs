@@ -180,21 +180,27 @@ impl Format {
     /// Renders with `args` (one per conversion; missing ones print as 0 or empty).
     pub fn render(&self, args: &[Value]) -> Vec<u8> {
         let mut out = Vec::new();
+        self.render_into(args, &mut out);
+        out
+    }
+
+    /// [`Format::render`], appending to `out` (so a caller can reuse one buffer).
+    pub fn render_into(&self, args: &[Value], out: &mut Vec<u8>) {
         for (index, piece) in self.pieces.iter().enumerate() {
             let arg = args.get(index).unwrap_or(&Value::None);
-            let mut buffer = Vec::new();
+            let start = out.len();
             for part in piece {
                 match part {
-                    Piece::Literal(text) => buffer.extend_from_slice(text),
-                    Piece::Directive(directive) => format_directive(directive, arg, &mut buffer),
+                    Piece::Literal(text) => out.extend_from_slice(text),
+                    Piece::Directive(directive) => format_directive(directive, arg, out),
                 }
             }
             // bpftrace streams the snprintf buffer as a C string.
-            let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-            out.extend_from_slice(&buffer[..end]);
+            if let Some(nul) = out[start..].iter().position(|&b| b == 0) {
+                out.truncate(start + nul);
+            }
         }
         out.extend_from_slice(&self.trailing);
-        out
     }
 }
 
@@ -389,6 +395,7 @@ fn format_directive(d: &Directive, arg: &Value, out: &mut Vec<u8>) {
         b's' => {
             let text = match arg {
                 Value::Str(bytes) => bytes.clone(),
+                Value::Stack(stack) => crate::stack::stack_text(stack, 8),
                 other => crate::text::value_text(other),
             };
             let cut = d.precision.map_or(text.len(), |p| p.min(text.len()));
@@ -441,41 +448,73 @@ fn format_integer(d: &Directive, bits: u64, out: &mut Vec<u8>) {
         };
         (false, v)
     };
-    let mut digits = match d.conversion {
-        b'o' => format!("{magnitude:o}"),
-        b'x' => format!("{magnitude:x}"),
-        b'X' => format!("{magnitude:X}"),
-        _ => magnitude.to_string(),
+    let (radix, upper) = match d.conversion {
+        b'o' => (8, false),
+        b'x' => (16, false),
+        b'X' => (16, true),
+        _ => (10, false),
+    };
+    // Digits, right-aligned (22 octal digits at most).
+    let mut buf = [0u8; 24];
+    let mut start = buf.len();
+    let mut rest = magnitude;
+    loop {
+        let digit = (rest % radix) as u8;
+        start -= 1;
+        buf[start] = match digit {
+            0..=9 => b'0' + digit,
+            _ if upper => b'A' + digit - 10,
+            _ => b'a' + digit - 10,
+        };
+        rest /= radix;
+        if rest == 0 {
+            break;
+        }
     }
-    .into_bytes();
     if d.precision == Some(0) && magnitude == 0 {
-        digits.clear();
+        start = buf.len();
     }
-    if let Some(p) = d.precision
-        && digits.len() < p
-    {
-        let mut padded = vec![b'0'; p - digits.len()];
-        padded.extend_from_slice(&digits);
-        digits = padded;
-    }
-    let mut prefix: Vec<u8> = Vec::new();
+    let digits = &buf[start..];
+    // Zeros in front of the digits: up to the precision, or the octal `#` zero.
+    let mut zeros = d.precision.map_or(0, |p| p.saturating_sub(digits.len()));
+    let mut prefix = [0u8; 3];
+    let mut prefix_len = 0;
+    let mut push = |bytes: &[u8]| {
+        prefix[prefix_len..prefix_len + bytes.len()].copy_from_slice(bytes);
+        prefix_len += bytes.len();
+    };
     if negative {
-        prefix.push(b'-');
+        push(b"-");
     } else if d.flags.plus && signed {
-        prefix.push(b'+');
+        push(b"+");
     } else if d.flags.space && signed {
-        prefix.push(b' ');
+        push(b" ");
     }
     if d.flags.alternate {
         match d.conversion {
-            b'o' if digits.first() != Some(&b'0') => digits.insert(0, b'0'),
-            b'x' if magnitude != 0 => prefix.extend_from_slice(b"0x"),
-            b'X' if magnitude != 0 => prefix.extend_from_slice(b"0X"),
+            b'o' if zeros == 0 && digits.first() != Some(&b'0') => zeros = 1,
+            b'x' if magnitude != 0 => push(b"0x"),
+            b'X' if magnitude != 0 => push(b"0X"),
             _ => {}
         }
     }
-    let zero_fill = d.flags.zero && d.precision.is_none();
-    pad(out, d, &prefix, &digits, zero_fill);
+    let prefix = &prefix[..prefix_len];
+    let fill = d.width.saturating_sub(prefix.len() + zeros + digits.len());
+    if d.flags.left {
+        out.extend_from_slice(prefix);
+        out.resize(out.len() + zeros, b'0');
+        out.extend_from_slice(digits);
+        out.resize(out.len() + fill, b' ');
+    } else if d.flags.zero && d.precision.is_none() {
+        out.extend_from_slice(prefix);
+        out.resize(out.len() + fill + zeros, b'0');
+        out.extend_from_slice(digits);
+    } else {
+        out.resize(out.len() + fill, b' ');
+        out.extend_from_slice(prefix);
+        out.resize(out.len() + zeros, b'0');
+        out.extend_from_slice(digits);
+    }
 }
 
 /// Writes `prefix` and `body` padded to the directive's width.

@@ -2,6 +2,7 @@
 
 use std::io;
 
+use crate::stream::StreamRecord;
 use crate::value::{MapDump, Value};
 
 /// One output format. Methods write whole messages; callers buffer the
@@ -21,6 +22,8 @@ pub trait Sink {
     fn value(&mut self, value: &Value) -> io::Result<()>;
     /// `print(@m, top, div)`; `top == 0` shows all entries, `div == 0` means 1.
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()>;
+    /// One ended (or expired, when incomplete) instance of a `stream`.
+    fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()>;
     /// What bpftrace writes before printing the maps at exit.
     fn exit_separator(&mut self) -> io::Result<()>;
     fn flush(&mut self) -> io::Result<()>;

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use crate::hist::{bar_width, hist_range, lhist_range};
 use crate::sink::Sink;
+use crate::stream::{StreamRecord, write_stream_text};
 use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};
 
 /// Writes bpftrace's human-readable output.
@@ -51,6 +52,10 @@ impl<W: Write> Sink for TextSink<W> {
 
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
         self.out.write_all(&map_text(map, top, div))
+    }
+
+    fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
+        write_stream_text(&mut self.out, record)
     }
 
     fn exit_separator(&mut self) -> io::Result<()> {
@@ -165,6 +170,8 @@ fn value_text_divided(value: &Value, div: u64) -> Vec<u8> {
         }
         Value::Bytes(bytes) => hex_buffer(bytes),
         Value::None => Vec::new(),
+        Value::Stack(stack) => crate::stack::stack_text(stack, 4),
+        Value::Sym(sym) => crate::stack::sym_text(sym),
     }
 }
 

@@ -16,6 +16,10 @@ pub enum Value {
     /// Opaque bytes (`buf()`), printed like bpftrace's `hex_format_buffer`.
     Bytes(Vec<u8>),
     None,
+    /// `kstack`/`ustack` (frames filled in by [`crate::stack::resolve_value`]).
+    Stack(Box<crate::stack::Stack>),
+    /// `ksym(addr)`/`usym(addr)`.
+    Sym(crate::stack::SymValue),
 }
 
 impl Value {

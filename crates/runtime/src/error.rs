@@ -95,6 +95,12 @@ pub enum AttachError {
     /// The kind of event is not supported by this kernel (`ENOENT`/`EOPNOTSUPP` on a PMU, ...).
     #[error("{probe}: not supported by this kernel: {source}")]
     Unsupported { probe: String, source: SyscallError },
+    /// A `hardware:` event on a machine without a CPU PMU (no
+    /// `/sys/bus/event_source/devices/cpu`, or the kernel answered ENOENT/EOPNOTSUPP).
+    #[error(
+        "{probe}: this machine has no hardware performance counters (no CPU PMU in /sys/bus/event_source/devices), so hardware events cannot be sampled; use a software event such as software:cpu-clock instead"
+    )]
+    NoPmu { probe: String },
     /// Any other failure.
     #[error("{probe}: {source}")]
     Other { probe: String, source: SyscallError },
@@ -112,6 +118,7 @@ impl AttachError {
             | AttachError::Permission { probe, .. }
             | AttachError::Unsupported { probe, .. }
             | AttachError::Other { probe, .. }
+            | AttachError::NoPmu { probe }
             | AttachError::MissingProgram { probe, .. } => probe,
         }
     }

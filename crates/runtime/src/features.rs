@@ -76,6 +76,12 @@ pub struct Features {
     pub tracefs: Result<String, String>,
     /// kprobes: the `kprobe` perf PMU or tracefs `kprobe_events`.
     pub kprobes: Support,
+    /// fentry/fexit: a BPF trampoline program loads (`kernel_features::trampolines`).
+    pub trampolines: Support,
+    /// `kprobe_multi` links (one link for many kernel functions).
+    pub kprobe_multi: Support,
+    /// `uprobe_multi` links (one link for many user-space functions).
+    pub uprobe_multi: Support,
     /// A `BPF_MAP_TYPE_RINGBUF` map can be created.
     pub ringbuf: Support,
     /// A software `cpu-clock` perf event can be opened (`profile`, `interval`).
@@ -111,6 +117,9 @@ impl Features {
                 kprobe_pmu || kprobe_events,
                 "no kprobe PMU and no kprobe_events (kernel built without CONFIG_KPROBES)",
             ),
+            trampolines: crate::kernel_features::trampolines(),
+            kprobe_multi: crate::kernel_features::kprobe_multi(),
+            uprobe_multi: crate::kernel_features::uprobe_multi(),
             ringbuf: probe_ringbuf(),
             perf_software: probe_perf_software(),
             hardware_pmu: Support::from_bool(

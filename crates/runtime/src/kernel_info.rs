@@ -2,7 +2,12 @@
 
 use std::io;
 
-use ktypes::{KernelInfo, KernelInfoError, TracepointFormat, parse_format};
+use std::sync::OnceLock;
+
+use ktypes::{
+    Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, parse_filter_functions,
+    parse_format, parse_kallsyms_functions,
+};
 
 use crate::tracefs::Tracefs;
 
@@ -54,4 +59,52 @@ impl KernelInfo for SysKernelInfo {
             ))
         })
     }
+
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, KernelInfoError> {
+        std::fs::read(path).map_err(|e| io_error(path.to_string(), e))
+    }
+
+    fn btf(&self) -> Result<&Btf, KernelInfoError> {
+        vmlinux_btf().map_err(Clone::clone)
+    }
+
+    fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
+        if let Ok(tracefs) = self.tracefs() {
+            if let Ok(text) =
+                std::fs::read_to_string(tracefs.root().join("available_filter_functions"))
+            {
+                return Ok(parse_filter_functions(&text));
+            }
+        }
+        let text = std::fs::read_to_string("/proc/kallsyms")
+            .map_err(|e| io_error("/proc/kallsyms".to_string(), e))?;
+        Ok(parse_kallsyms_functions(&text))
+    }
+
+    fn executable_search_path(&self) -> Vec<String> {
+        std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(String::from)
+            .collect()
+    }
+}
+
+/// Where the running kernel describes its types.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// The kernel's BTF, read and indexed once, on first use.
+pub fn vmlinux_btf() -> Result<&'static Btf, &'static KernelInfoError> {
+    static BTF: OnceLock<Result<Btf, KernelInfoError>> = OnceLock::new();
+    BTF.get_or_init(|| {
+        let bytes = std::fs::read(VMLINUX_BTF).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => KernelInfoError::Unavailable(format!(
+                "this kernel has no BTF ({VMLINUX_BTF}; it needs CONFIG_DEBUG_INFO_BTF)"
+            )),
+            _ => KernelInfoError::Unavailable(format!("cannot read {VMLINUX_BTF}: {e}")),
+        })?;
+        Btf::parse(bytes)
+    })
+    .as_ref()
 }

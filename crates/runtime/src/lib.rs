@@ -14,17 +14,19 @@
 mod attach;
 mod error;
 pub mod features;
+pub mod kernel_features;
 mod kernel_info;
 mod libbpf_log;
 mod maps;
 mod ringbuf;
 mod session;
+pub mod symbols;
 mod sys;
 pub mod tracefs;
 
 pub use error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 pub use features::{Capabilities, Features, Support};
-pub use kernel_info::SysKernelInfo;
+pub use kernel_info::{SysKernelInfo, VMLINUX_BTF, vmlinux_btf};
 pub use libbpf_log::{failing_insn, silence_libbpf};
 pub use maps::MapEntry;
 pub use session::{LoadOptions, Session};

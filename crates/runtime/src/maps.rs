@@ -212,6 +212,20 @@ impl MapInfo {
         Ok(())
     }
 
+    /// Deletes one key; `Ok(false)` when it was not there.
+    pub(crate) fn delete(&self, key: &[u8]) -> Result<bool, MapError> {
+        if key.len() != self.key_size as usize {
+            return Err(self.err("bpf_map_delete_elem", -libc::EINVAL));
+        }
+        // SAFETY: key is key_size bytes (checked above).
+        let r = unsafe { sys::bpf_map_delete_elem(self.fd, key.as_ptr().cast()) };
+        match r {
+            0 => Ok(true),
+            r if -r == libc::ENOENT => Ok(false),
+            r => Err(self.err("bpf_map_delete_elem", r)),
+        }
+    }
+
     /// Deletes every key (arrays cannot lose keys: they are zeroed instead).
     pub(crate) fn clear(&self, ncpus: usize) -> Result<(), MapError> {
         if self.is_array() {

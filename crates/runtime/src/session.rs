@@ -322,10 +322,8 @@ impl Session {
                     probe: spec.probe.clone(),
                     program: spec.name.clone(),
                 })?;
-            if let Some(link) = attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe)?
-            {
-                self.links.push(link);
-            }
+            let links = attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe)?;
+            self.links.extend(links);
         }
         self.attached = true;
         Ok(self.links.len() - before)
@@ -352,7 +350,7 @@ impl Session {
         on_event: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> Result<usize, RuntimeError> {
         if let Some(ring) = self.ring.as_mut() {
-            let (n, stop) = ring.consume(on_event);
+            let (n, stop) = ring.consume_batched(timeout, on_event);
             if n > 0 || stop || timeout.is_zero() {
                 return Ok(n);
             }
@@ -387,6 +385,22 @@ impl Session {
     /// name: one value per possible CPU for per-CPU maps, one otherwise.
     pub fn map_entries(&self, name: &str) -> Result<Vec<MapEntry>, MapError> {
         self.map(name)?.entries(self.ncpus)
+    }
+
+    /// The addresses of stack `id` in the stack-trace map `map` (kernel name,
+    /// see `abi::stack`), innermost first, up to the first zero; empty when
+    /// the id is not in the map.
+    pub fn stack_addresses(&self, map: &str, id: u32) -> Result<Vec<u64>, MapError> {
+        let info = self.map(map)?;
+        let Some(values) = info.lookup(&id.to_le_bytes(), self.ncpus)? else {
+            return Ok(Vec::new());
+        };
+        let bytes = values.into_iter().next().unwrap_or_default();
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .take_while(|&a| a != 0)
+            .collect())
     }
 
     /// Deletes every key of a map (an array map is zeroed instead).
@@ -426,5 +440,46 @@ impl Session {
     /// Number of possible CPUs (the number of values per per-CPU entry).
     pub fn possible_cpus(&self) -> usize {
         self.ncpus
+    }
+
+    /// Deletes one key of a map (by script or kernel name); `Ok(false)` when
+    /// the key was not there (any more).
+    pub fn delete_key(&self, name: &str, key: &[u8]) -> Result<bool, MapError> {
+        self.map(name)?.delete(key)
+    }
+
+    /// The values of one key (one per possible CPU for per-CPU maps), or
+    /// `None` when the key is not there.
+    pub fn lookup_key(&self, name: &str, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>, MapError> {
+        let m = self.map(name)?;
+        if key.len() != m.key_size as usize {
+            return Ok(None);
+        }
+        m.lookup(key, self.ncpus)
+    }
+
+    /// A stream's counters ([`abi::StreamSpec::counters_map`], a per-CPU
+    /// `u64` array), summed over CPUs and indexed by [`abi::StreamCounter`].
+    pub fn stream_counters(
+        &self,
+        spec: &abi::StreamSpec,
+    ) -> Result<[u64; abi::StreamCounter::COUNT as usize], MapError> {
+        let m = self.map(&spec.counters_map)?;
+        let mut out = [0u64; abi::StreamCounter::COUNT as usize];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut key = vec![0u8; m.key_size as usize];
+            let idx = (i as u32).to_le_bytes();
+            let n = key.len().min(4);
+            key[..n].copy_from_slice(&idx[..n]);
+            if let Some(values) = m.lookup(&key, self.ncpus)? {
+                *slot = values.iter().fold(0u64, |sum, v| {
+                    let mut b = [0u8; 8];
+                    let n = v.len().min(8);
+                    b[..n].copy_from_slice(&v[..n]);
+                    sum.wrapping_add(u64::from_le_bytes(b))
+                });
+            }
+        }
+        Ok(out)
     }
 }

@@ -3,7 +3,7 @@
 //! silent rounds to let map types settle across probes (a map may be read
 //! in a probe written before the one that assigns it), then a reporting round.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use abi::Aggregation;
 use ktypes::{FieldKind, KernelInfo, TpField};
@@ -17,7 +17,8 @@ use crate::builtins::{
     BUILTIN_NAMES, FUNCTION_NAMES, Function, builtin, function, planned_builtin, planned_function,
 };
 use crate::diagnostics as diag;
-use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve};
+use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for};
+use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo};
 use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
@@ -40,9 +41,74 @@ pub fn check(
     opts: &CheckOptions,
 ) -> (TypedProgram, Diagnostics) {
     let mut diags = Diagnostics::new();
-    let mut instances: Vec<(usize, ResolvedProbe)> = Vec::new();
+    let mut instances: Vec<Instance> = Vec::new();
+    // Streams are numbered in written order; handlers may come before their stream.
+    let stream_items: Vec<usize> = program
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Item::Stream(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let stream_names: Vec<&str> = stream_items
+        .iter()
+        .filter_map(|&i| match &program.items[i] {
+            Item::Stream(st) => Some(st.name.as_str()),
+            _ => None,
+        })
+        .collect();
     for (index, item) in program.items.iter().enumerate() {
         match item {
+            Item::Probe(probe) if probe.attach_points.iter().any(|ap| ap.provider == "stream") => {
+                for ap in &probe.attach_points {
+                    let name = ap.parts.first().map(String::as_str).unwrap_or("");
+                    match stream_names.iter().position(|n| *n == name) {
+                        Some(k) if ap.provider == "stream" && ap.parts.len() == 1 => instances.push(Instance {
+                            item: index,
+                            resolved: ResolvedProbe {
+                                // Handlers are not attached: their bodies run inside the end programs.
+                                attach: abi::Attach::End,
+                                section: String::new(),
+                                name: ap.raw.clone(),
+                                context: Context::Stream(k),
+                                short: "stream".into(),
+                            },
+                            role: Role::Handler { stream: k },
+                        }),
+                        _ if ap.provider != "stream" => diags.push(diag::bad_attach_point(
+                            ap.span,
+                            &ap.raw,
+                            "a `stream:NAME` probe on its own (it cannot share a body with other probes)",
+                        )),
+                        Some(_) => diags.push(diag::bad_attach_point(ap.span, &ap.raw, "stream:NAME")),
+                        None => diags.push(diag::unknown_stream(ap.span, name, &stream_names)),
+                    }
+                }
+            }
+            Item::Stream(st) => {
+                let k = stream_items.iter().position(|&i| i == index).unwrap_or(0);
+                diags.extend(streams::check_shape(st));
+                for (stage, clause) in st.stages.iter().enumerate() {
+                    for ap in &clause.attach_points {
+                        let r = AttachPointRef {
+                            raw: &ap.raw,
+                            provider: &ap.provider,
+                            parts: &ap.parts,
+                            span: ap.span,
+                        };
+                        match resolve_for(&r, kernel, opts.pid_filter) {
+                            Ok(resolved) => {
+                                instances.extend(resolved.into_iter().map(|p| Instance {
+                                    item: index,
+                                    resolved: p,
+                                    role: Role::Stage(StageRef { stream: k, stage }),
+                                }))
+                            }
+                            Err(d) => diags.push(d),
+                        }
+                    }
+                }
+            }
             Item::Probe(probe) => {
                 for ap in &probe.attach_points {
                     let r = AttachPointRef {
@@ -51,8 +117,12 @@ pub fn check(
                         parts: &ap.parts,
                         span: ap.span,
                     };
-                    match resolve(&r, kernel) {
-                        Ok(resolved) => instances.extend(resolved.into_iter().map(|p| (index, p))),
+                    match resolve_for(&r, kernel, opts.pid_filter) {
+                        Ok(resolved) => instances.extend(resolved.into_iter().map(|p| Instance {
+                            item: index,
+                            resolved: p,
+                            role: Role::Probe,
+                        })),
                         Err(d) => diags.push(d),
                     }
                 }
@@ -79,23 +149,35 @@ pub fn check(
 
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
+    let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
     for _ in 0..4 {
-        let mut checker = Checker::new(program, opts, known.clone(), false);
+        let mut checker = Checker::new(
+            program,
+            opts,
+            known.clone(),
+            false,
+            &stream_items,
+            known_fields.clone(),
+        );
         checker.run(&instances);
-        let settled = checker.maps == known;
+        let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
+        known_fields = checker.stream_fields;
         if settled {
             break;
         }
     }
-    let mut checker = Checker::new(program, opts, known, true);
+    let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
     checker.run(&instances);
+    let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
         probes: checker.probes,
         maps: checker.maps,
         printfs: checker.printfs,
         time_formats: checker.time_formats,
         join_delimiters: checker.join_delimiters,
+        streams,
+        handlers: checker.handlers,
         positional: opts.positional.clone(),
         cpid: opts.cpid,
         pid_filter: opts.pid_filter,
@@ -125,6 +207,34 @@ struct Checker<'a> {
     probes: Vec<TypedProbe>,
     diags: Diagnostics,
     report: bool,
+    /// Item index of each stream.
+    stream_items: &'a [usize],
+    /// Each stream's `$fields` as assigned in this round.
+    stream_fields: Vec<BTreeMap<String, Type>>,
+    /// The previous round's fields, for reads before any assignment.
+    known_fields: Vec<BTreeMap<String, Type>>,
+    /// Key and link types of each stream clause, as checked in this round.
+    stage_keys: HashMap<(usize, usize), (Type, Span)>,
+    stage_links: HashMap<(usize, usize), (Type, Span)>,
+    handlers: Vec<TypedProbe>,
+}
+
+/// Why a program is checked.
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    /// An ordinary probe.
+    Probe,
+    /// A clause of a stream.
+    Stage(StageRef),
+    /// A `stream:NAME` handler.
+    Handler { stream: usize },
+}
+
+/// One concrete attach point to check a body for.
+struct Instance {
+    item: usize,
+    resolved: ResolvedProbe,
+    role: Role,
 }
 
 /// Per-program state while checking one body.
@@ -139,6 +249,8 @@ impl<'a> Checker<'a> {
         opts: &'a CheckOptions,
         known: Vec<MapInfo>,
         report: bool,
+        stream_items: &'a [usize],
+        known_fields: Vec<BTreeMap<String, Type>>,
     ) -> Checker<'a> {
         Checker {
             program,
@@ -151,6 +263,12 @@ impl<'a> Checker<'a> {
             probes: Vec::new(),
             diags: Diagnostics::new(),
             report,
+            stream_items,
+            stream_fields: vec![BTreeMap::new(); stream_items.len()],
+            known_fields,
+            stage_keys: HashMap::new(),
+            stage_links: HashMap::new(),
+            handlers: Vec::new(),
         }
     }
 
@@ -160,31 +278,189 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn run(&mut self, instances: &[(usize, ResolvedProbe)]) {
-        for (item, resolved) in instances {
-            let Item::Probe(probe) = &self.program.items[*item] else {
-                continue;
-            };
+    fn run(&mut self, instances: &[Instance]) {
+        for inst in instances {
             let mut scope = Scope {
                 probe: TypedProbe {
-                    item: *item,
-                    resolved: resolved.clone(),
+                    item: inst.item,
+                    resolved: inst.resolved.clone(),
                     types: HashMap::new(),
                     builtins: HashMap::new(),
                     calls: HashMap::new(),
                     fields: HashMap::new(),
                     maps: HashMap::new(),
                     vars: Default::default(),
+                    stage: None,
+                    stream_args: HashMap::new(),
                 },
                 loop_depth: 0,
             };
-            if let Some(pred) = &probe.predicate {
-                let t = self.expr(&mut scope, pred);
-                self.expect_condition(pred, &t);
+            match (inst.role, &self.program.items[inst.item]) {
+                (Role::Probe | Role::Handler { .. }, Item::Probe(probe)) => {
+                    if let Some(pred) = &probe.predicate {
+                        let t = self.expr(&mut scope, pred);
+                        self.expect_condition(pred, &t);
+                    }
+                    self.block(&mut scope, &probe.body);
+                    if matches!(inst.role, Role::Handler { .. }) {
+                        self.handlers.push(scope.probe);
+                    } else {
+                        self.probes.push(scope.probe);
+                    }
+                }
+                (Role::Stage(stage), Item::Stream(st)) => {
+                    let clause = &st.stages[stage.stage];
+                    scope.probe.stage = Some(stage);
+                    // The instance's fields are this body's variables.
+                    let mut vars = self.known_fields[stage.stream].clone();
+                    vars.extend(self.stream_fields[stage.stream].clone());
+                    scope.probe.vars = vars;
+                    if let Some(pred) = &clause.predicate {
+                        let t = self.expr(&mut scope, pred);
+                        self.expect_condition(pred, &t);
+                    }
+                    for (expr, is_link) in [(&clause.key, false), (&clause.link, true)] {
+                        let Some(e) = expr else { continue };
+                        let t = self.expr(&mut scope, e);
+                        if !is_storable(&t) {
+                            self.error(diag::type_mismatch(
+                                e.span,
+                                "a stream key",
+                                "an integer, string or tuple",
+                                &t,
+                            ));
+                            continue;
+                        }
+                        let map = if is_link {
+                            &mut self.stage_links
+                        } else {
+                            &mut self.stage_keys
+                        };
+                        map.entry((stage.stream, stage.stage))
+                            .or_insert((t.stored(), e.span));
+                    }
+                    if let Some(body) = &clause.body {
+                        self.block(&mut scope, body);
+                    }
+                    let fields = &mut self.stream_fields[stage.stream];
+                    for (name, t) in &scope.probe.vars {
+                        let merged = match fields.get(name) {
+                            Some(old) => old.unify(t).unwrap_or_else(|| old.clone()),
+                            None => t.clone(),
+                        };
+                        fields.insert(name.clone(), merged);
+                    }
+                    self.probes.push(scope.probe);
+                }
+                _ => {}
             }
-            self.block(&mut scope, &probe.body);
-            self.probes.push(scope.probe);
         }
+    }
+
+    /// A stream as far as this round knows it (stage names and fields), for `args->` in handlers.
+    fn stream_view(&self, k: usize) -> Option<StreamInfo> {
+        let Item::Stream(st) = &self.program.items[*self.stream_items.get(k)?] else {
+            return None;
+        };
+        let mut fields = self.known_fields[k].clone();
+        fields.extend(self.stream_fields[k].clone());
+        Some(StreamInfo {
+            name: st.name.clone(),
+            item: self.stream_items[k],
+            stages: (0..st.stages.len())
+                .map(|i| StageInfo {
+                    name: streams::default_stage_name(st, i),
+                    role: st.stages[i].role,
+                    key: Type::U64,
+                    lookup: KeyLookup::Primary,
+                    link: None,
+                })
+                .collect(),
+            links: Vec::new(),
+            fields,
+            timeout_ns: st
+                .timeout
+                .as_ref()
+                .and_then(streams::literal)
+                .unwrap_or(streams::DEFAULT_TIMEOUT_NS),
+            max_instances: st
+                .max
+                .as_ref()
+                .and_then(streams::literal)
+                .map_or(streams::DEFAULT_MAX_INSTANCES, |m| {
+                    m.min(u32::MAX as u64) as u32
+                }),
+            incomplete: st.incomplete,
+            has_handlers: false,
+        })
+    }
+
+    /// After the reporting round: every stream with its keys, links and fields.
+    fn finish_streams(&mut self, instances: &[Instance]) -> Vec<StreamInfo> {
+        let mut out = Vec::new();
+        for k in 0..self.stream_items.len() {
+            let Some(mut info) = self.stream_view(k) else {
+                continue;
+            };
+            let Item::Stream(st) = &self.program.items[self.stream_items[k]] else {
+                continue;
+            };
+            info.fields = self.stream_fields[k].clone();
+            info.has_handlers = instances
+                .iter()
+                .any(|i| matches!(i.role, Role::Handler { stream } if stream == k));
+            let key_of = |i: usize| {
+                self.stage_keys
+                    .get(&(k, i))
+                    .cloned()
+                    .unwrap_or((Type::U64, st.stages[i].span))
+            };
+            let begin_key = key_of(0).0;
+            let mut diags = Vec::new();
+            for i in 0..st.stages.len() {
+                let (key, span) = key_of(i);
+                info.stages[i].key = key.clone();
+                if i > 0 {
+                    info.stages[i].lookup = if same_key(&key, &begin_key) {
+                        KeyLookup::Primary
+                    } else {
+                        match info.links.iter().position(|l| same_key(l, &key)) {
+                            Some(l) if (0..i).any(|j| info.stages[j].link == Some(l)) => {
+                                KeyLookup::Link(l)
+                            }
+                            _ => {
+                                diags.push(diag::stream_key_unreachable(
+                                    span,
+                                    &info.stages[i].name,
+                                    &key,
+                                    &begin_key,
+                                ));
+                                KeyLookup::Primary
+                            }
+                        }
+                    };
+                }
+                if let Some((link, lspan)) = self.stage_links.get(&(k, i)).cloned() {
+                    if same_key(&link, &begin_key) {
+                        diags.push(diag::stream_link_same_type(lspan, &begin_key));
+                    } else {
+                        let l = match info.links.iter().position(|t| same_key(t, &link)) {
+                            Some(l) => l,
+                            None => {
+                                info.links.push(link);
+                                info.links.len() - 1
+                            }
+                        };
+                        info.stages[i].link = Some(l);
+                    }
+                }
+            }
+            for d in diags {
+                self.error(d);
+            }
+            out.push(info);
+        }
+        out
     }
 
     fn block(&mut self, s: &mut Scope, block: &Block) {
@@ -737,8 +1013,12 @@ impl<'a> Checker<'a> {
             ExprKind::Field { expr, name, arrow } => {
                 let base = self.expr(s, expr);
                 match (&base, &s.probe.resolved.context) {
-                    (Type::TracepointArgs, Context::Tracepoint(format)) => match format.field(name)
-                    {
+                    (
+                        Type::TracepointArgs,
+                        Context::Tracepoint(format)
+                        | Context::Fentry { args: format, .. }
+                        | Context::RawTracepoint { args: Some(format) },
+                    ) => match format.field(name) {
                         Some(field) => {
                             let t = field_type(field);
                             s.probe.fields.insert(
@@ -757,6 +1037,24 @@ impl<'a> Checker<'a> {
                             Type::I64
                         }
                     },
+                    (Type::StreamArgs(k), _) => {
+                        let Some(view) = self.stream_view(*k) else {
+                            return Type::I64;
+                        };
+                        match crate::streams::StreamArg::resolve(&view, name) {
+                            Some((arg, t)) => {
+                                s.probe.stream_args.insert(e.id, arg);
+                                t
+                            }
+                            None => {
+                                let names = crate::streams::StreamArg::names(&view);
+                                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                                let probe = format!("stream:{}", view.name);
+                                self.error(diag::no_such_field(e.span, name, &probe, &names));
+                                Type::I64
+                            }
+                        }
+                    }
                     // `args` outside a tracepoint was already reported.
                     _ if matches!(&expr.kind, ExprKind::Ident(n) if n == "args") => Type::I64,
                     _ => {
@@ -959,6 +1257,21 @@ impl<'a> Checker<'a> {
     ) -> Type {
         match name {
             "printf" => return self.printf(s, e, args),
+            "emit" => {
+                if !matches!(s.probe.resolved.context, Context::Stream(_)) {
+                    self.error(diag::emit_outside_handler(e.span));
+                } else if let Some(a) = args.first() {
+                    self.error(diag::wrong_arg_count(
+                        a.span,
+                        "emit",
+                        "no arguments",
+                        args.len(),
+                    ));
+                } else {
+                    s.probe.calls.insert(e.id, CallTarget::Emit);
+                }
+                return Type::Void;
+            }
             "time" => {
                 let format = match args {
                     [] => "%H:%M:%S\n".to_string(),
@@ -1206,6 +1519,35 @@ impl<'a> Checker<'a> {
                 }
                 Type::Inet
             }
+            Function::Stack { user } => {
+                match crate::builtins::stacks::stack_call(*user, name, args) {
+                    Ok(t) => t,
+                    Err(d) => {
+                        self.error(d);
+                        return Type::I64;
+                    }
+                }
+            }
+            Function::Sym { user } => {
+                match args {
+                    [a] => {
+                        let t = self.expr(s, a);
+                        self.expect_int(a, &t, &format!("{name}()"));
+                    }
+                    _ => {
+                        for a in args {
+                            self.expr(s, a);
+                        }
+                        self.error(diag::wrong_arg_count(
+                            e.span,
+                            name,
+                            "one address",
+                            args.len(),
+                        ));
+                    }
+                }
+                Type::Sym { user: *user }
+            }
             Function::Exit => {
                 if let Some(a) = args.first() {
                     self.error(diag::not_supported_yet(a.span, "an exit code argument"));
@@ -1269,7 +1611,9 @@ impl<'a> Checker<'a> {
         for ((conv, arg), t) in parsed.conversions().iter().zip(rest).zip(&arg_types) {
             let ok = match conv.kind {
                 output::ArgKind::Integer => t.is_scalar(),
-                output::ArgKind::String => t.is_str() || *t == Type::Inet,
+                output::ArgKind::String => {
+                    t.is_str() || matches!(t, Type::Inet | Type::Stack { .. } | Type::Sym { .. })
+                }
                 output::ArgKind::Buffer => false,
             };
             if !ok {
@@ -1302,7 +1646,8 @@ fn is_storable(t: &Type) -> bool {
     match t {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
-        Type::Agg(_) | Type::TracepointArgs | Type::Void => false,
+        Type::Stack { .. } | Type::Sym { .. } => true,
+        Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => false,
     }
 }
 
@@ -1329,5 +1674,17 @@ fn field_type(f: &TpField) -> Type {
             size: 8,
             signed: f.signed,
         },
+    }
+}
+
+/// Two stream keys file into the same table when they have the same shape
+/// (integers of any width are stored as 64-bit; strings of any size alike).
+fn same_key(a: &Type, b: &Type) -> bool {
+    match (a, b) {
+        (Type::Tuple(x), Type::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_key(p, q))
+        }
+        (Type::Tuple(_), _) | (_, Type::Tuple(_)) => false,
+        _ => a.unify(b).is_some(),
     }
 }

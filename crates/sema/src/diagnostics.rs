@@ -244,3 +244,164 @@ pub fn kernel_info(span: Span, e: &KernelInfoError) -> Diagnostic {
 pub fn no_probes() -> Diagnostic {
     Diagnostic::error("the program has no probes").with_code("E0407")
 }
+
+pub fn unknown_perf_event(span: Span, provider: &str, event: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown {provider} event `{event}`"))
+        .with_code("E0420")
+        .with_label(span, "no such event");
+    with_suggestion(d, event, known)
+}
+
+pub fn bad_stack_argument(span: Span, function: &str, problem: &str) -> Diagnostic {
+    Diagnostic::error(format!("invalid argument to {function}(): {problem}"))
+        .with_code("E0340")
+        .with_label(span, "here")
+        .with_help(format!(
+            "write {function}(), {function}(N), {function}(perf) or {function}(bpftrace, N), with N from 1 to {}",
+            abi::stack::MAX_STACK_LIMIT
+        ))
+}
+
+// User-space probes (uprobe, uretprobe, usdt): E0440–E0449.
+
+pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot find the binary or library `{name}`"))
+        .with_code("E0440")
+        .with_label(span, "no such file")
+        .with_note(format!("looked {looked}"))
+        .with_help("give a path (`uprobe:/usr/bin/bash:readline`) or a library's short name (`uprobe:libc:malloc`)")
+}
+
+pub fn binary_unreadable(span: Span, path: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot read `{path}` as an ELF binary: {why}"))
+        .with_code("E0441")
+        .with_label(span, "needed for this probe")
+}
+
+pub fn symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("`{path}` has no function `{symbol}`"))
+        .with_code("E0442")
+        .with_label(span, "no such symbol in the binary")
+        .with_help(format!(
+            "list its functions with: weft -l 'uprobe:{path}:*'"
+        ));
+    with_suggestion(d, symbol, known)
+}
+
+pub fn address_not_mapped(span: Span, path: &str, address: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "address {address:#x} is not in any loadable segment of `{path}`"
+    ))
+    .with_code("E0443")
+    .with_label(span, "cannot turn this address into a file offset")
+}
+
+pub fn usdt_not_found(span: Span, path: &str, probe: &str) -> Diagnostic {
+    Diagnostic::error(format!("`{path}` has no USDT probe `{probe}`"))
+        .with_code("E0444")
+        .with_label(span, "no such probe in the binary's .note.stapsdt notes")
+        .with_help(format!("list its probes with: weft -l 'usdt:{path}:*'"))
+}
+
+pub fn usdt_bad_args(span: Span, probe: &str, spec: &str, at: usize, message: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "cannot read the argument spec of USDT probe {probe}: {message}"
+    ))
+    .with_code("E0445")
+    .with_label(span, "this probe's arguments cannot be compiled")
+    .with_note(format!("the spec is:\n    {spec}\n    {}^", " ".repeat(at)))
+}
+
+pub fn stream_shape(span: Span, stream: &str, needs: &str) -> Diagnostic {
+    Diagnostic::error(format!("stream `{stream}` needs {needs}"))
+        .with_code("E0410")
+        .with_label(span, "in this stream")
+        .with_help("a stream is `begin PROBE by KEY { ... }`, then any `stage PROBE by KEY`, then `end PROBE by KEY`")
+}
+
+pub fn duplicate_stage_name(span: Span, name: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!("two stages of this stream are named `{name}`"))
+        .with_code("E0411")
+        .with_label(span, "second stage with this name")
+        .with_secondary(first, "first one here")
+        .with_help("name a stage explicitly: `stage NAME tracepoint:...`")
+}
+
+pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("no stream named `{name}`"))
+        .with_code("E0412")
+        .with_label(
+            span,
+            "a `stream:NAME` probe needs a `stream NAME { ... }` in the script",
+        );
+    with_suggestion(d, name, known)
+}
+
+pub fn stream_key_unreachable(span: Span, stage: &str, key: &Type, begin_key: &Type) -> Diagnostic {
+    Diagnostic::error(format!("stage `{stage}` looks instances up by a `{key}` key, but none is filed under one"))
+        .with_code("E0413")
+        .with_label(span, format!("a `{key}` key"))
+        .with_help(format!(
+            "instances are filed by the begin key (`{begin_key}`); add `link KEY` with a `{key}` key to an earlier stage"
+        ))
+}
+
+pub fn stream_link_same_type(span: Span, key: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "a `link` key must differ in type from the begin key (`{key}`)"
+    ))
+    .with_code("E0414")
+    .with_label(span, "same type as the begin key")
+    .with_help("look instances up by the begin key itself, or link a key of another type")
+}
+
+pub fn emit_outside_handler(span: Span) -> Diagnostic {
+    Diagnostic::error("`emit()` is only available in `stream:NAME` probes")
+        .with_code("E0415")
+        .with_label(span, "not in a stream handler")
+}
+
+// Kernel function probes and raw tracepoints: E0450–E0469.
+
+pub fn kernel_function_not_found(span: Span, kind: &str, func: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("kernel function not found: {func}"))
+        .with_code("E0450")
+        .with_label(
+            span,
+            format!("this kernel has no {kind}-able function `{func}`"),
+        );
+    match did_you_mean(func, known.iter().copied()) {
+        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+        None => d.with_help(format!("list the functions with: weft -l '{kind}:{func}*'")),
+    }
+}
+
+pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{kind}:{func}: no BTF description of `{func}`: {why}"
+    ))
+    .with_code("E0451")
+    .with_label(
+        span,
+        format!("{kind} probes need the function's prototype from BTF"),
+    )
+    .with_help(format!(
+        "a kprobe works without BTF: kprobe:{func} (arguments as arg0..argN)"
+    ))
+}
+
+pub fn raw_tracepoint_not_found(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("raw tracepoint not found: {name}"))
+        .with_code("E0452")
+        .with_label(span, "this kernel has no such tracepoint")
+        .with_help("list them with: weft -l 'rawtracepoint:*'")
+}
+
+pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "invalid attach point `{raw}`: {kind} cannot take an offset"
+    ))
+    .with_code("E0453")
+    .with_label(span, "an offset names an instruction inside the function")
+    .with_help("only kprobe takes FUNCTION+OFFSET; a return probe fires where the function returns")
+}

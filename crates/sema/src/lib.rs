@@ -7,6 +7,7 @@ pub mod builtins;
 mod check;
 pub mod diagnostics;
 pub mod providers;
+pub mod streams;
 mod typed;
 mod types;
 

@@ -44,6 +44,8 @@ pub enum CallTarget {
     Time(usize),
     /// `join(array[, delim])` with the index in [`TypedProgram::join_delimiters`].
     Join(usize),
+    /// `emit()` in a `stream:NAME` handler: send the instance's record.
+    Emit,
 }
 
 /// `args->field` resolved against the tracepoint format.
@@ -64,8 +66,13 @@ pub struct TypedProbe {
     pub fields: HashMap<NodeId, FieldAccess>,
     /// Map index of every map expression.
     pub maps: HashMap<NodeId, usize>,
-    /// Scratch variables and their stored types.
+    /// Scratch variables and their stored types (in a stream clause: the
+    /// instance's fields).
     pub vars: BTreeMap<String, Type>,
+    /// The stream clause this program belongs to, if any.
+    pub stage: Option<crate::streams::StageRef>,
+    /// `args->NAME` in a `stream:NAME` handler.
+    pub stream_args: HashMap<NodeId, crate::streams::StreamArg>,
 }
 
 /// A checked script.
@@ -78,6 +85,11 @@ pub struct TypedProgram {
     pub join_delimiters: Vec<String>,
     /// Positional parameters as given on the command line.
     pub positional: Vec<String>,
+    /// Every `stream`, in written order.
+    pub streams: Vec<crate::streams::StreamInfo>,
+    /// `stream:NAME` handlers: not programs of their own; their bodies run
+    /// inside the end programs of their stream.
+    pub handlers: Vec<TypedProbe>,
     /// Pid of the `-c` command, compiled in as `cpid`.
     pub cpid: Option<u32>,
     /// `-p PID`: the process every event probe is limited to.
@@ -103,6 +115,38 @@ pub fn print_types(p: &TypedProgram) -> String {
     for (i, f) in p.printfs.iter().enumerate() {
         let args: Vec<String> = f.args.iter().map(Type::to_string).collect();
         writeln!(s, "printf #{i} {:?} ({})", f.format, args.join(", ")).ok();
+    }
+    for st in &p.streams {
+        writeln!(
+            s,
+            "stream {} (timeout {}ns, max {}{})",
+            st.name,
+            st.timeout_ns,
+            st.max_instances,
+            if st.incomplete { ", incomplete" } else { "" }
+        )
+        .ok();
+        for (i, stage) in st.stages.iter().enumerate() {
+            let lookup = match stage.lookup {
+                crate::streams::KeyLookup::Primary => "state".to_string(),
+                crate::streams::KeyLookup::Link(l) => format!("link{l}"),
+            };
+            let link = stage
+                .link
+                .map(|l| format!(", files into link{l}"))
+                .unwrap_or_default();
+            writeln!(
+                s,
+                "  {i}: {} {} by {} via {lookup}{link}",
+                stage.role.as_str(),
+                stage.name,
+                stage.key
+            )
+            .ok();
+        }
+        for (name, t) in &st.fields {
+            writeln!(s, "  ${name}: {t}").ok();
+        }
     }
     for probe in &p.probes {
         writeln!(

@@ -27,8 +27,18 @@ pub enum Type {
     Agg(Aggregation),
     /// The `args` of a tracepoint: only `args->field` may be used.
     TracepointArgs,
+    /// The `args` of a `stream:NAME` handler (the record of stream N).
+    StreamArgs(usize),
     /// No value (statements, `printf(...)`, `delete(...)`).
     Void,
+    /// `kstack`/`ustack`: a captured stack of at most `limit` frames, printed in `mode`.
+    Stack {
+        user: bool,
+        mode: abi::StackMode,
+        limit: u32,
+    },
+    /// `ksym(addr)`/`usym(addr)`: an address printed as the name of its symbol.
+    Sym { user: bool },
 }
 
 impl Type {
@@ -87,7 +97,25 @@ impl Type {
             Type::Pointer { .. } => Layout::u64(),
             Type::Inet => Layout::Inet,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
-            Type::Agg(_) | Type::TracepointArgs | Type::Void => Layout::None,
+            Type::Stack {
+                user: false,
+                mode,
+                limit,
+            } => Layout::KStack {
+                mode: *mode,
+                limit: *limit,
+            },
+            Type::Stack {
+                user: true,
+                mode,
+                limit,
+            } => Layout::UStack {
+                mode: *mode,
+                limit: *limit,
+            },
+            Type::Sym { user: false } => Layout::KSym,
+            Type::Sym { user: true } => Layout::USym,
+            Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => Layout::None,
         }
     }
 
@@ -154,8 +182,15 @@ impl fmt::Display for Type {
                 f.write_str(")")
             }
             Type::Agg(a) => write!(f, "{}_t", a.name()),
-            Type::TracepointArgs => f.write_str("args"),
+            Type::TracepointArgs | Type::StreamArgs(_) => f.write_str("args"),
             Type::Void => f.write_str("void"),
+            Type::Stack { user, mode, limit } => write!(
+                f,
+                "{}stack({}, {limit})",
+                if *user { "u" } else { "k" },
+                mode.name()
+            ),
+            Type::Sym { user } => f.write_str(if *user { "usym" } else { "ksym" }),
         }
     }
 }

@@ -112,7 +112,7 @@ case!(
 case!(err_undefined_variable, "BEGIN { @x = $y; }");
 case!(err_map_never_assigned, "BEGIN { @x = @never[1]; }");
 case!(err_string_plus_int, r#"BEGIN { @x = comm + 1; }"#);
-case!(err_kprobe_not_yet, "kprobe:vfs_read { @ = count(); }");
+case!(err_provider_not_yet, "iter:task { @ = count(); }");
 case!(
     err_unknown_provider,
     "tracepiont:syscalls:sys_enter_read { }"
@@ -122,4 +122,35 @@ case!(err_bad_interval, "interval:parsecs:3 { }");
 case!(
     err_several_errors,
     "BEGIN { foo(); @x = tidd; printf(\"%d\"); }"
+);
+
+// Streams.
+case!(
+    ok_stream_with_link_and_handler,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { $fd = args->fd; }\n  stage tracepoint:sched:sched_switch by tid link (args->next_pid, args->next_comm)\n  stage tracepoint:sched:sched_wakeup by (args->pid, args->comm)\n  end tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n  timeout 2s\n  max 100\n}\nstream:s /args->bytes > 0/ { @[args->comm, args->fd] = hist(args->duration); @w = max(args->sched_wakeup); emit(); }"
+);
+case!(
+    err_stream_without_end,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n}"
+);
+case!(
+    err_stream_key_never_linked,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  end tracepoint:sched:sched_wakeup by (args->pid, args->comm)\n}"
+);
+case!(
+    err_stream_link_same_type,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_wakeup by tid link args->pid\n  end tracepoint:syscalls:sys_exit_read by tid\n}"
+);
+case!(
+    err_stream_field_type_changes,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { $x = 1; }\n  end tracepoint:syscalls:sys_exit_read by tid { $x = comm; }\n}"
+);
+case!(
+    err_unknown_stream_and_arg,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  end tracepoint:syscalls:sys_exit_read by tid\n}\nstream:t { }\nstream:s { @ = args->durration; }"
+);
+case!(err_emit_outside_handler, "BEGIN { emit(); }");
+case!(
+    err_duplicate_stage_names,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage x tracepoint:sched:sched_switch by tid\n  stage x tracepoint:sched:sched_wakeup by tid\n  end tracepoint:syscalls:sys_exit_read by tid\n}"
 );

@@ -40,6 +40,70 @@ pub enum Item {
     Function(Function),
     /// Attach points, an optional predicate and an action block.
     Probe(Probe),
+    /// `stream name { begin ... stage ... end ... }`: a weft extension.
+    Stream(Stream),
+}
+
+/// A declared life cycle of one kind of request across probes (weft's
+/// extension to the language):
+///
+/// ```text
+/// stream read_req {
+///     begin tracepoint:syscalls:sys_enter_read /comm == "x"/ by tid { $fd = args->fd; }
+///     stage [name] PROBE [/pred/] [by KEY] [link KEY] [{ ... }]
+///     end   tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }
+///     timeout 5s
+///     max 10240
+///     incomplete
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stream {
+    pub name: String,
+    pub name_span: Span,
+    /// The `begin`, `stage` and `end` clauses in written order.
+    pub stages: Vec<StreamStage>,
+    /// `timeout DURATION`.
+    pub timeout: Option<Expr>,
+    /// `max N`: how many instances may be open at once.
+    pub max: Option<Expr>,
+    /// `incomplete`: emit records for expired and evicted instances too.
+    pub incomplete: bool,
+    pub span: Span,
+}
+
+/// The role of a stream clause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageRole {
+    Begin,
+    Stage,
+    End,
+}
+
+impl StageRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageRole::Begin => "begin",
+            StageRole::Stage => "stage",
+            StageRole::End => "end",
+        }
+    }
+}
+
+/// One `begin`/`stage`/`end` clause of a stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamStage {
+    pub role: StageRole,
+    /// An explicit stage name (`stage issue tracepoint:...`).
+    pub name: Option<(String, Span)>,
+    pub attach_points: Vec<AttachPoint>,
+    pub predicate: Option<Expr>,
+    /// `by KEY`: the key that finds (or, at begin, files) the instance.
+    pub key: Option<Expr>,
+    /// `link KEY`: also file the instance under this key for later stages.
+    pub link: Option<Expr>,
+    pub body: Option<Block>,
+    pub span: Span,
 }
 
 /// Verbatim source text (without the trailing newline).

@@ -231,3 +231,11 @@ pub fn bad_for_header(span: Span, found: &str) -> Diagnostic {
         .with_label(span, "unexpected here")
         .with_help("write `for ($kv : @map) { }` or `for ($i : 0..10) { }`")
 }
+
+/// Something other than a clause inside `stream NAME { ... }`.
+pub fn stream_clause_expected(span: Span, found: &str) -> Diagnostic {
+    Diagnostic::error(format!("expected a stream clause, found {found}"))
+        .with_code("E0038")
+        .with_label(span, "not a stream clause")
+        .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N` and `incomplete`")
+}

@@ -327,6 +327,7 @@ impl<'a> Parser<'a> {
                     }))
                 }
                 "let" => self.map_decl(),
+                "stream" if next == Tok::Ident => self.stream().map(Item::Stream),
                 "macro" if next == Tok::Ident => self.macro_def().map(Item::Macro),
                 "fn" if next == Tok::Ident => self.function().map(Item::Function),
                 "struct" | "union" | "enum" if matches!(next, Tok::Ident | Tok::LBrace) => {
@@ -632,6 +633,161 @@ impl<'a> Parser<'a> {
             body,
             span: self.span_from(start),
         })
+    }
+
+    /// `stream NAME { clauses }` (see [`Stream`]).
+    fn stream(&mut self) -> Option<Stream> {
+        let start = self.tok.start;
+        self.bump(); // `stream`
+        let (name, name_span) = self.expect_ident("a stream name")?;
+        let open = self.tok.start;
+        if !self.expect(Tok::LBrace) {
+            return None;
+        }
+        let mut stream = Stream {
+            name,
+            name_span,
+            stages: Vec::new(),
+            timeout: None,
+            max: None,
+            incomplete: false,
+            span: Span::DUMMY,
+        };
+        loop {
+            while self.eat(&Tok::Semi) {}
+            if self.at(&Tok::RBrace) || self.at(&Tok::Eof) {
+                break;
+            }
+            let clause_start = self.tok.start;
+            let word = if self.tok.tok == Tok::Ident {
+                self.tok_text()
+            } else {
+                ""
+            };
+            match word {
+                "begin" | "stage" | "end" => {
+                    let role = match word {
+                        "begin" => StageRole::Begin,
+                        "stage" => StageRole::Stage,
+                        _ => StageRole::End,
+                    };
+                    self.bump();
+                    match self.stream_stage(role, clause_start) {
+                        Some(stage) => stream.stages.push(stage),
+                        None => self.skip_stream_clause(),
+                    }
+                }
+                "timeout" => {
+                    self.bump();
+                    stream.timeout = Some(self.stream_value());
+                }
+                "max" => {
+                    self.bump();
+                    stream.max = Some(self.stream_value());
+                }
+                "incomplete" => {
+                    self.bump();
+                    stream.incomplete = true;
+                }
+                _ => {
+                    let d = diag::stream_clause_expected(self.tok_span(), &self.found());
+                    self.error(d);
+                    self.skip_stream_clause();
+                }
+            }
+        }
+        self.expect_close(Tok::RBrace, open);
+        stream.span = self.span_from(start);
+        Some(stream)
+    }
+
+    /// A `timeout`/`max` value: an expression without a block after it.
+    fn stream_value(&mut self) -> Expr {
+        let saved = self.no_brace;
+        self.no_brace = true;
+        let e = self.expr();
+        self.no_brace = saved;
+        e
+    }
+
+    /// One `begin`/`stage`/`end` clause after its keyword.
+    fn stream_stage(&mut self, role: StageRole, start: usize) -> Option<StreamStage> {
+        // An optional name: an identifier not followed by `:` (which would make it a provider).
+        let name = if self.tok.tok == Tok::Ident && self.peek_nth(1).tok == Tok::Ident {
+            let n = (self.tok_text().to_string(), self.tok_span());
+            self.bump();
+            Some(n)
+        } else {
+            None
+        };
+        let mut attach_points = vec![self.attach_point()?];
+        while self.eat(&Tok::Comma) {
+            attach_points.push(self.attach_point()?);
+        }
+        let predicate = self.predicate();
+        let mut key = None;
+        let mut link = None;
+        loop {
+            if self.at_ident("by") && key.is_none() {
+                self.bump();
+                key = Some(self.stream_value());
+            } else if self.at_ident("link") && link.is_none() {
+                self.bump();
+                link = Some(self.stream_value());
+            } else {
+                break;
+            }
+        }
+        let body = if self.at(&Tok::LBrace) {
+            Some(self.block(false))
+        } else {
+            None
+        };
+        Some(StreamStage {
+            role,
+            name,
+            attach_points,
+            predicate,
+            key,
+            link,
+            body,
+            span: self.span_from(start),
+        })
+    }
+
+    /// Skips to the start of the next clause (a clause keyword at the start of
+    /// a line, `;`, or the stream's closing brace).
+    fn skip_stream_clause(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.tok.tok {
+                Tok::Eof => return,
+                Tok::LBrace => depth += 1,
+                Tok::RBrace if depth == 0 => return,
+                Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.bump();
+                        return;
+                    }
+                }
+                Tok::Semi if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
+            if depth == 0
+                && self.newline_before_tok()
+                && matches!(
+                    self.tok_text(),
+                    "begin" | "stage" | "end" | "timeout" | "max" | "incomplete"
+                )
+            {
+                return;
+            }
+        }
     }
 
     fn newline_before_tok(&self) -> bool {

@@ -112,6 +112,54 @@ impl Printer {
                 }
                 self.block(d + 1, &p.body);
             }
+            Item::Stream(st) => {
+                self.line(d, &format!("Stream {}", st.name), st.span);
+                for stage in &st.stages {
+                    let name = stage
+                        .name
+                        .as_ref()
+                        .map(|(n, _)| format!(" {n}"))
+                        .unwrap_or_default();
+                    self.line(
+                        d + 1,
+                        &format!("Stage {}{name}", stage.role.as_str()),
+                        stage.span,
+                    );
+                    for ap in &stage.attach_points {
+                        let text = format!(
+                            "AttachPoint {} provider={:?} parts={:?}",
+                            ap.raw, ap.provider, ap.parts
+                        );
+                        self.line(d + 2, &text, ap.span);
+                    }
+                    if let Some(pred) = &stage.predicate {
+                        self.line(d + 2, "Predicate", pred.span);
+                        self.expr(d + 3, pred);
+                    }
+                    if let Some(key) = &stage.key {
+                        self.line(d + 2, "By", key.span);
+                        self.expr(d + 3, key);
+                    }
+                    if let Some(link) = &stage.link {
+                        self.line(d + 2, "Link", link.span);
+                        self.expr(d + 3, link);
+                    }
+                    if let Some(body) = &stage.body {
+                        self.block(d + 2, body);
+                    }
+                }
+                if let Some(t) = &st.timeout {
+                    self.line(d + 1, "Timeout", t.span);
+                    self.expr(d + 2, t);
+                }
+                if let Some(m) = &st.max {
+                    self.line(d + 1, "Max", m.span);
+                    self.expr(d + 2, m);
+                }
+                if st.incomplete {
+                    self.line(d + 1, "Incomplete", st.span);
+                }
+            }
         }
     }
 

@@ -54,6 +54,14 @@ const ERR_CASES: &[(&str, &str)] = &[
     ("unterminated_struct", "struct X { int a;\nBEGIN { }"),
     ("tab_indented", "BEGIN {\n\t\t$x = 1 +;\n}"),
     ("error_at_eof", "BEGIN { print(1)"),
+    (
+        "stream_bad_clause",
+        "stream s {\n    begin tracepoint:a:b by tid\n    bogus 1 2 3\n    end tracepoint:a:c by tid\n}\nBEGIN { }",
+    ),
+    (
+        "stream_missing_probe",
+        "stream s {\n    begin { }\n    end tracepoint:a:c by tid\n}",
+    ),
 ];
 
 #[test]

@@ -9,7 +9,11 @@
 //!   nanosleep NS N         N nanosleep()s of NS nanoseconds
 //!   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
 //!   sleep MS               one sleep of MS milliseconds (not counted)
+//!   touch-pages N          writes one byte to each of N fresh anonymous pages
+//!                          (no huge pages): N page faults
 //!   block-read             one read() from a pipe nobody writes: blocks until killed
+//!   dio-write PATH SIZE N  preallocates PATH (N*SIZE bytes, written and fsynced),
+//!                          then N pwrite64()s of SIZE bytes with O_DIRECT
 //! Every step runs on the main thread, so pid == tid.
 
 use std::ffi::CString;
@@ -110,6 +114,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 std::hint::black_box(weft_workload_spin(ms));
             }
             "sleep" => std::thread::sleep(Duration::from_millis(count(next("MS")?)?)),
+            "touch-pages" => touch_pages(count(next("N")?)? as usize)?,
             "block-read" => {
                 let mut fds = [0; 2];
                 // SAFETY: fds has room for two descriptors.
@@ -119,6 +124,12 @@ fn run(args: &[String]) -> Result<(), String> {
                 let mut b = [0u8; 1];
                 // SAFETY: b is valid for one byte; the write end stays open so this blocks.
                 unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+            }
+            "dio-write" => {
+                let path = next("PATH")?.to_string();
+                let size = count(next("SIZE")?)? as usize;
+                let n = count(next("N")?)?;
+                dio_write(&path, size, n)?;
             }
             other => return Err(format!("unknown step `{other}`")),
         }
@@ -140,6 +151,39 @@ pub extern "C" fn weft_workload_spin(ms: u64) -> u64 {
     x
 }
 
+/// Maps `n` fresh anonymous pages and writes one byte to each: `n` minor faults.
+fn touch_pages(n: usize) -> Result<(), String> {
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: sysconf has no memory effects.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    let len = n * page;
+    // SAFETY: a new private anonymous mapping; nothing else refers to it.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err("mmap failed".into());
+    }
+    // SAFETY: base..base+len is the mapping made above.
+    unsafe {
+        libc::madvise(base, len, libc::MADV_NOHUGEPAGE);
+        for i in 0..n {
+            std::ptr::write_volatile(base.cast::<u8>().add(i * page), 1);
+        }
+        libc::munmap(base, len);
+    }
+    Ok(())
+}
+
 fn count(s: &str) -> Result<u64, String> {
     s.replace('_', "")
         .parse()
@@ -155,4 +199,50 @@ fn open(path: &str, flags: i32) -> Result<i32, String> {
     } else {
         Ok(fd)
     }
+}
+
+/// Preallocates `path` so the measured writes change no metadata, then makes
+/// `n` O_DIRECT `pwrite64`s of `size` bytes (each one block request).
+fn dio_write(path: &str, size: usize, n: u64) -> Result<(), String> {
+    let c = CString::new(path).map_err(|e| e.to_string())?;
+    let total = size * n as usize;
+    {
+        let zeros = vec![0u8; total];
+        std::fs::write(path, &zeros).map_err(|e| format!("cannot write {path}: {e}"))?;
+        let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+    }
+    // SAFETY: c is NUL-terminated.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_DIRECT) };
+    if fd < 0 {
+        return Err(format!(
+            "cannot open {path} with O_DIRECT: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let mut buf: *mut libc::c_void = std::ptr::null_mut();
+    // SAFETY: buf receives an allocation of `size` bytes aligned to 4096.
+    if unsafe { libc::posix_memalign(&mut buf, 4096, size) } != 0 {
+        return Err("posix_memalign failed".into());
+    }
+    // SAFETY: buf points to `size` writable bytes.
+    unsafe { std::ptr::write_bytes(buf.cast::<u8>(), b'w', size) };
+    let mut result = Ok(());
+    for i in 0..n {
+        // SAFETY: buf is valid for size bytes; fd is ours.
+        let written = unsafe { libc::pwrite(fd, buf, size, (i as usize * size) as libc::off_t) };
+        if written != size as isize {
+            result = Err(format!(
+                "O_DIRECT pwrite failed: {}",
+                std::io::Error::last_os_error()
+            ));
+            break;
+        }
+    }
+    // SAFETY: buf came from posix_memalign; fd is ours.
+    unsafe {
+        libc::free(buf);
+        libc::close(fd);
+    }
+    result
 }

@@ -31,8 +31,8 @@ impl Lower<'_> {
             },
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
-                if let Some(slot) = self.var_slot(name) {
-                    self.asm.load_stack(r, slot, 0, Width::DW);
+                if let Some(place) = self.var_place(name) {
+                    self.load(r, place, Width::DW);
                 } else {
                     self.asm.mov(r, Src::Imm(0));
                 }
@@ -74,7 +74,10 @@ impl Lower<'_> {
                 out
             }
             ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
-            ExprKind::Field { .. } => self.field_scalar(e, 0),
+            ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
+                Some(arg) => self.stream_arg_scalar(&arg),
+                None => self.field_scalar(e, 0),
+            },
             ExprKind::Index { expr, index } => {
                 let ExprKind::Int { value, .. } = index.kind else {
                     return self.constant(0);
@@ -139,6 +142,77 @@ impl Lower<'_> {
         self.asm.mov(out, Src::Imm(0));
         self.asm.bind(done);
         out
+    }
+
+    /// Jumps to `target` when `e`'s truth is `when`, else falls through:
+    /// comparisons, `!`, `&&` and `||` become branches instead of 0/1 values.
+    pub(crate) fn branch_on(&mut self, e: &Expr, when: bool, target: crate::asm::Label) {
+        use BinaryOp::*;
+        match &e.kind {
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                expr,
+            } => return self.branch_on(expr, !when, target),
+            ExprKind::Binary {
+                op: op @ (LogAnd | LogOr),
+                lhs,
+                rhs,
+            } => {
+                // `a && b` is false when either is; `a || b` true when either is.
+                if (*op == LogAnd) != when {
+                    self.branch_on(lhs, when, target);
+                    self.branch_on(rhs, when, target);
+                } else {
+                    let skip = self.asm.label();
+                    self.branch_on(lhs, !when, skip);
+                    self.branch_on(rhs, when, target);
+                    self.asm.bind(skip);
+                }
+                return;
+            }
+            ExprKind::Binary {
+                op: op @ (Eq | Ne | Lt | Le | Gt | Ge),
+                lhs,
+                rhs,
+            } if !self.ty(lhs).is_str() && !self.ty(rhs).is_str() => {
+                let signed = self.ty(lhs).is_signed() || self.ty(rhs).is_signed();
+                let l = self.scalar(lhs);
+                // A literal that fits the sign-extended immediate is the same 64-bit value.
+                let r = match rhs.kind {
+                    ExprKind::Int { value, .. } if i32::try_from(value as i64).is_ok() => {
+                        Src::Imm(value as i64 as i32)
+                    }
+                    _ => Src::Reg(self.scalar(rhs)),
+                };
+                self.set_span(e.span);
+                // Branch when false: on the opposite comparison.
+                let op = match (when, op) {
+                    (true, op) => *op,
+                    (false, Eq) => Ne,
+                    (false, Ne) => Eq,
+                    (false, Lt) => Ge,
+                    (false, Le) => Gt,
+                    (false, Gt) => Le,
+                    (false, _) => Lt,
+                };
+                let pick = |u: Cond, s: Cond| if signed { s } else { u };
+                let cond = match op {
+                    Eq => Cond::Eq,
+                    Ne => Cond::Ne,
+                    Lt => pick(Cond::Lt, Cond::SLt),
+                    Le => pick(Cond::Le, Cond::SLe),
+                    Gt => pick(Cond::Gt, Cond::SGt),
+                    _ => pick(Cond::Ge, Cond::SGe),
+                };
+                self.asm.br(cond, l, r, target);
+                return;
+            }
+            _ => {}
+        }
+        let c = self.scalar(e);
+        self.set_span(e.span);
+        let cond = if when { Cond::Ne } else { Cond::Eq };
+        self.asm.br(cond, c, Src::Imm(0), target);
     }
 
     fn binary(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> VReg {
@@ -277,7 +351,9 @@ impl Lower<'_> {
                 }
             }
             Type::Inet => self.write_inet(e, place),
-            Type::Agg(_) | Type::TracepointArgs | Type::Void => {}
+            Type::Stack { .. } => self.write_stack(e, place, dst),
+            Type::Sym { .. } => self.write_sym(e, place, dst),
+            Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => {}
         }
     }
 
@@ -308,6 +384,10 @@ impl Lower<'_> {
                     let name = self.probe.resolved.name.clone();
                     self.write_literal(name.as_bytes(), place, size)
                 }
+                Some(Builtin::Func) => {
+                    let name = self.uprobe_func_name();
+                    self.write_literal(name.as_bytes(), place, size)
+                }
                 _ => self.write_literal(b"", place, size),
             },
             ExprKind::Call { args, .. } => {
@@ -328,7 +408,15 @@ impl Lower<'_> {
                     None,
                 );
             }
-            ExprKind::Field { .. } => self.write_field_string(e, place, size),
+            ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
+                Some(arg) => {
+                    if let Some(src) = self.stream_arg_place(&arg) {
+                        let n = self.ty(e).layout().size().min(size);
+                        self.copy(place, src, n);
+                    }
+                }
+                None => self.write_field_string(e, place, size),
+            },
             ExprKind::Ternary { cond, then, else_ } => {
                 let c = self.scalar(cond);
                 let (other, done) = (self.asm.label(), self.asm.label());
@@ -412,8 +500,8 @@ impl Lower<'_> {
         let t = self.ty(e);
         let size = t.layout().size();
         if let ExprKind::Var(name) = &e.kind {
-            if let Some(slot) = self.var_slot(name) {
-                return (Place::Stack(slot, 0), size);
+            if let Some(place) = self.var_place(name) {
+                return (place, size);
             }
         }
         if let ExprKind::Map { keys, .. } = &e.kind {
@@ -481,15 +569,15 @@ impl Lower<'_> {
         match &target.kind {
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
-                let Some(slot) = self.var_slot(name) else {
+                let Some(place) = self.var_place(name) else {
                     self.asm.mov(r, Src::Imm(0));
                     return r;
                 };
-                self.asm.load_stack(r, slot, 0, Width::DW);
+                self.load(r, place, Width::DW);
                 let new = self.asm.vreg();
                 self.asm.mov(new, Src::Reg(r));
                 self.asm.alu(AluOp::Add, new, Src::Imm(delta));
-                self.asm.store_stack(slot, 0, Src::Reg(new), Width::DW);
+                self.store(place, Src::Reg(new), Width::DW);
                 if prefix { new } else { r }
             }
             ExprKind::Map { keys, .. } => self.map_add(target, keys, None, delta, prefix),
@@ -497,7 +585,9 @@ impl Lower<'_> {
         }
     }
 
-    pub(crate) fn var_slot(&self, name: &str) -> Option<crate::asm::Slot> {
+    /// Where a scratch variable lives: its stack slot, or (in a stream clause)
+    /// its field in the instance's state.
+    pub(crate) fn var_place(&self, name: &str) -> Option<Place> {
         self.vars.get(name).copied()
     }
 

@@ -11,15 +11,37 @@ use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
 const BPF_ANY: i32 = 0;
 const BPF_NOEXIST: i32 = 1;
 
+/// Whether a map can live in a one-entry `PERCPU_ARRAY` (key `0u32`): a
+/// keyless aggregation whose values tell whether it ever fired (user space
+/// prints an untouched one as bpftrace prints a missing entry). `sum()` cannot
+/// tell a sum of zeros from nothing, so it stays a hash.
+pub(crate) fn array_backed(m: &sema::MapInfo) -> bool {
+    m.key.is_none() && matches!(&m.value, Type::Agg(a) if !matches!(a, Aggregation::Sum { .. }))
+}
+
 impl Lower<'_> {
+    fn is_array(&self, index: usize) -> bool {
+        self.arrays.get(index).copied().unwrap_or(false)
+    }
+
     /// Builds the key of `@m[keys]` in a zeroed stack slot (padding must be zero:
     /// the kernel hashes every byte).
     pub(crate) fn map_key(&mut self, index: usize, keys: &[Expr]) -> Place {
+        if self.is_array(index) {
+            let slot = self.asm.stack(4);
+            self.asm.store_stack(slot, 0, Src::Imm(0), Width::W);
+            return Place::Stack(slot, 0);
+        }
         let key_ty = self.typed.maps[index].key.clone();
         let size = self.maps[index].key_size().next_multiple_of(8);
         let slot = self.asm.stack(size);
         let place = Place::Stack(slot, 0);
-        self.zero(place, size);
+        // A scalar key is stored as 8 bytes, covering the whole key.
+        let whole =
+            matches!(&key_ty, Some(Type::Int { .. } | Type::Pointer { .. })) && keys.len() == 1;
+        if !whole {
+            self.zero(place, size);
+        }
         match (key_ty, keys) {
             (None, _) | (_, []) => {}
             (Some(Type::Tuple(elems)), [_, _, ..]) => {
@@ -169,6 +191,7 @@ impl Lower<'_> {
     /// `delete(@m[k])`.
     pub(crate) fn map_delete(&mut self, target: &Expr, keys: &[Expr]) {
         let index = self.map_index(target);
+        self.deleted.push(index);
         let key = self.map_key(index, keys);
         let map = self.asm.vreg();
         let symbol = self.maps[index].bpf_name.clone();
@@ -196,6 +219,13 @@ impl Lower<'_> {
         let ptr = self.lookup(index, key);
         let found = self.asm.label();
         let done = self.asm.label();
+        if self.is_array(index) {
+            // The entry always exists; the check is for the verifier.
+            self.asm.br(Cond::Eq, ptr, Src::Imm(0), done);
+            self.fold(ptr, agg, arg);
+            self.asm.bind(done);
+            return;
+        }
         self.asm.br(Cond::Ne, ptr, Src::Imm(0), found);
         // First time for this key: insert zeros from the zero map (values can be larger than the stack).
         let zkey = self.asm.stack(8);
@@ -328,20 +358,24 @@ impl Lower<'_> {
     fn log2_bucket(&mut self, v: VReg) -> VReg {
         let idx = self.asm.vreg();
         let x = self.asm.vreg();
-        let (done, positive) = (self.asm.label(), self.asm.label());
+        let done = self.asm.label();
         self.asm.mov(idx, Src::Imm(0));
         self.asm.br(Cond::SLt, v, Src::Imm(0), done);
         self.asm.mov(idx, Src::Imm(1));
-        self.asm.br(Cond::Ne, v, Src::Imm(0), positive);
-        self.asm.jmp(done);
-        self.asm.bind(positive);
+        self.asm.br(Cond::Eq, v, Src::Imm(0), done);
         self.asm.mov(x, Src::Reg(v));
         self.asm.mov(idx, Src::Imm(2));
         for shift in [32, 16, 8, 4, 2, 1] {
             let skip = self.asm.label();
-            let bound = self.asm.vreg();
-            self.asm.imm64(bound, 1i64 << shift);
-            self.asm.br(Cond::Lt, x, Src::Reg(bound), skip);
+            let bound = match i32::try_from(1i64 << shift) {
+                Ok(k) => Src::Imm(k),
+                Err(_) => {
+                    let r = self.asm.vreg();
+                    self.asm.imm64(r, 1i64 << shift);
+                    Src::Reg(r)
+                }
+            };
+            self.asm.br(Cond::Lt, x, bound, skip);
             self.asm.alu(AluOp::Rsh, x, Src::Imm(shift));
             self.asm.alu(AluOp::Add, idx, Src::Imm(shift));
             self.asm.bind(skip);

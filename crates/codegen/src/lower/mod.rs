@@ -9,7 +9,9 @@
 mod builtins;
 mod expr;
 mod maps;
+mod stack_maps;
 mod stmt;
+mod streams;
 
 use std::collections::HashMap;
 
@@ -35,6 +37,7 @@ mod map_type {
     pub const ARRAY: u32 = 2;
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
+    pub const LRU_HASH: u32 = 9;
     pub const RINGBUF: u32 = 27;
 }
 
@@ -80,39 +83,67 @@ pub fn compile_with(
         .collect();
     let needs_stream = !typed.printfs.is_empty()
         || !typed.time_formats.is_empty()
-        || !typed.join_delimiters.is_empty();
+        || !typed.join_delimiters.is_empty()
+        || !typed.streams.is_empty();
+    let stream_layouts: Vec<streams::StreamLayout> = typed
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(k, s)| streams::StreamLayout::new(k, s))
+        .collect();
     let ringbuf_size = if needs_stream { 1 << 20 } else { 64 << 10 };
 
-    let mut functions = Vec::new();
-    let mut programs = Vec::new();
-    for (index, probe) in typed.probes.iter().enumerate() {
-        let Item::Probe(ast) = &program.items[probe.item] else {
-            continue;
-        };
-        let name = program_symbol(index, &probe.resolved.short);
-        let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
-        let func = lower.probe(ast).map_err(asm_error)?;
-        programs.push(ProgramSpec {
-            name: name.clone(),
-            section: probe.resolved.section.clone(),
-            attach: probe.resolved.attach.clone(),
-            probe: probe.resolved.name.clone(),
-        });
-        functions.push((name, func));
-    }
+    // Keyless aggregations live in one-entry per-CPU arrays (lookups the
+    // verifier inlines, that never miss) unless a probe deletes them: lower
+    // again with those as hashes.
+    let mut arrays: Vec<bool> = typed.maps.iter().map(maps::array_backed).collect();
+    let (functions, programs) = loop {
+        let mut functions = Vec::new();
+        let mut programs = Vec::new();
+        let mut deleted = Vec::new();
+        for (index, probe) in typed.probes.iter().enumerate() {
+            let name = program_symbol(index, &probe.resolved.short);
+            let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
+            lower.arrays = &arrays;
+            let func = match (&program.items[probe.item], probe.stage) {
+                (Item::Stream(st), Some(stage)) => {
+                    lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
+                }
+                (Item::Probe(ast), None) => lower.probe(ast),
+                _ => continue,
+            }
+            .map_err(asm_error)?;
+            deleted.append(&mut lower.deleted);
+            programs.push(ProgramSpec {
+                name: name.clone(),
+                section: probe.resolved.section.clone(),
+                attach: probe.resolved.attach.clone(),
+                probe: probe.resolved.name.clone(),
+            });
+            functions.push((name, func));
+        }
+        deleted.retain(|&i| arrays.get(i) == Some(&true));
+        if deleted.is_empty() {
+            break (functions, programs);
+        }
+        for i in deleted {
+            arrays[i] = false;
+        }
+    };
 
     let mut elf_maps: Vec<ElfMap> = manifest_maps
         .iter()
-        .map(|m| ElfMap {
+        .zip(&arrays)
+        .map(|(m, &array)| ElfMap {
             name: m.bpf_name.clone(),
-            map_type: if m.value.is_per_cpu() {
-                map_type::PERCPU_HASH
-            } else {
-                map_type::HASH
+            map_type: match (array, m.value.is_per_cpu()) {
+                (true, _) => map_type::PERCPU_ARRAY,
+                (false, true) => map_type::PERCPU_HASH,
+                (false, false) => map_type::HASH,
             },
-            key_size: m.key_size(),
+            key_size: if array { 4 } else { m.key_size() },
             value_size: m.value.size(),
-            max_entries: m.max_entries,
+            max_entries: if array { 1 } else { m.max_entries },
             flags: 0,
         })
         .collect();
@@ -143,9 +174,15 @@ pub fn compile_with(
     let zero_size = manifest_maps
         .iter()
         .map(|m| m.value.size())
+        .chain(stream_layouts.iter().map(|l| l.spec.record_size))
         .max()
         .unwrap_or(8)
         .max(8);
+    elf_maps.extend(
+        stream_layouts
+            .iter()
+            .flat_map(streams::StreamLayout::elf_maps),
+    );
     elf_maps.push(ElfMap {
         name: abi::ZERO_MAP.into(),
         map_type: map_type::ARRAY,
@@ -154,6 +191,9 @@ pub fn compile_with(
         max_entries: 1,
         flags: 0,
     });
+
+    let stack_maps = stack_maps::stack_maps(typed, options.max_map_entries.max(1));
+    elf_maps.extend(stack_maps.iter().map(stack_maps::elf_map));
 
     let elf_programs: Vec<ElfProgram<'_>> = programs
         .iter()
@@ -173,6 +213,8 @@ pub fn compile_with(
         printfs,
         time_formats: typed.time_formats.clone(),
         join_delimiters: typed.join_delimiters.clone(),
+        streams: stream_layouts.iter().map(|l| l.spec.clone()).collect(),
+        stack_maps,
         ringbuf_size,
     };
     Ok(Compiled {
@@ -278,11 +320,17 @@ pub(crate) struct Lower<'a> {
     pub(crate) maps: &'a [MapSpec],
     pub(crate) printfs: &'a [PrintfSpec],
     /// Stack slot of every scratch variable.
-    vars: HashMap<String, Slot>,
+    vars: HashMap<String, Place>,
     loops: Vec<LoopLabels>,
     /// The label every early exit jumps to (`return 0`).
     exit: Label,
     ctx: VReg,
+    /// Per map: kept in a one-entry per-CPU array (see `maps::array_backed`).
+    pub(crate) arrays: &'a [bool],
+    /// Maps this probe deletes from (such maps cannot be arrays).
+    pub(crate) deleted: Vec<usize>,
+    /// In a stream clause or handler: the instance's state (its record) and layout.
+    stream_record: Option<(VReg, abi::StreamSpec)>,
 }
 
 impl<'a> Lower<'a> {
@@ -305,6 +353,9 @@ impl<'a> Lower<'a> {
             loops: Vec::new(),
             exit,
             ctx,
+            arrays: &[],
+            deleted: Vec::new(),
+            stream_record: None,
         }
     }
 
@@ -322,8 +373,23 @@ impl<'a> Lower<'a> {
             let size = t.layout().size().max(8).next_multiple_of(8);
             let slot = self.asm.stack(size);
             self.zero(Place::Stack(slot, 0), size);
-            self.vars.insert(name, slot);
+            self.vars.insert(name, Place::Stack(slot, 0));
         }
+        self.pid_filter_prologue();
+        if let Some(pred) = &ast.predicate {
+            let exit = self.exit;
+            self.branch_on(pred, false, exit);
+        }
+        self.block(&ast.body);
+        let exit = self.exit;
+        self.asm.bind(exit);
+        self.asm.set_span(ast.span);
+        self.asm.ret(Src::Imm(0));
+        std::mem::replace(&mut self.asm, Asm::new()).finish()
+    }
+
+    /// `-p PID`: event probes return early for other processes.
+    fn pid_filter_prologue(&mut self) {
         let event_probe = !matches!(
             self.probe.resolved.attach,
             abi::Attach::Begin | abi::Attach::End | abi::Attach::Interval { .. }
@@ -334,17 +400,6 @@ impl<'a> Lower<'a> {
             self.asm
                 .br(crate::asm::Cond::Ne, current, Src::Imm(pid as i32), exit);
         }
-        if let Some(pred) = &ast.predicate {
-            let c = self.scalar(pred);
-            self.asm.set_span(pred.span);
-            self.asm.br(crate::asm::Cond::Eq, c, Src::Imm(0), self.exit);
-        }
-        self.block(&ast.body);
-        let exit = self.exit;
-        self.asm.bind(exit);
-        self.asm.set_span(ast.span);
-        self.asm.ret(Src::Imm(0));
-        std::mem::replace(&mut self.asm, Asm::new()).finish()
     }
 
     pub(crate) fn set_span(&mut self, span: Span) {

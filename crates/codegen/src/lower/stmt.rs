@@ -3,8 +3,8 @@
 use sema::{CallTarget, Type};
 use syntax::ast::{AssignOp, Block, Expr, ExprKind, Stmt, StmtKind};
 
-use super::{LoopLabels, Lower, Place};
-use crate::asm::{Cond, Src, Width};
+use super::{LoopLabels, Lower};
+use crate::asm::{Src, Width};
 
 impl Lower<'_> {
     pub(crate) fn block(&mut self, block: &Block) {
@@ -31,9 +31,8 @@ impl Lower<'_> {
                 then,
                 else_branch,
             } => {
-                let c = self.scalar(cond);
                 let (other, done) = (self.asm.label(), self.asm.label());
-                self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+                self.branch_on(cond, false, other);
                 self.block(then);
                 self.asm.jmp(done);
                 self.asm.bind(other);
@@ -45,8 +44,7 @@ impl Lower<'_> {
             StmtKind::While { cond, body } => {
                 let (top, brk) = (self.asm.label(), self.asm.label());
                 self.asm.bind(top);
-                let c = self.scalar(cond);
-                self.asm.br(Cond::Eq, c, Src::Imm(0), brk);
+                self.branch_on(cond, false, brk);
                 self.loops.push(LoopLabels { brk, cont: top });
                 self.block(body);
                 self.loops.pop();
@@ -101,7 +99,7 @@ impl Lower<'_> {
             }
             (ExprKind::Var(name), AssignOp::Assign) => self.assign_var(name, value),
             (ExprKind::Var(name), AssignOp::Compound(bop)) => {
-                let Some(slot) = self.var_slot(name) else {
+                let Some(place) = self.var_place(name) else {
                     return;
                 };
                 let rewritten = Expr {
@@ -116,18 +114,18 @@ impl Lower<'_> {
                 // The checker typed `target` and `value`; the synthetic node reuses
                 // the target's id, whose type is the variable's.
                 let v = self.scalar(&rewritten);
-                self.asm.store_stack(slot, 0, Src::Reg(v), Width::DW);
+                self.store(place, Src::Reg(v), Width::DW);
             }
             _ => {}
         }
     }
 
     fn assign_var(&mut self, name: &str, value: &Expr) {
-        let Some(slot) = self.var_slot(name) else {
+        let Some(place) = self.var_place(name) else {
             return;
         };
         let t = self.probe.vars.get(name).cloned().unwrap_or(Type::I64);
-        self.write_into(value, Place::Stack(slot, 0), &t);
+        self.write_into(value, place, &t);
     }
 
     /// An expression evaluated for its effect.

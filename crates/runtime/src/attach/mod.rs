@@ -2,7 +2,10 @@
 //! [`Attach`] into a perf event fd; [`attach_perf_event`] links the program to it.
 
 mod interval;
+mod kprobe;
+mod perf_event;
 mod tracepoint;
+mod uprobe;
 
 use std::os::fd::{IntoRawFd, OwnedFd};
 use std::ptr::NonNull;
@@ -13,18 +16,63 @@ use libbpf_rs::libbpf_sys;
 
 use crate::error::{AttachError, SyscallError};
 
-/// Attaches `prog` per `attach`. `Begin`/`End` are run, not attached: `None`.
+/// Attaches `prog` per `attach`: one link per perf event (sampling probes
+/// open one per online CPU). `Begin`/`End` are run, not attached: no link.
 pub(crate) fn attach(
     prog: NonNull<libbpf_sys::bpf_program>,
     attach: &Attach,
     probe: &str,
-) -> Result<Option<Link>, AttachError> {
+) -> Result<Vec<Link>, AttachError> {
     let pfd = match attach {
-        Attach::Begin | Attach::End => return Ok(None),
+        Attach::Begin | Attach::End => return Ok(Vec::new()),
+        Attach::Kprobe {
+            func,
+            module,
+            offset,
+            retprobe,
+        } => {
+            let target = kprobe::Target {
+                func,
+                module: module.as_deref(),
+                offset: *offset,
+                retprobe: *retprobe,
+            };
+            return kprobe::attach_kprobe(prog, &target, probe).map(|l| vec![l]);
+        }
+        Attach::Fentry { .. } => return kprobe::attach_trampoline(prog, probe).map(|l| vec![l]),
+        Attach::RawTracepoint { name } => {
+            return kprobe::attach_raw_tracepoint(prog, name, probe).map(|l| vec![l]);
+        }
+        Attach::PerfEvent {
+            event_type,
+            config,
+            period,
+        } => {
+            return perf_event::open_all(*event_type, *config, *period, probe)?
+                .into_iter()
+                .map(|pfd| attach_perf_event(prog, pfd, probe))
+                .collect();
+        }
         Attach::Tracepoint { category, name } => tracepoint::open(category, name, probe)?,
         Attach::Interval { period_ns } => interval::open(*period_ns, probe)?,
+        Attach::Uprobe {
+            path,
+            offset,
+            retprobe,
+            pid,
+            ref_ctr_offset,
+        } => uprobe::open(
+            &uprobe::Target {
+                path,
+                offset: *offset,
+                retprobe: *retprobe,
+                pid: *pid,
+                ref_ctr_offset: *ref_ctr_offset,
+            },
+            probe,
+        )?,
     };
-    attach_perf_event(prog, pfd, probe).map(Some)
+    attach_perf_event(prog, pfd, probe).map(|link| vec![link])
 }
 
 /// Links `prog` to the perf event `pfd` (the link owns and closes `pfd`).

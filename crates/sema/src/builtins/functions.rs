@@ -22,20 +22,21 @@ pub enum Function {
     Exit,
     /// `ntop([af, ]addr)`: an IPv4/IPv6 address as text.
     Ntop,
+    /// `kstack([mode][, limit])` / `ustack(...)`: see `builtins::stacks`.
+    Stack { user: bool },
+    /// `ksym(addr)` / `usym(addr)`: see `builtins::stacks`.
+    Sym { user: bool },
 }
 
 /// Every function name weft knows, for suggestions.
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
-    "zero", "print", "printf", "exit", "time", "join", "ntop",
+    "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
+    "usym",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
 const PLANNED: &[&str] = &[
-    "kstack",
-    "ustack",
-    "ksym",
-    "usym",
     "kaddr",
     "uaddr",
     "reg",
@@ -91,6 +92,10 @@ pub fn function(name: &str) -> Option<Function> {
         "print" => Function::PrintMap,
         "exit" => Function::Exit,
         "ntop" => Function::Ntop,
+        "kstack" => Function::Stack { user: false },
+        "ustack" => Function::Stack { user: true },
+        "ksym" => Function::Sym { user: false },
+        "usym" => Function::Sym { user: true },
         _ => return None,
     })
 }

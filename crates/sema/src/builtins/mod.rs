@@ -2,6 +2,9 @@
 //! rules. Each has a lowering of the same name in `codegen::lower::builtins`.
 
 mod functions;
+pub mod kprobe;
+pub mod stacks;
+pub mod uprobe;
 mod variables;
 
 pub use functions::{FUNCTION_NAMES, Function, function, planned_function};

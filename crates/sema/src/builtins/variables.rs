@@ -36,18 +36,25 @@ pub enum Builtin {
     Rand,
     /// The return value (kretprobe/uretprobe only).
     Retval,
+    /// `argN`: an argument of the probed function or USDT site (see `builtins::uprobe`).
+    Arg(u8),
+    /// `func`: the probed function's name.
+    Func,
+    /// The kernel stack (`kstack(bpftrace, 127)`), see `builtins::stacks`.
+    Kstack,
+    /// The user stack with the pid to symbolize it (`ustack(bpftrace, 127)`).
+    Ustack,
 }
 
 /// Every builtin name, for suggestions.
 pub const BUILTIN_NAMES: &[&str] = &[
-    "pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu", "cgroup", "probe", "args",
-    "curtask", "cpid", "rand", "retval",
+    "func", "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "pid", "tid", "uid", "gid", "comm",
+    "nsecs", "elapsed", "cpu", "cgroup", "probe", "args", "curtask", "cpid", "rand", "retval",
+    "kstack", "ustack",
 ];
 
 /// Builtins of bpftrace that weft recognises but does not compile yet.
 const PLANNED: &[&str] = &[
-    "kstack",
-    "ustack",
     "func",
     "arg0",
     "arg1",
@@ -88,6 +95,12 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "cpid" => Builtin::Cpid,
         "rand" => Builtin::Rand,
         "retval" => Builtin::Retval,
+        "func" => Builtin::Func,
+        other if super::uprobe::arg_index(other).is_some() => {
+            Builtin::Arg(super::uprobe::arg_index(other).unwrap_or(0))
+        }
+        "kstack" => Builtin::Kstack,
+        "ustack" => Builtin::Ustack,
         _ => return None,
     })
 }
@@ -114,19 +127,31 @@ impl Builtin {
                 size: crate::types::DEFAULT_STR_SIZE,
             },
             Builtin::Curtask => Type::U64,
+            Builtin::Kstack => super::stacks::default_stack(false),
+            Builtin::Ustack => super::stacks::default_stack(true),
             Builtin::Args => match context {
                 Context::Tracepoint(_) => Type::TracepointArgs,
-                Context::None => {
+                Context::Stream(index) => Type::StreamArgs(*index),
+                Context::Fentry { .. } | Context::RawTracepoint { args: Some(_) } => {
+                    Type::TracepointArgs
+                }
+                Context::RawTracepoint { args: None } => {
                     return Err(
-                        "`args` exists only in tracepoint probes (and, later, fentry/uprobe with BTF)",
+                        "without kernel BTF a raw tracepoint's arguments have no names: use arg0..argN",
+                    );
+                }
+                Context::None
+                | Context::Uprobe { .. }
+                | Context::Usdt { .. }
+                | Context::Kprobe { .. } => {
+                    return Err(
+                        "`args` exists in tracepoint, rawtracepoint, fentry and fexit probes; in kprobes use arg0..argN",
                     );
                 }
             },
-            Builtin::Retval => {
-                return Err(
-                    "`retval` exists in kretprobe, uretprobe and fexit probes; for a syscall's result use `args->ret` in tracepoint:syscalls:sys_exit_*",
-                );
-            }
+            Builtin::Retval => super::uprobe::retval_type(context)?,
+            Builtin::Arg(n) => super::uprobe::arg_type(n, context)?,
+            Builtin::Func => super::uprobe::func_type(context)?,
         })
     }
 }

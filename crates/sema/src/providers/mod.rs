@@ -2,10 +2,19 @@
 //! programs receive and the program type it compiles to. The runtime half of
 //! each provider lives in `runtime::attach`.
 
+mod hardware;
 mod interval;
+mod kprobe;
+mod perf_event;
 mod planned;
+mod profile;
+pub mod rawtracepoint;
+mod software;
 mod special;
 mod tracepoint;
+mod uprobe;
+mod usdt;
+pub mod userbin;
 
 use ktypes::{KernelInfo, TracepointFormat};
 use source::{Diagnostic, Span};
@@ -29,6 +38,38 @@ pub enum Context {
     None,
     /// A tracepoint record: `args->field` reads it.
     Tracepoint(TracepointFormat),
+    /// uprobe/uretprobe: the thread's `struct pt_regs`; `func` is the probed function.
+    Uprobe { retprobe: bool, func: String },
+    /// usdt: `struct pt_regs` at the probe site, and where each argument is.
+    Usdt { args: Vec<uelf::UsdtArg> },
+    /// A completed instance of stream N (a `stream:NAME` handler): `args->field`
+    /// reads the instance's record.
+    Stream(usize),
+    /// kprobe/kretprobe: the kernel's `struct pt_regs`; `func` is the probed function.
+    Kprobe { retprobe: bool, func: String },
+    /// fentry/fexit: the function's arguments as an array of u64, described
+    /// by its BTF prototype (`args->NAME`); fexit's `retval` follows them.
+    Fentry {
+        exit: bool,
+        func: String,
+        args: TracepointFormat,
+        retval: Option<ktypes::TpField>,
+    },
+    /// rawtracepoint: the raw u64 arguments (`argN`), named and typed from BTF
+    /// when the kernel has it (`args->NAME`).
+    RawTracepoint { args: Option<TracepointFormat> },
+}
+
+impl Context {
+    /// The record `args->NAME` reads, in contexts that have one.
+    pub fn args_format(&self) -> Option<&TracepointFormat> {
+        match self {
+            Context::Tracepoint(f)
+            | Context::Fentry { args: f, .. }
+            | Context::RawTracepoint { args: Some(f) } => Some(f),
+            _ => None,
+        }
+    }
 }
 
 /// One concrete probe a program is made for (wildcards already expanded).
@@ -51,6 +92,17 @@ pub enum ProviderKind {
     End,
     Tracepoint,
     Interval,
+    Uprobe,
+    Uretprobe,
+    Usdt,
+    Profile,
+    Software,
+    Hardware,
+    Kprobe,
+    Kretprobe,
+    Fentry,
+    Fexit,
+    RawTracepoint,
     /// Parsed and recognised, but implemented by a later milestone.
     Planned(&'static str),
 }
@@ -62,6 +114,17 @@ pub fn provider_kind(name: &str) -> Option<ProviderKind> {
         "END" | "end" => ProviderKind::End,
         "tracepoint" | "t" => ProviderKind::Tracepoint,
         "interval" | "i" => ProviderKind::Interval,
+        "uprobe" | "u" => ProviderKind::Uprobe,
+        "uretprobe" | "ur" => ProviderKind::Uretprobe,
+        "usdt" | "U" => ProviderKind::Usdt,
+        "profile" | "p" => ProviderKind::Profile,
+        "software" | "s" => ProviderKind::Software,
+        "hardware" | "h" => ProviderKind::Hardware,
+        "kprobe" | "k" => ProviderKind::Kprobe,
+        "kretprobe" | "kr" => ProviderKind::Kretprobe,
+        "kfunc" | "fentry" | "f" => ProviderKind::Fentry,
+        "kretfunc" | "fexit" | "fr" => ProviderKind::Fexit,
+        "rawtracepoint" | "rt" => ProviderKind::RawTracepoint,
         other => return planned::canonical(other).map(ProviderKind::Planned),
     })
 }
@@ -77,6 +140,30 @@ pub fn all_provider_names() -> Vec<&'static str> {
         "t",
         "interval",
         "i",
+        "uprobe",
+        "u",
+        "uretprobe",
+        "ur",
+        "usdt",
+        "U",
+        "profile",
+        "p",
+        "software",
+        "s",
+        "hardware",
+        "h",
+        "kprobe",
+        "k",
+        "kretprobe",
+        "kr",
+        "kfunc",
+        "fentry",
+        "f",
+        "kretfunc",
+        "fexit",
+        "fr",
+        "rawtracepoint",
+        "rt",
     ];
     v.extend(
         planned::NAMES
@@ -91,11 +178,32 @@ pub fn resolve(
     ap: &AttachPointRef<'_>,
     kernel: &dyn KernelInfo,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    resolve_for(ap, kernel, None)
+}
+
+/// [`resolve`] for `-p PID`: user-space probes attach to that process only
+/// and find libraries among the files it has mapped.
+pub fn resolve_for(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    pid: Option<u32>,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
     match provider_kind(ap.provider) {
+        Some(ProviderKind::Uprobe) => uprobe::resolve(ap, kernel, pid, false),
+        Some(ProviderKind::Uretprobe) => uprobe::resolve(ap, kernel, pid, true),
+        Some(ProviderKind::Usdt) => usdt::resolve(ap, kernel, pid),
         Some(ProviderKind::Begin) => Ok(vec![special::begin()]),
         Some(ProviderKind::End) => Ok(vec![special::end()]),
         Some(ProviderKind::Tracepoint) => tracepoint::resolve(ap, kernel),
         Some(ProviderKind::Interval) => interval::resolve(ap).map(|p| vec![p]),
+        Some(ProviderKind::Profile) => profile::resolve(ap).map(|p| vec![p]),
+        Some(ProviderKind::Software) => software::resolve(ap).map(|p| vec![p]),
+        Some(ProviderKind::Hardware) => hardware::resolve(ap).map(|p| vec![p]),
+        Some(ProviderKind::Kprobe) => kprobe::resolve(ap, kernel, kprobe::Kind::Kprobe),
+        Some(ProviderKind::Kretprobe) => kprobe::resolve(ap, kernel, kprobe::Kind::Kretprobe),
+        Some(ProviderKind::Fentry) => kprobe::resolve(ap, kernel, kprobe::Kind::Fentry),
+        Some(ProviderKind::Fexit) => kprobe::resolve(ap, kernel, kprobe::Kind::Fexit),
+        Some(ProviderKind::RawTracepoint) => rawtracepoint::resolve(ap, kernel),
         Some(ProviderKind::Planned(name)) => Err(crate::diagnostics::provider_not_yet_supported(
             ap.span, name,
         )),

@@ -284,6 +284,14 @@ pub const OK_CASES: &[(&str, &str)] = &[
     ("tool_opensnoop", TOOL_OPENSNOOP),
     ("tool_biolatency", TOOL_BIOLATENCY),
     ("tool_modern", TOOL_MODERN),
+    (
+        "stream_read_latency",
+        "stream read_req {\n    begin tracepoint:syscalls:sys_enter_read /comm == \"weftwl\"/ by tid { $fd = args->fd; }\n    end   tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n    timeout 5s\n}\nstream:read_req /args->duration > 1000/ { @[args->comm] = hist(args->duration); }",
+    ),
+    (
+        "stream_stages_links_and_options",
+        "stream write_io {\n    begin tracepoint:syscalls:sys_enter_pwrite64 by tid\n    stage insert tracepoint:block:block_rq_insert by tid link (args->dev, args->sector) { $sector = args->sector; }\n    stage tracepoint:block:block_rq_issue, tracepoint:block:block_rq_merge by (args->dev, args->sector);\n    end tracepoint:block:block_rq_complete by (args->dev, args->sector)\n    max 100\n    incomplete\n}",
+    ),
 ];
 
 const TOOL_OPENSNOOP: &str = r#"#!/usr/bin/env bpftrace

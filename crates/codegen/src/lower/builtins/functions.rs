@@ -17,6 +17,7 @@ impl Lower<'_> {
         match target {
             CallTarget::Printf(site) => self.printf(site, &args[1..]),
             CallTarget::Join(id) => self.join(id, &args[0]),
+            CallTarget::Emit => self.emit_stream_record(),
             CallTarget::Time(id) => self.emit_event(EventKind::Time, id as u32, |_, _| {}, 8),
             CallTarget::Function(Function::Exit) => {
                 self.emit_event(EventKind::Exit, 0, |_, _| {}, 8);
@@ -56,7 +57,13 @@ impl Lower<'_> {
                     24,
                 );
             }
-            CallTarget::Function(Function::Str | Function::Ntop | Function::Aggregate(_)) => {}
+            CallTarget::Function(
+                Function::Str
+                | Function::Ntop
+                | Function::Aggregate(_)
+                | Function::Stack { .. }
+                | Function::Sym { .. },
+            ) => {}
         }
     }
 

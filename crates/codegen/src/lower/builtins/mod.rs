@@ -2,4 +2,7 @@
 //! mirroring `sema::builtins`.
 
 mod functions;
+mod kprobe;
+mod stacks;
+mod uprobe;
 mod variables;

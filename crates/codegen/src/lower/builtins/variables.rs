@@ -57,10 +57,15 @@ impl Lower<'_> {
                 let cpid = self.typed.cpid.unwrap_or(0) as i64;
                 self.asm.imm64(r, cpid);
             }
+            Builtin::Retval => return self.uprobe_retval(),
+            Builtin::Arg(n) => return self.uprobe_arg(n),
             // Strings and `args` are not scalars; the checker keeps them out of here.
-            Builtin::Comm | Builtin::Probe | Builtin::Args | Builtin::Retval => {
-                self.asm.mov(r, Src::Imm(0))
-            }
+            Builtin::Comm
+            | Builtin::Probe
+            | Builtin::Func
+            | Builtin::Args
+            | Builtin::Kstack
+            | Builtin::Ustack => self.asm.mov(r, Src::Imm(0)),
         }
         r
     }

@@ -1,0 +1,74 @@
+//! Stack traces and symbols: how a captured stack is stored and which maps
+//! hold the frames.
+//!
+//! A kernel stack value ([`crate::Layout::KStack`]) is the `u64` that
+//! `bpf_get_stackid` returned: a stack id into the stack-trace map of its
+//! frame limit ([`stack_map_name`]), or a negative errno when no stack was
+//! captured (-EFAULT for a user-mode sample's kernel stack or a kernel
+//! thread's user stack): such a stack prints empty. A user stack
+//! ([`crate::Layout::UStack`]) is the same id followed by the `u64` pid that
+//! user space needs to symbolize it. `ksym(addr)` ([`crate::Layout::KSym`]) is
+//! the address; `usym(addr)` ([`crate::Layout::USym`]) the address and the pid.
+
+/// How a stack prints (bpftrace's `StackMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackMode {
+    /// One `symbol+offset` per line, indented.
+    Bpftrace,
+    /// `\taddress symbol+offset (module)` per line, like `perf script`.
+    Perf,
+}
+
+impl StackMode {
+    pub fn from_name(name: &str) -> Option<StackMode> {
+        match name {
+            "bpftrace" => Some(StackMode::Bpftrace),
+            "perf" => Some(StackMode::Perf),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StackMode::Bpftrace => "bpftrace",
+            StackMode::Perf => "perf",
+        }
+    }
+}
+
+/// bpftrace's default number of frames kept (the kernel's `perf_event_max_stack`).
+pub const DEFAULT_STACK_LIMIT: u32 = 127;
+/// The most frames a stack may ask for (bpftrace's `MAX_STACK_SIZE`).
+pub const MAX_STACK_LIMIT: u32 = 1024;
+/// `bpf_get_stackid` flag: capture the user stack instead of the kernel one.
+pub const BPF_F_USER_STACK: u64 = 1 << 8;
+
+/// One `BPF_MAP_TYPE_STACK_TRACE` map: key `u32` stack id, value `limit` `u64` addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackMapSpec {
+    /// ELF symbol and kernel map name ([`stack_map_name`]).
+    pub bpf_name: String,
+    /// Frames kept per stack.
+    pub limit: u32,
+    pub max_entries: u32,
+}
+
+/// The stack-trace map that holds stacks of at most `limit` frames (kernel
+/// and user stacks share it; the mode only changes how they print).
+pub fn stack_map_name(limit: u32) -> String {
+    format!("weft_stack_{limit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(stack_map_name(127), "weft_stack_127");
+        assert!(stack_map_name(MAX_STACK_LIMIT).len() <= 15);
+        assert_eq!(StackMode::from_name("perf"), Some(StackMode::Perf));
+        assert_eq!(StackMode::from_name("raw"), None);
+        assert_eq!(StackMode::Bpftrace.name(), "bpftrace");
+    }
+}

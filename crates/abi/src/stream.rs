@@ -1,0 +1,90 @@
+//! The record of one instance of a `stream`: what the kernel keeps while the
+//! instance is open (in the stream's state map) is exactly what it sends to
+//! user space when the instance ends (with `bpf_ringbuf_output`), so the
+//! state starts with the ring-buffer record header.
+//!
+//! Fixed part of every stream record (all little-endian):
+//!
+//! | offset | field |
+//! |---|---|
+//! | 0 | `kind: u32` = [`crate::EventKind::Stream`], `id: u32` = stream index |
+//! | 8 | `start_ns: u64` (bpf_ktime_get_ns at begin) |
+//! | 16 | `end_ns: u64` (0 for an incomplete instance) |
+//! | 24 | `pid_tgid: u64` at begin (tgid in the high half) |
+//! | 32 | `cgroup: u64` at begin |
+//! | 40 | `comm: [u8; 16]` at begin |
+//! | 56 | per stage: `ts_ns: u64`, then per stage: `hits: u64` |
+//! | ... | the captured `$fields`, each at its own offset |
+
+use crate::layout::Field;
+
+pub const STREAM_START_OFFSET: u32 = 8;
+pub const STREAM_END_OFFSET: u32 = 16;
+pub const STREAM_PID_TGID_OFFSET: u32 = 24;
+pub const STREAM_CGROUP_OFFSET: u32 = 32;
+pub const STREAM_COMM_OFFSET: u32 = 40;
+pub const STREAM_COMM_SIZE: u32 = 16;
+/// Offset of the first stage timestamp.
+pub const STREAM_STAGES_OFFSET: u32 = 56;
+
+/// Slots of a stream's per-CPU counters map ([`StreamSpec::counters_map`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum StreamCounter {
+    /// Instances created by the begin probe.
+    Begun = 0,
+    /// Instances that reached the end probe (records emitted or filtered).
+    Completed = 1,
+    /// Instances found older than the timeout by a later probe, and dropped.
+    Expired = 2,
+    /// A begin found an open instance under the same key and replaced it.
+    Replaced = 3,
+    /// The state map refused a new instance (map full and not LRU-evictable).
+    MapFull = 4,
+}
+
+impl StreamCounter {
+    pub const COUNT: u32 = 5;
+}
+
+/// One stage of a stream (begin, the intermediate stages, end, in order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageSpec {
+    /// The stage's name (given, or the probe's last part such as `sys_enter_read`).
+    pub name: String,
+    /// Offset of its `ts_ns: u64` (0 in the record when the stage was never reached).
+    pub ts_offset: u32,
+    /// Offset of its `hits: u64` (how many times the stage fired for this instance).
+    pub hits_offset: u32,
+}
+
+/// A captured `$field` of a stream instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamField {
+    /// Name without `$`.
+    pub name: String,
+    pub field: Field,
+}
+
+/// Everything user space needs about one `stream`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamSpec {
+    pub name: String,
+    /// Kernel name of the LRU hash holding open instances, keyed by the begin key.
+    pub state_map: String,
+    /// Kernel names of the LRU hashes that map a linked key to the begin key.
+    pub link_maps: Vec<String>,
+    /// Kernel name of the per-CPU `u64` array indexed by [`StreamCounter`].
+    pub counters_map: String,
+    /// Size of a record (and of a state map value).
+    pub record_size: u32,
+    pub stages: Vec<StageSpec>,
+    pub fields: Vec<StreamField>,
+    /// Instances older than this are expired (by the next probe that finds them,
+    /// or by user space's periodic sweep).
+    pub timeout_ns: u64,
+    /// Capacity of the state map: past it the oldest instances are evicted.
+    pub max_instances: u32,
+    /// Emit records for expired and evicted instances too (`incomplete` clause).
+    pub emit_incomplete: bool,
+}

@@ -1,0 +1,443 @@
+//! User-space bookkeeping of `stream`s: their records go to the sink (and to
+//! the `--timeline` file), a periodic sweep expires instances older than the
+//! stream's timeout that no probe came back to, and at exit every instance
+//! that was lost or left is accounted for on stderr.
+//!
+//! The decisions (which entries expired, how many instances the LRU map
+//! evicted, what the report says) are pure functions, tested below; the
+//! [`Streams`] glue around them does the map calls.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use abi::stream::STREAM_START_OFFSET;
+use abi::{Manifest, StreamCounter, StreamSpec};
+use output::{Sink, TimelineWriter, decode_stream_record};
+use runtime::{MapEntry, Session};
+
+use crate::run::RunError;
+
+/// How often the state maps are swept while the script runs.
+pub const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// `start_ns` of a state-map value (laid out like a stream record); 0 if short.
+pub fn start_ns(value: &[u8]) -> u64 {
+    let at = STREAM_START_OFFSET as usize;
+    value
+        .get(at..at + 8)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+}
+
+/// Whether an instance begun at `start_ns` has outlived `timeout_ns` at
+/// `now_ns` (both CLOCK_MONOTONIC, like `bpf_ktime_get_ns`). A timeout of 0
+/// means the stream has none.
+pub fn is_expired(start_ns: u64, now_ns: u64, timeout_ns: u64) -> bool {
+    timeout_ns != 0 && now_ns.saturating_sub(start_ns) > timeout_ns
+}
+
+/// Indexes of the state-map entries that expired at `now_ns`.
+pub fn select_expired(entries: &[MapEntry], now_ns: u64, timeout_ns: u64) -> Vec<usize> {
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, values))| {
+            let value = values.first().map_or(&[][..], Vec::as_slice);
+            is_expired(start_ns(value), now_ns, timeout_ns)
+        })
+        .map(|(index, _)| index)
+        .collect()
+}
+
+/// The keys of a link map whose value (the begin key, then the instance's
+/// `start_ns: u64`) names one of the `deleted` instances `(begin key,
+/// start_ns)`: links to instances that no longer exist.
+pub fn stale_links<'e>(links: &'e [MapEntry], deleted: &[(Vec<u8>, u64)]) -> Vec<&'e [u8]> {
+    let names = |value: &[u8], (key, start): &(Vec<u8>, u64)| {
+        value.get(..key.len()) == Some(key.as_slice())
+            && value.get(key.len()..key.len() + 8) == Some(&start.to_le_bytes()[..])
+    };
+    links
+        .iter()
+        .filter(|(_, values)| {
+            values
+                .first()
+                .is_some_and(|v| deleted.iter().any(|d| names(v, d)))
+        })
+        .map(|(key, _)| key.as_slice())
+        .collect()
+}
+
+/// What became of a stream's instances that did not complete.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Losses {
+    /// Expired by a probe (in the kernel) or by the user-space sweep.
+    pub timed_out: u64,
+    /// A begin found an open instance under the same key and replaced it.
+    pub replaced: u64,
+    /// The state map refused a new instance (never counted as begun).
+    pub refused: u64,
+    /// Evicted by the LRU state map when full: the kernel does this silently,
+    /// so it is what remains of `begun` once everything else is counted.
+    pub evicted: u64,
+    /// Still in the state map when the run ended.
+    pub open: u64,
+}
+
+impl Losses {
+    /// Accounts for every instance begun: the kernel's counters
+    /// (indexed by [`StreamCounter`]), the instances the sweep expired and
+    /// the number still open. `Begun` counts the instances the state map
+    /// took (a refused one is counted in `MapFull` only), so
+    /// `evicted = begun − completed − expired(kernel) − expired(user) − replaced − open`.
+    pub fn account(counters: &[u64], expired_user: u64, open: u64) -> Losses {
+        let slot = |c: StreamCounter| counters.get(c as usize).copied().unwrap_or(0);
+        let timed_out = slot(StreamCounter::Expired).saturating_add(expired_user);
+        let replaced = slot(StreamCounter::Replaced);
+        let refused = slot(StreamCounter::MapFull);
+        let evicted = slot(StreamCounter::Begun)
+            .saturating_sub(slot(StreamCounter::Completed))
+            .saturating_sub(timed_out)
+            .saturating_sub(replaced)
+            .saturating_sub(open);
+        Losses {
+            timed_out,
+            replaced,
+            refused,
+            evicted,
+            open,
+        }
+    }
+
+    /// One line for stderr, or `None` when nothing was lost or left:
+    /// `weft: stream read_req: 3 timed out, 1 replaced, 2 evicted by the map
+    /// limit (max 10240), 4 still open at exit`.
+    pub fn report(&self, stream: &str, max_instances: u32) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.timed_out > 0 {
+            parts.push(format!("{} timed out", self.timed_out));
+        }
+        if self.replaced > 0 {
+            parts.push(format!("{} replaced", self.replaced));
+        }
+        if self.refused > 0 {
+            parts.push(format!("{} refused by the full state map", self.refused));
+        }
+        if self.evicted > 0 {
+            parts.push(format!(
+                "{} evicted by the map limit (max {max_instances})",
+                self.evicted
+            ));
+        }
+        if self.open > 0 {
+            parts.push(format!("{} still open at exit", self.open));
+        }
+        (!parts.is_empty()).then(|| format!("weft: stream {stream}: {}", parts.join(", ")))
+    }
+}
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds (the clock of `bpf_ktime_get_ns`).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// The `--timeline` file being gathered.
+struct Timeline {
+    writer: TimelineWriter,
+    file: File,
+    path: PathBuf,
+}
+
+/// The run's stream state: where records go and what the sweep expired.
+pub struct Streams {
+    /// Per stream: instances the sweep expired.
+    expired_user: Vec<u64>,
+    timeline: Option<Timeline>,
+    last_sweep: Instant,
+}
+
+impl Streams {
+    /// `timeline`: the `--timeline` file, already created.
+    pub fn new(manifest: &Manifest, timeline: Option<(PathBuf, File)>) -> Streams {
+        Streams {
+            expired_user: vec![0; manifest.streams.len()],
+            timeline: timeline.map(|(path, file)| Timeline {
+                writer: TimelineWriter::new(),
+                file,
+                path,
+            }),
+            last_sweep: Instant::now(),
+        }
+    }
+
+    /// Sends one stream record (or state-map value) of stream `id` to the
+    /// sink and the timeline. Unknown ids are ignored, like other kinds.
+    pub fn record(
+        &mut self,
+        manifest: &Manifest,
+        id: usize,
+        bytes: &[u8],
+        sink: &mut dyn Sink,
+    ) -> io::Result<()> {
+        let Some(spec) = manifest.streams.get(id) else {
+            return Ok(());
+        };
+        let record = decode_stream_record(spec, bytes);
+        sink.stream_record(&record)?;
+        if let Some(t) = self.timeline.as_mut() {
+            t.writer.push(&record);
+        }
+        Ok(())
+    }
+
+    /// Sweeps the state maps when [`SWEEP_INTERVAL`] has passed since the last sweep.
+    pub fn tick(
+        &mut self,
+        session: &Session,
+        manifest: &Manifest,
+        sink: &mut dyn Sink,
+    ) -> Result<(), RunError> {
+        if manifest.streams.is_empty() || self.last_sweep.elapsed() < SWEEP_INTERVAL {
+            return Ok(());
+        }
+        self.last_sweep = Instant::now();
+        let now = monotonic_ns();
+        for (id, spec) in manifest.streams.iter().enumerate() {
+            self.sweep(session, manifest, id, spec, now, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the expired instances of one stream (emitting them as
+    /// incomplete records when the stream asks for it) and the links to them.
+    fn sweep(
+        &mut self,
+        session: &Session,
+        manifest: &Manifest,
+        id: usize,
+        spec: &StreamSpec,
+        now_ns: u64,
+        sink: &mut dyn Sink,
+    ) -> Result<(), RunError> {
+        if spec.timeout_ns == 0 {
+            return Ok(());
+        }
+        let entries = session.map_entries(&spec.state_map)?;
+        let mut deleted = Vec::new();
+        for index in select_expired(&entries, now_ns, spec.timeout_ns) {
+            let key = &entries[index].0;
+            // The instance may have ended, and another begun under the same
+            // key, since the map was read: look again right before deleting.
+            let Some(values) = session.lookup_key(&spec.state_map, key)? else {
+                continue;
+            };
+            let value = values.into_iter().next().unwrap_or_default();
+            if !is_expired(start_ns(&value), now_ns, spec.timeout_ns) {
+                continue;
+            }
+            if !session.delete_key(&spec.state_map, key)? {
+                continue;
+            }
+            if let Some(n) = self.expired_user.get_mut(id) {
+                *n += 1;
+            }
+            if spec.emit_incomplete {
+                self.record(manifest, id, &value, sink)
+                    .map_err(RunError::Output)?;
+            }
+            deleted.push((key.clone(), start_ns(&value)));
+        }
+        if !deleted.is_empty() {
+            for link in &spec.link_maps {
+                let links = session.map_entries(link)?;
+                for key in stale_links(&links, &deleted) {
+                    session.delete_key(link, key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At exit, after END: a last sweep, the instances still open (emitted
+    /// as incomplete records when the stream asks for it), the timeline file
+    /// written. Returns the lines to print on stderr.
+    pub fn finish(
+        &mut self,
+        session: &Session,
+        manifest: &Manifest,
+        sink: &mut dyn Sink,
+    ) -> Result<Vec<String>, RunError> {
+        let mut report = Vec::new();
+        let now = monotonic_ns();
+        for (id, spec) in manifest.streams.iter().enumerate() {
+            self.sweep(session, manifest, id, spec, now, sink)?;
+            let mut open = session.map_entries(&spec.state_map)?;
+            if spec.emit_incomplete {
+                open.sort_by_key(|(_, values)| values.first().map_or(0, |v| start_ns(v)));
+                for (_, values) in &open {
+                    let value = values.first().map_or(&[][..], Vec::as_slice);
+                    self.record(manifest, id, value, sink)
+                        .map_err(RunError::Output)?;
+                }
+            }
+            let counters = session.stream_counters(spec)?;
+            let expired_user = self.expired_user.get(id).copied().unwrap_or(0);
+            let losses = Losses::account(&counters, expired_user, open.len() as u64);
+            report.extend(losses.report(&spec.name, spec.max_instances));
+        }
+        if let Some(t) = self.timeline.take() {
+            let mut out = BufWriter::new(&t.file);
+            t.writer
+                .write_to(&mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| {
+                    RunError::Output(io::Error::new(
+                        e.kind(),
+                        format!("timeline {}: {e}", t.path.display()),
+                    ))
+                })?;
+            if t.writer.dropped() > 0 {
+                report.push(format!(
+                    "weft: timeline {}: kept the first {} stream records, left out {} more",
+                    t.path.display(),
+                    t.writer.max_records(),
+                    t.writer.dropped()
+                ));
+            }
+            if manifest.streams.is_empty() {
+                report.push(format!(
+                    "weft: timeline {}: the script has no stream, so it has no events",
+                    t.path.display()
+                ));
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(key: u8, start: u64) -> MapEntry {
+        let mut value = vec![0u8; 64];
+        value[8..16].copy_from_slice(&start.to_le_bytes());
+        (vec![key; 4], vec![value])
+    }
+
+    #[test]
+    fn expiry_is_strictly_older_than_the_timeout() {
+        assert!(!is_expired(100, 150, 50));
+        assert!(is_expired(100, 151, 50));
+        // A start after now (read before a begin) is not expired.
+        assert!(!is_expired(200, 150, 50));
+        // No timeout, never expired.
+        assert!(!is_expired(0, u64::MAX, 0));
+    }
+
+    #[test]
+    fn sweep_selects_old_entries_only() {
+        let entries = vec![
+            entry(1, 1_000),
+            entry(2, 9_000),
+            entry(3, 4_999),
+            entry(4, 5_000),
+        ];
+        assert_eq!(select_expired(&entries, 10_000, 5_000), [0, 2]);
+        assert_eq!(select_expired(&entries, 10_000, 0), Vec::<usize>::new());
+        // Short or missing values read as start 0: expired once past the timeout.
+        let broken: Vec<MapEntry> = vec![(vec![9], vec![vec![1, 2]]), (vec![8], vec![])];
+        assert_eq!(select_expired(&broken, 10_000, 5_000), [0, 1]);
+        assert_eq!(select_expired(&broken, 4_000, 5_000), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn links_to_deleted_instances_are_stale() {
+        let link = |key: u8, begin: u8, start: u64| -> MapEntry {
+            let mut value = vec![begin; 4];
+            value.extend_from_slice(&start.to_le_bytes());
+            (vec![key], vec![value])
+        };
+        let links: Vec<MapEntry> = vec![
+            link(10, 1, 7),
+            link(11, 2, 7),
+            link(12, 1, 7),
+            (vec![13], vec![]),
+            (vec![14], vec![vec![1, 1, 1, 1]]),
+        ];
+        let deleted = vec![(vec![1u8; 4], 7u64)];
+        assert_eq!(stale_links(&links, &deleted), [&[10u8][..], &[12u8][..]]);
+        // A link to an earlier instance under the same key stays for the kernel.
+        let deleted = vec![(vec![1u8; 4], 8u64)];
+        assert!(stale_links(&links, &deleted).is_empty());
+        assert!(stale_links(&links, &[]).is_empty());
+    }
+
+    fn counters(begun: u64, completed: u64, expired: u64, replaced: u64, full: u64) -> [u64; 5] {
+        let mut c = [0u64; 5];
+        c[StreamCounter::Begun as usize] = begun;
+        c[StreamCounter::Completed as usize] = completed;
+        c[StreamCounter::Expired as usize] = expired;
+        c[StreamCounter::Replaced as usize] = replaced;
+        c[StreamCounter::MapFull as usize] = full;
+        c
+    }
+
+    #[test]
+    fn evictions_are_what_is_left_unaccounted() {
+        // 100 begun: 90 completed, 1 expired by a probe and 2 by the sweep,
+        // 1 replaced, 4 open: 2 evicted.
+        let l = Losses::account(&counters(100, 90, 1, 1, 0), 2, 4);
+        assert_eq!(
+            l,
+            Losses {
+                timed_out: 3,
+                replaced: 1,
+                refused: 0,
+                evicted: 2,
+                open: 4
+            }
+        );
+        assert_eq!(
+            l.report("read_req", 10240).as_deref(),
+            Some(
+                "weft: stream read_req: 3 timed out, 1 replaced, 2 evicted by the map limit (max 10240), 4 still open at exit"
+            )
+        );
+        // Refused begins were never begun, so they are not evictions.
+        let l = Losses::account(&counters(5, 5, 0, 0, 5), 0, 0);
+        assert_eq!((l.refused, l.evicted), (5, 0));
+        assert_eq!(
+            l.report("s", 8).as_deref(),
+            Some("weft: stream s: 5 refused by the full state map")
+        );
+    }
+
+    #[test]
+    fn nothing_lost_says_nothing() {
+        let l = Losses::account(&counters(7, 7, 0, 0, 0), 0, 0);
+        assert_eq!(l, Losses::default());
+        assert_eq!(l.report("read_req", 10240), None);
+        // Counters read mid-flight can over-account; never below zero.
+        let l = Losses::account(&counters(3, 5, 0, 0, 0), 1, 1);
+        assert_eq!(l.evicted, 0);
+        // A short counters map reads as zeros.
+        assert_eq!(Losses::account(&[], 0, 0), Losses::default());
+    }
+
+    #[test]
+    fn start_ns_of_short_values_is_zero() {
+        assert_eq!(start_ns(&[]), 0);
+        assert_eq!(start_ns(&[0; 15]), 0);
+        assert_eq!(start_ns(&entry(1, 42).1[0]), 42);
+    }
+}

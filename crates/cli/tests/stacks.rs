@@ -1,0 +1,190 @@
+//! Sampling probes (profile, software, hardware), stacks and symbols on the
+//! running kernel, each filtered to the workload's pid (`cpid`).
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{run_weft, trace_workload};
+
+/// Sum of the `]: N` counts of a printed map.
+fn total(out: &str) -> u64 {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("]: "))
+        .filter_map(|n| n.trim().parse::<u64>().ok())
+        .sum()
+}
+
+/// The value of `@name: N` in text output.
+fn scalar(out: &str, name: &str) -> u64 {
+    let prefix = format!("{name}: ");
+    out.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `{name}` in output:\n{out}"))
+}
+
+#[test]
+fn profile_user_stacks_name_the_spinning_function() {
+    require_root!();
+    // weft exits after 1 s while the workload still spins, so the process is
+    // alive when its stacks are symbolized.
+    let out = trace_workload(
+        "profile:hz:99 /pid == cpid/ { @[ustack] = count(); } interval:ms:1000 { exit(); }",
+        "spin 5000",
+        &[],
+    );
+    assert!(
+        out.stdout.contains("\n    weft_workload_spin+"),
+        "weft_workload_spin is not in the stacks:\n{}",
+        out.stdout
+    );
+    // At most 99 samples per second on one CPU; the workload needs a few to show.
+    let samples = total(&out.stdout);
+    assert!(
+        (5..=120).contains(&samples),
+        "{samples} samples:\n{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("@[\n    "), "{}", out.stdout);
+}
+
+#[test]
+fn profile_kernel_and_user_stacks_with_comm_as_keys() {
+    require_root!();
+    let out = trace_workload(
+        "profile:ms:10 /pid == cpid/ { @[kstack, ustack(perf, 4), comm] = count(); } interval:ms:600 { exit(); }",
+        "spin 5000",
+        &[],
+    );
+    // A user-mode sample has no kernel stack: the key starts with an empty one.
+    assert!(out.stdout.contains("@[, \n\t"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(" weft_workload_spin+"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("weft-workload)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains(", weftwl]: "), "{}", out.stdout);
+}
+
+#[test]
+fn software_page_faults_count_the_touched_pages() {
+    require_root!();
+    let script = "software:page-faults:1 /pid == cpid/ { @ = count(); } \
+                  software:faults /pid == cpid/ { @hundreds = count(); }";
+    let base = trace_workload(script, "touch-pages 0", &[]);
+    let touched = trace_workload(script, "touch-pages 3000", &[]);
+    let extra = scalar(&touched.stdout, "@") - scalar(&base.stdout, "@");
+    assert!(
+        // The baseline's own faults vary by a few between runs.
+        (2990..=3030).contains(&extra),
+        "3000 pages gave {extra} more faults\n{}\n{}",
+        base.stdout,
+        touched.stdout
+    );
+    // The default count of page-faults is 100 events per sample.
+    let hundreds = scalar(&touched.stdout, "@hundreds");
+    let all = scalar(&touched.stdout, "@");
+    assert!(
+        hundreds.abs_diff(all / 100) <= 1,
+        "{hundreds} samples for {all} faults"
+    );
+}
+
+#[test]
+fn software_cpu_clock_samples_on_every_cpu() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-q",
+            "-e",
+            "software:cpu-clock:10000000 { @[cpu] = count(); } interval:ms:500 { exit(); }",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let keys = out.stdout.lines().filter(|l| l.starts_with("@[")).count();
+    assert_eq!(keys, cpus, "{}", out.stdout);
+}
+
+#[test]
+fn hardware_events_without_a_pmu_fail_with_one_sentence() {
+    require_root!();
+    if Path::new("/sys/bus/event_source/devices/cpu").exists() {
+        eprintln!("skipped: this machine has a CPU PMU, so hardware events work");
+        return;
+    }
+    let out = run_weft(
+        &["-e", "hardware:cycles:1000000 { @ = count(); }"],
+        Duration::from_secs(20),
+    );
+    assert_ne!(out.status, Some(0));
+    assert!(!out.timed_out);
+    assert!(
+        out.stderr
+            .contains("hardware:cycles:1000000: this machine has no hardware performance counters"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Seed 004: off-CPU time by kernel stack, limited to the workload.
+#[test]
+fn offcpu_time_by_kernel_stack() {
+    require_root!();
+    let script = "tracepoint:sched:sched_switch /args->prev_pid == cpid/ { @blocked[args->prev_pid] = nsecs; }
+tracepoint:sched:sched_switch /args->next_pid == cpid && @blocked[args->next_pid]/ {
+    @us[kstack] = sum((nsecs - @blocked[args->next_pid]) / 1000);
+    delete(@blocked[args->next_pid]);
+}";
+    let out = trace_workload(script, "nanosleep 20000000 5", &[]);
+    assert!(out.stdout.contains("@us[\n    "), "{}", out.stdout);
+    assert!(out.stdout.contains("\n    __schedule+"), "{}", out.stdout);
+    // Five 20 ms sleeps: at least 100 ms off CPU in total.
+    let us = total(&out.stdout);
+    assert!(us >= 100_000, "{us} us off CPU:\n{}", out.stdout);
+}
+
+/// Seed 004: `@blocked[args->prev_pid, kstack] = nsecs` inside an `if`.
+#[test]
+fn blocked_stacks_as_tuple_keys() {
+    require_root!();
+    let script = "tracepoint:sched:sched_switch /args->prev_pid == cpid/ {
+    if (args->prev_state == 1 || args->prev_state == 2) {
+        @blocked[args->prev_pid, kstack] = nsecs;
+    }
+}
+tracepoint:sched:sched_switch /args->prev_pid == 0 && @blocked[args->next_pid, kstack]/ {
+    @offcpu_us[@blocked[args->next_pid, kstack]] = sum((nsecs - @blocked[args->next_pid, kstack]) / 1000);
+    delete(@blocked[args->next_pid, kstack]);
+}";
+    let out = trace_workload(script, "nanosleep 20000000 5", &[]);
+    // Every sleep blocks in the same place: one key, the workload's pid and that stack.
+    let keys: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("@blocked["))
+        .collect();
+    assert_eq!(keys.len(), 1, "{}", out.stdout);
+    assert!(keys[0].ends_with(", "), "{}", out.stdout);
+    assert!(out.stdout.contains("\n    do_nanosleep+"), "{}", out.stdout);
+}
+
+#[test]
+fn printf_stacks_and_kernel_symbols() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:sched:sched_switch /args->prev_pid == cpid/ { printf(\"<%s>\\n\", kstack(2)); @[ksym(0)] = count(); }",
+        "nanosleep 1000000 1",
+        &[],
+    );
+    assert!(
+        out.stdout.contains("<\n        __schedule+"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("@[0x0]: "), "{}", out.stdout);
+}

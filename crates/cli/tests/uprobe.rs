@@ -1,0 +1,267 @@
+//! Kernel tests of user-space probes: uprobe, uretprobe and usdt on a C
+//! target (`fixtures/uprobe_target.c`, comm `weftut`) compiled once per test
+//! process as PIE, non-PIE and -O0 (memory operands in its USDT specs).
+//! `uprobe_target N K [SLEEP_MS]` calls marker(1..N), answer(1..K) (returns
+//! 2i), getenv() N times, fires weft:tick(i, "label") N times and, while its
+//! semaphore is raised, weft:guarded(i) N times. Counts match bpftrace 0.17.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{run_weft, scratch};
+
+struct Targets {
+    pie: String,
+    no_pie: String,
+    o0: String,
+}
+
+fn targets() -> &'static Targets {
+    static T: OnceLock<Targets> = OnceLock::new();
+    T.get_or_init(|| {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/uprobe_target.c");
+        let build = |name: &str, extra: &[&str]| {
+            let out = scratch(name).display().to_string();
+            let status = Command::new("cc")
+                .args([
+                    "-g",
+                    "-fno-omit-frame-pointer",
+                    "-mno-omit-leaf-frame-pointer",
+                ])
+                .args(extra)
+                .arg("-o")
+                .arg(&out)
+                .arg(&src)
+                .status()
+                .expect("run cc (the C compiler; scripts/setup.sh installs it)");
+            assert!(
+                status.success(),
+                "compiling {} failed (needs systemtap-sdt-dev)",
+                src.display()
+            );
+            out
+        };
+        Targets {
+            pie: build("ut-pie", &["-O1", "-fpie", "-pie"]),
+            no_pie: build("ut-nopie", &["-O1", "-fno-pie", "-no-pie"]),
+            o0: build("ut-o0", &["-O0"]),
+        }
+    })
+}
+
+/// `weft -q -c 'BIN ARGS' -e SCRIPT`, expecting success; returns stdout.
+fn trace(bin: &str, args: &str, script: &str) -> String {
+    let cmd = format!("{bin} {args}");
+    let out = run_weft(&["-q", "-c", &cmd, "-e", script], Duration::from_secs(60));
+    assert!(
+        !out.timed_out,
+        "weft timed out\n{}\n{}",
+        out.stdout, out.stderr
+    );
+    assert_eq!(
+        out.status,
+        Some(0),
+        "weft failed\n{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+}
+
+/// The map lines of weft's output, sorted (bpftrace prints maps by name).
+fn lines(out: &str) -> Vec<&str> {
+    out.lines().filter(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn uprobe_arg0_sum_and_count_pie_and_non_pie() {
+    require_root!();
+    let t = targets();
+    for bin in [&t.pie, &t.no_pie] {
+        let script =
+            format!("uprobe:{bin}:marker /pid == cpid/ {{ @s = sum(arg0); @c = count(); }}");
+        assert_eq!(
+            lines(&trace(bin, "100 3", &script)),
+            ["@c: 100", "@s: 5050"],
+            "{bin}"
+        );
+    }
+}
+
+#[test]
+fn uretprobe_retval() {
+    require_root!();
+    let t = targets();
+    for bin in [&t.pie, &t.no_pie] {
+        let script =
+            format!("uretprobe:{bin}:answer /pid == cpid/ {{ @r = sum(retval); @n = count(); }}");
+        // answer(i) = 2i for i = 1..7.
+        assert_eq!(
+            lines(&trace(bin, "10 7", &script)),
+            ["@n: 7", "@r: 56"],
+            "{bin}"
+        );
+    }
+}
+
+#[test]
+fn usdt_integer_and_string_arguments() {
+    require_root!();
+    let t = targets();
+    // -O1 gives register operands (-4@%r12d 8@%r13), -O0 memory ones (-4@-24(%rbp)).
+    for bin in [&t.pie, &t.no_pie, &t.o0] {
+        let script = format!(
+            "usdt:{bin}:weft:tick /pid == cpid/ {{ @s = sum(arg0); @l[str(arg1)] = count(); }}"
+        );
+        assert_eq!(
+            lines(&trace(bin, "20 1", &script)),
+            ["@l[label]: 20", "@s: 210"],
+            "{bin}"
+        );
+    }
+}
+
+#[test]
+fn usdt_semaphore_is_raised_while_attached() {
+    require_root!();
+    let t = targets();
+    // weft:guarded fires only when the target sees its semaphore raised.
+    let script = format!(
+        "usdt:{}:guarded /pid == cpid/ {{ @g = count(); @s = sum(arg0); }}",
+        t.pie
+    );
+    assert_eq!(
+        lines(&trace(&t.pie, "30 1", &script)),
+        ["@g: 30", "@s: 465"]
+    );
+}
+
+#[test]
+fn latency_histogram_keyed_by_tid() {
+    require_root!();
+    let bin = &targets().pie;
+    let script = format!(
+        "uprobe:{bin}:answer /pid == cpid/ {{ @start[tid] = nsecs; }}
+         uretprobe:{bin}:answer /pid == cpid && @start[tid]/ {{ @lat = hist(nsecs - @start[tid]); @n = count(); delete(@start[tid]); }}"
+    );
+    let out = trace(bin, "1 40", &script);
+    assert!(out.contains("@n: 40\n"), "{out}");
+    let total: u64 = out
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .filter_map(|l| {
+            l.split_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(total, 40, "{out}");
+}
+
+#[test]
+fn shared_library_by_short_name() {
+    require_root!();
+    let bin = &targets().pie;
+    let out = trace(
+        bin,
+        "25 1",
+        "uprobe:libc:getenv /pid == cpid/ { @c = count(); }",
+    );
+    assert_eq!(lines(&out), ["@c: 25"]);
+}
+
+#[test]
+fn wildcard_over_symbols_with_func() {
+    require_root!();
+    let bin = &targets().no_pie;
+    let script = format!("uprobe:{bin}:*er /pid == cpid/ {{ @[func] = count(); }}");
+    assert_eq!(
+        lines(&trace(bin, "12 5", &script)),
+        ["@[answer]: 5", "@[marker]: 12"]
+    );
+}
+
+#[test]
+fn pid_attaches_to_a_running_process() {
+    require_root!();
+    let bin = &targets().pie;
+    // The target sleeps 1.5 s before its calls; weft attaches to it meanwhile
+    // and ends when it exits. Its library is found among the process's mappings.
+    let mut child = Command::new(bin)
+        .args(["40", "1", "1500"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn target");
+    let pid = child.id().to_string();
+    let script = format!(
+        "uprobe:{bin}:marker {{ @c = count(); @s = sum(arg0); }} uprobe:libc:getenv {{ @g[comm] = count(); }}"
+    );
+    let out = run_weft(&["-q", "-p", &pid, "-e", &script], Duration::from_secs(30));
+    let _ = common::wait_with_timeout(&mut child, Duration::from_secs(10));
+    assert!(
+        !out.timed_out && out.status == Some(0),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(lines(&out.stdout), ["@c: 40", "@g[weftut]: 40", "@s: 820"]);
+}
+
+#[test]
+fn unknown_binary_or_symbol_is_one_clear_error() {
+    let bin = &targets().pie;
+    for (script, code, text) in [
+        (
+            "uprobe:/no/such/binary:main { }".to_string(),
+            "E0440",
+            "cannot find the binary",
+        ),
+        (
+            format!("uprobe:{bin}:markr {{ }}"),
+            "E0442",
+            "did you mean `marker`?",
+        ),
+        (
+            format!("usdt:{bin}:weft:tock {{ }}"),
+            "E0444",
+            "no USDT probe `weft:tock`",
+        ),
+    ] {
+        let out = run_weft(&["-e", &script], Duration::from_secs(20));
+        assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
+        assert!(
+            out.stderr.contains(code) && out.stderr.contains(text),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+    }
+}
+
+#[test]
+fn lists_functions_and_usdt_probes() {
+    let bin = &targets().pie;
+    let out = run_weft(
+        &["-l", &format!("uprobe:{bin}:*er")],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            format!("uprobe:{bin}:answer"),
+            format!("uprobe:{bin}:marker")
+        ]
+    );
+    let out = run_weft(&["-lv", &format!("usdt:{bin}:*")], Duration::from_secs(20));
+    let expected = format!(
+        "usdt:{bin}:weft:guarded\n    1 argument(s)\n    int32 arg0\nusdt:{bin}:weft:tick\n    2 argument(s)\n    int32 arg0\n    uint64 arg1\n"
+    );
+    assert_eq!(out.stdout, expected);
+}

@@ -1,0 +1,571 @@
+//! Streams compile to ordinary programs and maps (see `sema::streams`):
+//! each clause finds its instance in the stream's LRU state map (directly by
+//! the begin key, or through a link table), stamps its stage, runs its block
+//! with the instance's `$fields` in place, and the end clause sends the
+//! instance's state as one ring-buffer record (`bpf_ringbuf_output` of the
+//! map value, which starts with the record header) before deleting it.
+
+use abi::stream::{
+    STREAM_CGROUP_OFFSET, STREAM_COMM_OFFSET, STREAM_COMM_SIZE, STREAM_END_OFFSET,
+    STREAM_PID_TGID_OFFSET, STREAM_STAGES_OFFSET, STREAM_START_OFFSET,
+};
+use abi::{EventKind, Field, StageSpec, StreamCounter, StreamField, StreamSpec};
+use sema::streams::{KeyLookup, StageRef, StreamArg, StreamInfo};
+use sema::{Builtin, Type, TypedProbe};
+use syntax::ast::{Expr, ExprKind, Item, Program, StageRole, Stream};
+
+use super::{Lower, Place, kernel_name, map_type};
+use crate::asm::{AluOp, AsmError, Cond, Function, Helper, Src, VReg, Width};
+use crate::elf::ElfMap;
+
+/// `-EEXIST`, from `bpf_map_update_elem` with `BPF_NOEXIST` on a present key.
+const EEXIST: i32 = -17;
+
+/// Where everything of one stream lives.
+#[derive(Clone, Debug)]
+pub(crate) struct StreamLayout {
+    pub spec: StreamSpec,
+    /// Size of the begin key.
+    pub key_size: u32,
+    /// Key size of each link table.
+    pub link_key_sizes: Vec<u32>,
+}
+
+impl StreamLayout {
+    pub(crate) fn new(index: usize, info: &StreamInfo) -> StreamLayout {
+        let n = info.stages.len() as u32;
+        let stages = info
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| StageSpec {
+                name: s.name.clone(),
+                ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
+                hits_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
+            })
+            .collect();
+        let mut offset = STREAM_STAGES_OFFSET + 16 * n;
+        let mut fields = Vec::new();
+        for (name, t) in &info.fields {
+            let layout = t.layout();
+            offset = offset.next_multiple_of(layout.align().max(1));
+            let size = layout.size();
+            fields.push(StreamField {
+                name: name.clone(),
+                field: Field { offset, layout },
+            });
+            offset += size;
+        }
+        let record_size = offset.next_multiple_of(8);
+        let key_size = info
+            .stages
+            .first()
+            .map_or(8, |s| s.key.layout().size().max(1))
+            .next_multiple_of(8);
+        StreamLayout {
+            spec: StreamSpec {
+                name: info.name.clone(),
+                state_map: kernel_name(&format!("s{index}_"), &format!("st_{}", info.name)),
+                link_maps: (0..info.links.len())
+                    .map(|l| kernel_name(&format!("s{index}_"), &format!("l{l}_{}", info.name)))
+                    .collect(),
+                counters_map: kernel_name(&format!("s{index}_"), &format!("c_{}", info.name)),
+                record_size,
+                stages,
+                fields,
+                timeout_ns: info.timeout_ns,
+                max_instances: info.max_instances,
+                emit_incomplete: info.incomplete,
+            },
+            key_size,
+            link_key_sizes: info
+                .links
+                .iter()
+                .map(|t| t.layout().size().max(1).next_multiple_of(8))
+                .collect(),
+        }
+    }
+
+    /// The stream's maps: state, links, counters.
+    pub(crate) fn elf_maps(&self) -> Vec<ElfMap> {
+        let lru = |name: &str, key_size: u32, value_size: u32| ElfMap {
+            name: name.to_string(),
+            map_type: map_type::LRU_HASH,
+            key_size,
+            value_size,
+            max_entries: self.spec.max_instances,
+            flags: 0,
+        };
+        let mut maps = vec![lru(
+            &self.spec.state_map,
+            self.key_size,
+            self.spec.record_size,
+        )];
+        for (name, &size) in self.spec.link_maps.iter().zip(&self.link_key_sizes) {
+            // A link holds the begin key and the instance's start, to tell a reused key apart.
+            maps.push(lru(name, size, self.key_size + 8));
+        }
+        maps.push(ElfMap {
+            name: self.spec.counters_map.clone(),
+            map_type: map_type::PERCPU_ARRAY,
+            key_size: 4,
+            value_size: 8,
+            max_entries: StreamCounter::COUNT,
+            flags: 0,
+        });
+        maps
+    }
+}
+
+impl<'a> Lower<'a> {
+    /// The program of one stream clause for one resolved probe.
+    pub(crate) fn stream_stage(
+        &mut self,
+        program: &'a Program,
+        stream: &Stream,
+        stage: StageRef,
+        layout: &StreamLayout,
+    ) -> Result<Function, AsmError> {
+        let info = &self.typed.streams[stage.stream];
+        let clause = &stream.stages[stage.stage];
+        let spec = &layout.spec;
+        let stage_info = &info.stages[stage.stage];
+        self.asm.set_span(clause.span);
+        self.pid_filter_prologue();
+        let now = self.asm.vreg();
+        self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
+
+        let key_ty = stage_info.key.clone();
+        let (state, key) = if clause.role == StageRole::Begin {
+            if let Some(pred) = &clause.predicate {
+                let c = self.scalar(pred);
+                self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+            }
+            let key = self.stream_key(clause.key.as_ref(), &key_ty, layout.key_size);
+            let state = self.create_instance(stage.stream, spec, key, now);
+            (state, key)
+        } else {
+            let (state, key) = match stage_info.lookup {
+                KeyLookup::Primary => {
+                    let key = self.stream_key(clause.key.as_ref(), &key_ty, layout.key_size);
+                    (self.lookup_named(&spec.state_map, key), key)
+                }
+                KeyLookup::Link(l) => {
+                    let lkey =
+                        self.stream_key(clause.key.as_ref(), &key_ty, layout.link_key_sizes[l]);
+                    let link = self.lookup_named(&spec.link_maps[l], lkey);
+                    self.asm.br(Cond::Eq, link, Src::Imm(0), self.exit);
+                    let key = Place::Ptr(link, 0);
+                    let state = self.lookup_named(&spec.state_map, key);
+                    self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+                    // A link left by an instance that has ended may name a newer one under the same key.
+                    let (a, b) = (self.asm.vreg(), self.asm.vreg());
+                    self.asm
+                        .load(a, state, STREAM_START_OFFSET as i16, Width::DW);
+                    self.asm.load(b, link, layout.key_size as i16, Width::DW);
+                    self.asm.br(Cond::Ne, a, Src::Reg(b), self.exit);
+                    (state, key)
+                }
+            };
+            self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+            self.expire_if_old(stage.stream, spec, state, key, now);
+            // The predicate runs once the instance is found, so it may read its fields.
+            self.bind_fields(spec, state);
+            if let Some(pred) = &clause.predicate {
+                let c = self.scalar(pred);
+                self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+            }
+            let st = &spec.stages[stage.stage];
+            let (first, ts) = (self.asm.label(), self.asm.vreg());
+            self.asm.load(ts, state, st.ts_offset as i16, Width::DW);
+            self.asm.br(Cond::Ne, ts, Src::Imm(0), first);
+            self.asm
+                .store(state, st.ts_offset as i16, Src::Reg(now), Width::DW);
+            self.asm.bind(first);
+            let hits = self.asm.vreg();
+            self.asm.load(hits, state, st.hits_offset as i16, Width::DW);
+            self.asm.alu(AluOp::Add, hits, Src::Imm(1));
+            self.asm
+                .store(state, st.hits_offset as i16, Src::Reg(hits), Width::DW);
+            (state, key)
+        };
+        self.bind_fields(spec, state);
+
+        if let Some(body) = &clause.body {
+            // `return` in a clause ends its block, not the instance's bookkeeping.
+            let (outer, after) = (self.exit, self.asm.label());
+            self.exit = after;
+            self.block(body);
+            self.exit = outer;
+            self.asm.bind(after);
+        }
+        if let (Some(link_expr), Some(l)) = (&clause.link, stage_info.link) {
+            self.asm.set_span(link_expr.span);
+            let link_ty = info.links[l].clone();
+            let lkey = self.stream_key(Some(link_expr), &link_ty, layout.link_key_sizes[l]);
+            let value = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
+            self.copy(value, key, layout.key_size);
+            let start = self.asm.vreg();
+            self.asm
+                .load(start, state, STREAM_START_OFFSET as i16, Width::DW);
+            self.store(value.offset(layout.key_size), Src::Reg(start), Width::DW);
+            self.update_named(&spec.link_maps[l], lkey, value, 0);
+        }
+        if clause.role == StageRole::End {
+            self.asm.set_span(clause.span);
+            self.asm
+                .store(state, STREAM_END_OFFSET as i16, Src::Reg(now), Width::DW);
+            if info.has_handlers {
+                self.run_handlers(program, stage.stream, spec, state);
+            } else {
+                self.emit_record(spec, state);
+            }
+            self.bump_stream_counter(spec, StreamCounter::Completed);
+            self.delete_named(&spec.state_map, key);
+        }
+        let exit = self.exit;
+        self.asm.bind(exit);
+        self.asm.set_span(clause.span);
+        self.asm.ret(Src::Imm(0));
+        std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
+    }
+
+    /// The key of a clause in a zeroed slot: its `by` expression, or `tid`.
+    fn stream_key(&mut self, expr: Option<&Expr>, ty: &Type, size: u32) -> Place {
+        let place = Place::Stack(self.asm.stack(size), 0);
+        self.zero(place, size);
+        match expr {
+            Some(e) => match (ty, &e.kind) {
+                (Type::Tuple(elems), ExprKind::Tuple(items)) => {
+                    let abi::Layout::Tuple { fields, .. } = ty.layout() else {
+                        return place;
+                    };
+                    for ((item, field), t) in items.iter().zip(&fields).zip(elems) {
+                        self.write_into(item, place.offset(field.offset), t);
+                    }
+                }
+                _ => self.write_into(e, place, ty),
+            },
+            None => {
+                let tid = self.builtin_scalar(Builtin::Tid);
+                self.store(place, Src::Reg(tid), Width::DW);
+            }
+        }
+        place
+    }
+
+    /// Files a new instance under `key` (replacing, and counting, an open one)
+    /// and fills its fixed part. Exits when the state map refuses it.
+    fn create_instance(&mut self, stream: usize, spec: &StreamSpec, key: Place, now: VReg) -> VReg {
+        let zkey = self.asm.stack(8);
+        self.asm.store_stack(zkey, 0, Src::Imm(0), Width::DW);
+        let zmap = self.asm.vreg();
+        self.asm.map_ptr(zmap, abi::ZERO_MAP);
+        let zkey_ptr = self.asm.vreg();
+        self.asm.stack_addr(zkey_ptr, zkey, 0);
+        let zero = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(zmap), Src::Reg(zkey_ptr)],
+            Some(zero),
+        );
+        self.asm.br(Cond::Eq, zero, Src::Imm(0), self.exit);
+        let ret = self.update_raw(&spec.state_map, key, Src::Reg(zero), 1);
+        let (created, refused) = (self.asm.label(), self.asm.label());
+        self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
+        self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), refused);
+        self.bump_stream_counter(spec, StreamCounter::Replaced);
+        let again = self.update_raw(&spec.state_map, key, Src::Reg(zero), 0);
+        self.asm.br(Cond::Eq, again, Src::Imm(0), created);
+        self.asm.bind(refused);
+        self.bump_stream_counter(spec, StreamCounter::MapFull);
+        self.asm.jmp(self.exit);
+        self.asm.bind(created);
+        let state = self.lookup_named(&spec.state_map, key);
+        self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+        self.asm
+            .store(state, 0, Src::Imm(EventKind::Stream as i32), Width::W);
+        self.asm.store(state, 4, Src::Imm(stream as i32), Width::W);
+        self.asm
+            .store(state, STREAM_START_OFFSET as i16, Src::Reg(now), Width::DW);
+        let begin = &spec.stages[0];
+        self.asm
+            .store(state, begin.ts_offset as i16, Src::Reg(now), Width::DW);
+        self.asm
+            .store(state, begin.hits_offset as i16, Src::Imm(1), Width::DW);
+        let pid_tgid = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
+        self.asm.store(
+            state,
+            STREAM_PID_TGID_OFFSET as i16,
+            Src::Reg(pid_tgid),
+            Width::DW,
+        );
+        let cgroup = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_CGROUP_ID, &[], Some(cgroup));
+        self.asm.store(
+            state,
+            STREAM_CGROUP_OFFSET as i16,
+            Src::Reg(cgroup),
+            Width::DW,
+        );
+        let comm = self.asm.vreg();
+        self.asm.mov(comm, Src::Reg(state));
+        self.asm
+            .alu(AluOp::Add, comm, Src::Imm(STREAM_COMM_OFFSET as i32));
+        self.asm.call(
+            Helper::GET_CURRENT_COMM,
+            &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
+            None,
+        );
+        self.bump_stream_counter(spec, StreamCounter::Begun);
+        state
+    }
+
+    /// An instance older than the stream's timeout is dropped (counted, and
+    /// sent as incomplete when asked) instead of matching.
+    fn expire_if_old(
+        &mut self,
+        _stream: usize,
+        spec: &StreamSpec,
+        state: VReg,
+        key: Place,
+        now: VReg,
+    ) {
+        let fresh = self.asm.label();
+        let age = self.asm.vreg();
+        let start = self.asm.vreg();
+        self.asm
+            .load(start, state, STREAM_START_OFFSET as i16, Width::DW);
+        self.asm.mov(age, Src::Reg(now));
+        self.asm.alu(AluOp::Sub, age, Src::Reg(start));
+        let limit = self.constant(spec.timeout_ns.min(i64::MAX as u64) as i64);
+        self.asm.br(Cond::Le, age, Src::Reg(limit), fresh);
+        self.bump_stream_counter(spec, StreamCounter::Expired);
+        if spec.emit_incomplete {
+            self.emit_record(spec, state);
+        }
+        self.delete_named(&spec.state_map, key);
+        self.asm.jmp(self.exit);
+        self.asm.bind(fresh);
+    }
+
+    /// The instance's `$fields` are the clause's variables.
+    fn bind_fields(&mut self, spec: &StreamSpec, state: VReg) {
+        self.vars.clear();
+        for f in &spec.fields {
+            self.vars
+                .insert(f.name.clone(), Place::Ptr(state, f.field.offset as i16));
+        }
+        self.stream_record = Some((state, spec.clone()));
+    }
+
+    /// Sends the instance's state as a record; a full ring buffer is counted.
+    fn emit_record(&mut self, spec: &StreamSpec, state: VReg) {
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, abi::EVENTS_MAP);
+        let ret = self.asm.vreg();
+        self.asm.call(
+            Helper::RINGBUF_OUTPUT,
+            &[
+                Src::Reg(map),
+                Src::Reg(state),
+                Src::Imm(spec.record_size as i32),
+                Src::Imm(0),
+            ],
+            Some(ret),
+        );
+        let ok = self.asm.label();
+        self.asm.br(Cond::SGe, ret, Src::Imm(0), ok);
+        self.count_loss(abi::CounterIndex::RingbufFull);
+        self.asm.bind(ok);
+    }
+
+    /// Inlines every `stream:NAME` handler of this stream, with the record as `args`.
+    fn run_handlers(
+        &mut self,
+        program: &'a Program,
+        stream: usize,
+        spec: &StreamSpec,
+        state: VReg,
+    ) {
+        let typed = self.typed;
+        for handler in typed
+            .handlers
+            .iter()
+            .filter(|h| matches!(h.resolved.context, sema::Context::Stream(k) if k == stream))
+        {
+            let Item::Probe(ast) = &program.items[handler.item] else {
+                continue;
+            };
+            self.inline_handler(handler, ast, spec, state);
+        }
+    }
+
+    fn inline_handler(
+        &mut self,
+        handler: &'a TypedProbe,
+        ast: &syntax::ast::Probe,
+        spec: &StreamSpec,
+        state: VReg,
+    ) {
+        let saved_probe = std::mem::replace(&mut self.probe, handler);
+        let saved_vars = std::mem::take(&mut self.vars);
+        let saved_exit = self.exit;
+        let done = self.asm.label();
+        self.exit = done;
+        self.stream_record = Some((state, spec.clone()));
+        self.asm.set_span(ast.span);
+        for (name, t) in &handler.vars {
+            let size = t.layout().size().max(8).next_multiple_of(8);
+            let slot = self.asm.stack(size);
+            self.zero(Place::Stack(slot, 0), size);
+            self.vars.insert(name.clone(), Place::Stack(slot, 0));
+        }
+        if let Some(pred) = &ast.predicate {
+            let c = self.scalar(pred);
+            self.asm.br(Cond::Eq, c, Src::Imm(0), done);
+        }
+        self.block(&ast.body);
+        self.asm.bind(done);
+        self.exit = saved_exit;
+        self.vars = saved_vars;
+        self.probe = saved_probe;
+    }
+
+    /// `emit()` in a handler.
+    pub(crate) fn emit_stream_record(&mut self) {
+        if let Some((state, spec)) = self.stream_record.clone() {
+            self.emit_record(&spec, state);
+        }
+    }
+
+    /// `args->NAME` of a handler as a scalar.
+    pub(crate) fn stream_arg_scalar(&mut self, arg: &StreamArg) -> VReg {
+        let r = self.asm.vreg();
+        let Some((state, spec)) = self.stream_record.clone() else {
+            self.asm.mov(r, Src::Imm(0));
+            return r;
+        };
+        match arg {
+            StreamArg::Start => self
+                .asm
+                .load(r, state, STREAM_START_OFFSET as i16, Width::DW),
+            StreamArg::End => self.asm.load(r, state, STREAM_END_OFFSET as i16, Width::DW),
+            StreamArg::Duration => {
+                let start = self.asm.vreg();
+                self.asm.load(r, state, STREAM_END_OFFSET as i16, Width::DW);
+                self.asm
+                    .load(start, state, STREAM_START_OFFSET as i16, Width::DW);
+                self.asm.alu(AluOp::Sub, r, Src::Reg(start));
+            }
+            StreamArg::Pid => {
+                self.asm
+                    .load(r, state, STREAM_PID_TGID_OFFSET as i16, Width::DW);
+                self.asm.alu(AluOp::Rsh, r, Src::Imm(32));
+            }
+            StreamArg::Tid => self
+                .asm
+                .load(r, state, STREAM_PID_TGID_OFFSET as i16, Width::W),
+            StreamArg::Cgroup => self
+                .asm
+                .load(r, state, STREAM_CGROUP_OFFSET as i16, Width::DW),
+            StreamArg::StageTs(i) => {
+                let off = spec.stages.get(*i).map_or(0, |s| s.ts_offset);
+                self.asm.load(r, state, off as i16, Width::DW);
+            }
+            StreamArg::Field(name) => match spec.fields.iter().find(|f| &f.name == name) {
+                Some(f) => self.asm.load(r, state, f.field.offset as i16, Width::DW),
+                None => self.asm.mov(r, Src::Imm(0)),
+            },
+            StreamArg::Comm => self.asm.mov(r, Src::Imm(0)),
+        }
+        r
+    }
+
+    /// The memory of a string or tuple `args->NAME` (the record itself).
+    pub(crate) fn stream_arg_place(&mut self, arg: &StreamArg) -> Option<Place> {
+        let (state, spec) = self.stream_record.clone()?;
+        match arg {
+            StreamArg::Comm => Some(Place::Ptr(state, STREAM_COMM_OFFSET as i16)),
+            StreamArg::Field(name) => spec
+                .fields
+                .iter()
+                .find(|f| &f.name == name)
+                .map(|f| Place::Ptr(state, f.field.offset as i16)),
+            _ => None,
+        }
+    }
+
+    fn bump_stream_counter(&mut self, spec: &StreamSpec, which: StreamCounter) {
+        let key = self.asm.stack(8);
+        self.asm
+            .store_stack(key, 0, Src::Imm(which as i32), Width::W);
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, &spec.counters_map);
+        let key_ptr = self.asm.vreg();
+        self.asm.stack_addr(key_ptr, key, 0);
+        let value = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr)],
+            Some(value),
+        );
+        let done = self.asm.label();
+        self.asm.br(Cond::Eq, value, Src::Imm(0), done);
+        let n = self.asm.vreg();
+        self.asm.load(n, value, 0, Width::DW);
+        self.asm.alu(AluOp::Add, n, Src::Imm(1));
+        self.asm.store(value, 0, Src::Reg(n), Width::DW);
+        self.asm.bind(done);
+    }
+
+    fn lookup_named(&mut self, map_name: &str, key: Place) -> VReg {
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, map_name);
+        let key_ptr = self.addr(key);
+        let value = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr)],
+            Some(value),
+        );
+        value
+    }
+
+    fn update_raw(&mut self, map_name: &str, key: Place, value: Src, flags: i32) -> VReg {
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, map_name);
+        let key_ptr = self.addr(key);
+        let ret = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_UPDATE_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr), value, Src::Imm(flags)],
+            Some(ret),
+        );
+        ret
+    }
+
+    /// An update whose failure is counted as a full map.
+    fn update_named(&mut self, map_name: &str, key: Place, value: Place, flags: i32) {
+        let value_ptr = self.addr(value);
+        let ret = self.update_raw(map_name, key, Src::Reg(value_ptr), flags);
+        let ok = self.asm.label();
+        self.asm.br(Cond::SGe, ret, Src::Imm(0), ok);
+        self.count_loss(abi::CounterIndex::MapFull);
+        self.asm.bind(ok);
+    }
+
+    fn delete_named(&mut self, map_name: &str, key: Place) {
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, map_name);
+        let key_ptr = self.addr(key);
+        self.asm.call(
+            Helper::MAP_DELETE_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr)],
+            None,
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! Lowering snapshots of kernel probes: kprobe `argN`/`retval` read
+//! `struct pt_regs` through `abi::arch` (the stack for arguments past the
+//! sixth, with `bpf_probe_read_kernel`), raw tracepoint arguments are 8-byte
+//! context loads, fentry `args->NAME` and fexit `retval` load the u64 array
+//! with the width of their BTF type. Bless with
+//! `INSTA_UPDATE=always cargo test -p codegen --test kprobe`.
+
+use ktypes::FixtureKernel;
+use sema::{CheckOptions, check};
+use source::SourceMap;
+
+fn lower(src: &str) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, diags) = syntax::parse(map.file(id));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let (typed, diags) = check(
+        &program,
+        &FixtureKernel::typical(),
+        &CheckOptions::default(),
+    );
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let compiled = codegen::compile(&program, &typed).expect("compiles");
+    let mut out = String::new();
+    for (p, (name, func)) in compiled.manifest.programs.iter().zip(&compiled.functions) {
+        out.push_str(&format!(
+            "{name} ({}, {:?}):\n{}",
+            p.section,
+            p.attach,
+            codegen::disasm(func)
+        ));
+    }
+    out
+}
+
+macro_rules! case {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), lower($src), $src);
+        }
+    };
+}
+
+case!(
+    kprobe_args,
+    "kprobe:vfs_read { @ = sum(arg2); @s = sum(arg7); }"
+);
+case!(
+    kretprobe_retval,
+    "kretprobe:vfs_read { @[func] = sum(retval); }"
+);
+case!(
+    rawtracepoint_arg,
+    "rawtracepoint:sys_enter { @[arg1] = count(); }"
+);
+case!(
+    fentry_typed_arg,
+    "fentry:do_sys_openat2 { @ = sum(args->dfd); }"
+);
+case!(
+    fexit_typed_retval,
+    "fexit:do_sys_openat2 { @ = sum(retval); }"
+);

@@ -1,0 +1,102 @@
+//! The kernel functions a kprobe can name, from tracefs
+//! `available_filter_functions` (exact: what ftrace can patch) or, when that
+//! is unreadable, the text symbols of `/proc/kallsyms`.
+
+/// A traceable kernel function.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KernelFunction {
+    pub name: String,
+    /// The module it lives in (`None` for vmlinux).
+    pub module: Option<String>,
+}
+
+impl KernelFunction {
+    /// `module:name` for module functions, `name` otherwise.
+    pub fn qualified(&self) -> String {
+        match &self.module {
+            Some(m) => format!("{m}:{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Parses `available_filter_functions`: `name` or `name [module]` per line.
+pub fn parse_filter_functions(text: &str) -> Vec<KernelFunction> {
+    let mut out: Vec<KernelFunction> = text
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?;
+            let module = words
+                .next()
+                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+                .map(String::from);
+            Some(KernelFunction {
+                name: name.to_string(),
+                module,
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Parses `/proc/kallsyms` (`address type name [module]`), keeping text
+/// symbols (`t`, `T`) and dropping the `__pfx_` padding symbols and
+/// compiler-made local copies that kprobes cannot name alone (`foo.cold`).
+pub fn parse_kallsyms_functions(text: &str) -> Vec<KernelFunction> {
+    let mut out: Vec<KernelFunction> = text
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let _addr = words.next()?;
+            let kind = words.next()?;
+            let name = words.next()?;
+            if !matches!(kind, "t" | "T") || name.starts_with("__pfx_") || name.contains(".cold") {
+                return None;
+            }
+            let module = words
+                .next()
+                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+                .map(String::from);
+            Some(KernelFunction {
+                name: name.to_string(),
+                module,
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_functions_with_modules() {
+        let f = parse_filter_functions("vfs_read\nvfs_write\next4_file_open [ext4]\n\n");
+        assert_eq!(f.len(), 3);
+        assert_eq!(f[0].qualified(), "ext4:ext4_file_open");
+        assert_eq!(f[0].module.as_deref(), Some("ext4"));
+        assert_eq!(f[1].qualified(), "vfs_read");
+    }
+
+    #[test]
+    fn kallsyms_text_symbols_only() {
+        let text = "ffffffff81000000 T _stext\n\
+                    ffffffff81000010 t __pfx_vfs_read\n\
+                    ffffffff81000020 T vfs_read\n\
+                    ffffffff81000030 D jiffies\n\
+                    ffffffff81000040 t helper.cold\n\
+                    ffffffffc0000000 t xfs_open\t[xfs]\n\
+                    0000000000000000 T vfs_read\n";
+        let names: Vec<String> = parse_kallsyms_functions(text)
+            .iter()
+            .map(KernelFunction::qualified)
+            .collect();
+        assert_eq!(names, ["_stext", "vfs_read", "xfs:xfs_open"]);
+    }
+}

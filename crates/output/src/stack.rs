@@ -1,0 +1,274 @@
+//! Stacks and symbols as values, and how they print, byte for byte like
+//! bpftrace 0.17.
+//!
+//! Decoding gives a [`Stack`] only its stack id and pid; the frames come
+//! from user space (the stack-trace map and the symbol tables) through a
+//! [`StackResolver`], so this crate stays free of syscalls:
+//! [`resolve_dump`] and [`resolve_value`] fill them in before printing.
+
+use abi::StackMode;
+
+use crate::value::{MapDump, MapEntryValue, Value};
+
+/// A captured stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    /// A user stack (`ustack`) rather than a kernel one.
+    pub user: bool,
+    pub mode: StackMode,
+    /// Frames kept at most (the stack map it lives in).
+    pub limit: u32,
+    /// The id from `bpf_get_stackid`; negative when no stack was captured.
+    pub id: i64,
+    /// The process a user stack belongs to (0 for kernel stacks).
+    pub pid: u32,
+    /// Innermost first; empty until resolved.
+    pub frames: Vec<Frame>,
+}
+
+/// One frame: an address and what it resolved to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub addr: u64,
+    pub symbol: Option<Symbol>,
+}
+
+/// A symbol an address falls in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    /// `addr - start of the symbol`.
+    pub offset: u64,
+    /// The file it comes from (user space), shown in `perf` mode.
+    pub module: Option<String>,
+}
+
+/// `ksym(addr)` / `usym(addr)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymValue {
+    pub user: bool,
+    pub addr: u64,
+    pub pid: u32,
+    /// The symbol's name once resolved.
+    pub name: Option<String>,
+}
+
+/// Gives stacks their frames and addresses their symbols (implemented by
+/// the cli with the runtime's stack maps and symbolizers).
+pub trait StackResolver {
+    /// The frames of `stack` (its id, pid, kind and limit are set).
+    fn frames(&mut self, stack: &Stack) -> Vec<Frame>;
+    /// The name of the symbol holding `addr` (in process `pid` for user space).
+    fn symbol(&mut self, user: bool, addr: u64, pid: u32) -> Option<String>;
+}
+
+/// Resolves every stack and symbol in a value, recursively.
+pub fn resolve_value(value: &mut Value, resolver: &mut dyn StackResolver) {
+    match value {
+        Value::Stack(stack) if stack.frames.is_empty() && stack.id >= 0 => {
+            stack.frames = resolver.frames(stack);
+        }
+        Value::Sym(sym) if sym.name.is_none() => {
+            sym.name = resolver.symbol(sym.user, sym.addr, sym.pid);
+        }
+        Value::Tuple(items) => {
+            for item in items {
+                resolve_value(item, resolver);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Resolves every stack and symbol in a map's keys and plain values.
+pub fn resolve_dump(dump: &mut MapDump, resolver: &mut dyn StackResolver) {
+    for entry in &mut dump.entries {
+        for key in &mut entry.key {
+            resolve_value(key, resolver);
+        }
+        if let MapEntryValue::Plain(v) = &mut entry.value {
+            resolve_value(v, resolver);
+        }
+    }
+}
+
+/// Whether a value holds a stack or symbol that needs resolving.
+pub fn needs_resolving(value: &Value) -> bool {
+    match value {
+        Value::Stack(_) | Value::Sym(_) => true,
+        Value::Tuple(items) => items.iter().any(needs_resolving),
+        _ => false,
+    }
+}
+
+/// A stack as bpftrace prints it: empty when none was captured, else a
+/// newline and one line per frame (`indent` spaces then `symbol+offset` in
+/// bpftrace mode; a tab, the hex address and the symbol in perf mode).
+/// Map keys and values use an indent of 4, printf's `%s` 8.
+pub fn stack_text(stack: &Stack, indent: usize) -> Vec<u8> {
+    if stack.id < 0 {
+        return Vec::new();
+    }
+    let mut out = String::from("\n");
+    for frame in stack.frames.iter().take_while(|f| f.addr != 0) {
+        let sym = match &frame.symbol {
+            Some(s) => format!("{}+{}", s.name, s.offset),
+            None => format!("0x{:x}", frame.addr),
+        };
+        match stack.mode {
+            StackMode::Bpftrace => {
+                out.extend(std::iter::repeat_n(' ', indent));
+                out.push_str(&sym);
+            }
+            StackMode::Perf => {
+                out.push_str(&format!("\t{:x} {sym}", frame.addr));
+                if stack.user {
+                    let module = frame
+                        .symbol
+                        .as_ref()
+                        .and_then(|s| s.module.as_deref())
+                        .unwrap_or("[unknown]");
+                    out.push_str(&format!(" ({module})"));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// `ksym`/`usym` text: the symbol's name, or the address in hex.
+pub fn sym_text(sym: &SymValue) -> Vec<u8> {
+    match &sym.name {
+        Some(name) => name.clone().into_bytes(),
+        None => format!("0x{:x}", sym.addr).into_bytes(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(addr: u64, name: Option<(&str, u64, Option<&str>)>) -> Frame {
+        Frame {
+            addr,
+            symbol: name.map(|(n, o, m)| Symbol {
+                name: n.into(),
+                offset: o,
+                module: m.map(str::to_string),
+            }),
+        }
+    }
+
+    fn stack(user: bool, mode: StackMode, frames: Vec<Frame>) -> Stack {
+        Stack {
+            user,
+            mode,
+            limit: 127,
+            id: 3,
+            pid: 42,
+            frames,
+        }
+    }
+
+    #[test]
+    fn bpftrace_mode_indents_symbol_plus_offset() {
+        let s = stack(
+            false,
+            StackMode::Bpftrace,
+            vec![
+                frame(0xffffffff82265ec8, Some(("__schedule", 1576, None))),
+                frame(0xffffffff82266833, Some(("schedule", 35, None))),
+            ],
+        );
+        assert_eq!(
+            String::from_utf8(stack_text(&s, 4)).unwrap(),
+            "\n    __schedule+1576\n    schedule+35\n"
+        );
+        assert_eq!(
+            String::from_utf8(stack_text(&s, 8)).unwrap(),
+            "\n        __schedule+1576\n        schedule+35\n"
+        );
+    }
+
+    #[test]
+    fn perf_mode_shows_addresses_and_user_modules() {
+        let k = stack(
+            false,
+            StackMode::Perf,
+            vec![frame(0xffffffff82265ec8, Some(("__schedule", 1576, None)))],
+        );
+        assert_eq!(
+            String::from_utf8(stack_text(&k, 4)).unwrap(),
+            "\n\tffffffff82265ec8 __schedule+1576\n"
+        );
+        let u = stack(
+            true,
+            StackMode::Perf,
+            vec![
+                frame(
+                    0x56316962716f,
+                    Some(("weft_spin_leaf", 22, Some("/tmp/st/spin"))),
+                ),
+                frame(0x7faab9362b46, None),
+            ],
+        );
+        assert_eq!(
+            String::from_utf8(stack_text(&u, 4)).unwrap(),
+            "\n\t56316962716f weft_spin_leaf+22 (/tmp/st/spin)\n\t7faab9362b46 0x7faab9362b46 ([unknown])\n"
+        );
+    }
+
+    #[test]
+    fn uncaptured_stack_is_empty_and_zero_ends_frames() {
+        let mut s = stack(
+            false,
+            StackMode::Bpftrace,
+            vec![frame(0x10, None), frame(0, None)],
+        );
+        assert_eq!(
+            String::from_utf8(stack_text(&s, 4)).unwrap(),
+            "\n    0x10\n"
+        );
+        s.id = -14;
+        assert_eq!(stack_text(&s, 4), b"");
+    }
+
+    struct Fixed;
+    impl StackResolver for Fixed {
+        fn frames(&mut self, stack: &Stack) -> Vec<Frame> {
+            vec![frame(stack.id as u64, Some(("f", 1, None)))]
+        }
+        fn symbol(&mut self, _user: bool, addr: u64, _pid: u32) -> Option<String> {
+            (addr == 7).then(|| "seven".to_string())
+        }
+    }
+
+    #[test]
+    fn resolving_fills_tuples() {
+        let mut v = Value::Tuple(vec![
+            Value::Stack(Box::new(stack(false, StackMode::Bpftrace, Vec::new()))),
+            Value::Sym(SymValue {
+                user: false,
+                addr: 7,
+                pid: 0,
+                name: None,
+            }),
+            Value::Sym(SymValue {
+                user: true,
+                addr: 9,
+                pid: 1,
+                name: None,
+            }),
+        ]);
+        assert!(needs_resolving(&v));
+        resolve_value(&mut v, &mut Fixed);
+        let Value::Tuple(items) = &v else { panic!() };
+        let Value::Stack(s) = &items[0] else { panic!() };
+        assert_eq!(s.frames.len(), 1);
+        let Value::Sym(a) = &items[1] else { panic!() };
+        assert_eq!(sym_text(a), b"seven");
+        let Value::Sym(b) = &items[2] else { panic!() };
+        assert_eq!(sym_text(b), b"0x9");
+    }
+}

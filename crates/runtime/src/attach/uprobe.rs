@@ -1,0 +1,114 @@
+//! `uprobe`, `uretprobe` and `usdt`: a perf event of the kernel's `uprobe`
+//! PMU on a file offset, optionally limited to one process, optionally with
+//! a USDT semaphore the kernel increments while the probe is attached
+//! (`ref_ctr_offset`). The PMU's type and the bit positions of its
+//! `retprobe` flag and `ref_ctr_offset` field come from sysfs, as the
+//! kernel documents in `Documentation/ABI/testing/sysfs-bus-event_source-devices-*`.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::OwnedFd;
+
+use crate::error::{AttachError, SyscallError};
+use crate::sys;
+
+const PMU: &str = "/sys/bus/event_source/devices/uprobe";
+
+/// Where to attach: what [`abi::Attach::Uprobe`] carries.
+pub(super) struct Target<'a> {
+    pub path: &'a str,
+    pub offset: u64,
+    pub retprobe: bool,
+    pub pid: Option<u32>,
+    pub ref_ctr_offset: u64,
+}
+
+pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> {
+    let read = |file: &str| {
+        std::fs::read_to_string(format!("{PMU}/{file}")).map_err(|e| {
+            super::classify(
+                probe,
+                SyscallError::new("read the uprobe PMU description in sysfs", e),
+                "CAP_SYS_ADMIN",
+            )
+        })
+    };
+    let pmu_type: u32 = read("type")?.trim().parse().map_err(|_| {
+        super::classify(
+            probe,
+            SyscallError::new(
+                "parse the uprobe PMU type",
+                io::Error::from(io::ErrorKind::InvalidData),
+            ),
+            "CAP_SYS_ADMIN",
+        )
+    })?;
+    let mut config = 0u64;
+    if t.retprobe {
+        let bit = config_field(&read("format/retprobe")?).map_or(0, |(lo, _)| lo);
+        config |= 1 << bit;
+    }
+    if t.ref_ctr_offset != 0 {
+        // Older kernels have no semaphore support: the format file is missing.
+        let (lo, width) = read("format/ref_ctr_offset")
+            .ok()
+            .and_then(|f| config_field(&f))
+            .ok_or_else(|| AttachError::Unsupported {
+                probe: probe.to_string(),
+                source: SyscallError::new(
+                    "uprobe ref_ctr_offset (USDT semaphores)",
+                    io::Error::from_raw_os_error(libc::EOPNOTSUPP),
+                ),
+            })?;
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        config |= (t.ref_ctr_offset & mask) << lo;
+    }
+    let path = CString::new(t.path).map_err(|_| AttachError::Other {
+        probe: probe.to_string(),
+        source: SyscallError::new("uprobe path", io::Error::from(io::ErrorKind::InvalidInput)),
+    })?;
+    let mut attr = sys::perf_attr(pmu_type, config);
+    attr.__bindgen_anon_3.uprobe_path = path.as_ptr() as u64;
+    attr.__bindgen_anon_4.probe_offset = t.offset;
+    // One process on any CPU, or every process (an event opened on CPU 0, as libbpf does).
+    let (pid, cpu) = match t.pid {
+        Some(pid) => (pid as i32, -1),
+        None => (-1, 0),
+    };
+    let fd = sys::perf_event_open(&attr, pid, cpu);
+    drop(path);
+    fd.map_err(|e| super::classify(probe, e, "CAP_PERFMON"))
+}
+
+/// Parses a PMU format file such as `config:0` or `config:32-63` into the
+/// field's lowest bit and width. Fields in `config1`/`config2` are not ours.
+fn config_field(text: &str) -> Option<(u32, u32)> {
+    let bits = text.trim().strip_prefix("config:")?;
+    let (lo, hi) = match bits.split_once('-') {
+        Some((lo, hi)) => (lo.parse().ok()?, hi.parse().ok()?),
+        None => {
+            let b: u32 = bits.parse().ok()?;
+            (b, b)
+        }
+    };
+    (lo <= hi && hi < 64).then(|| (lo, hi - lo + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config_field;
+
+    #[test]
+    fn pmu_format_fields() {
+        assert_eq!(config_field("config:0\n"), Some((0, 1)));
+        assert_eq!(config_field("config:32-63\n"), Some((32, 32)));
+        assert_eq!(config_field("config1:0-63"), None);
+        assert_eq!(config_field("config:9-3"), None);
+        assert_eq!(config_field("config:64"), None);
+        assert_eq!(config_field(""), None);
+    }
+}

@@ -1,0 +1,142 @@
+//! Stacks and symbols.
+//!
+//! - `kstack` / `ustack` (variables) and `kstack([mode][, limit])` /
+//!   `ustack([mode][, limit])` (functions): the kernel or user stack of the
+//!   current task, at most `limit` frames (default 127, at most 1024),
+//!   printed in `mode` (`bpftrace`, the default: `symbol+offset` per line;
+//!   `perf`: `address symbol+offset (module)` per line). Usable as map keys
+//!   and values, in printf's `%s`, and in tuples.
+//!   *Why:* `@[kstack] = count()` under `profile:hz:99` is a CPU profile;
+//!   under `tracepoint:sched:sched_switch` an off-CPU profile.
+//!   A stack that could not be captured (a user-mode sample's kernel stack,
+//!   a kernel thread's user stack) is empty, as in bpftrace.
+//! - `ksym(addr)` / `usym(addr)`: the name of the kernel (or current process's)
+//!   symbol holding `addr`; an unknown address prints in hex.
+//!
+//! Lowering: `codegen::lower::builtins::stacks`; symbolization in user space.
+
+use abi::StackMode;
+use abi::stack::{DEFAULT_STACK_LIMIT, MAX_STACK_LIMIT};
+use source::Diagnostic;
+use syntax::ast::{Expr, ExprKind};
+
+use crate::diagnostics as diag;
+use crate::types::Type;
+
+/// `kstack` / `ustack` written without arguments.
+pub fn default_stack(user: bool) -> Type {
+    Type::Stack {
+        user,
+        mode: StackMode::Bpftrace,
+        limit: DEFAULT_STACK_LIMIT,
+    }
+}
+
+/// The type of `kstack(args)` / `ustack(args)`: the arguments are a mode
+/// name, a literal frame limit, or both in that order.
+pub fn stack_call(user: bool, name: &str, args: &[Expr]) -> Result<Type, Diagnostic> {
+    let mode_of = |e: &Expr| match &e.kind {
+        ExprKind::Ident(n) => StackMode::from_name(n).ok_or_else(|| {
+            diag::bad_stack_argument(e.span, name, &format!("unknown stack mode `{n}`"))
+        }),
+        _ => Err(diag::bad_stack_argument(
+            e.span,
+            name,
+            "the mode must be `bpftrace` or `perf`",
+        )),
+    };
+    let limit_of = |e: &Expr| match e.kind {
+        ExprKind::Int { value, .. } if (1..=u64::from(MAX_STACK_LIMIT)).contains(&value) => {
+            Ok(value as u32)
+        }
+        ExprKind::Int { .. } => Err(diag::bad_stack_argument(
+            e.span,
+            name,
+            &format!("the frame limit must be from 1 to {MAX_STACK_LIMIT}"),
+        )),
+        _ => Err(diag::bad_stack_argument(
+            e.span,
+            name,
+            "the frame limit must be an integer literal",
+        )),
+    };
+    let (mode, limit) = match args {
+        [] => (StackMode::Bpftrace, DEFAULT_STACK_LIMIT),
+        [a] if matches!(a.kind, ExprKind::Int { .. }) => (StackMode::Bpftrace, limit_of(a)?),
+        [a] => (mode_of(a)?, DEFAULT_STACK_LIMIT),
+        [m, l] => (mode_of(m)?, limit_of(l)?),
+        [_, _, extra, ..] => {
+            return Err(diag::bad_stack_argument(
+                extra.span,
+                name,
+                "at most two arguments",
+            ));
+        }
+    };
+    Ok(Type::Stack { user, mode, limit })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use source::Span;
+    use syntax::ast::NodeId;
+
+    fn e(kind: ExprKind) -> Expr {
+        Expr {
+            id: NodeId(0),
+            span: Span::DUMMY,
+            kind,
+        }
+    }
+
+    fn int(v: u64) -> Expr {
+        e(ExprKind::Int {
+            value: v,
+            form: syntax::ast::IntForm::Plain,
+        })
+    }
+
+    fn ident(n: &str) -> Expr {
+        e(ExprKind::Ident(n.into()))
+    }
+
+    #[test]
+    fn modes_and_limits() {
+        let k = |args: &[Expr]| stack_call(false, "kstack", args);
+        assert_eq!(k(&[]).unwrap(), default_stack(false));
+        assert_eq!(
+            k(&[ident("perf")]).unwrap(),
+            Type::Stack {
+                user: false,
+                mode: StackMode::Perf,
+                limit: 127
+            }
+        );
+        assert_eq!(
+            k(&[int(3)]).unwrap(),
+            Type::Stack {
+                user: false,
+                mode: StackMode::Bpftrace,
+                limit: 3
+            }
+        );
+        assert_eq!(
+            stack_call(true, "ustack", &[ident("bpftrace"), int(5)]).unwrap(),
+            Type::Stack {
+                user: true,
+                mode: StackMode::Bpftrace,
+                limit: 5
+            }
+        );
+        assert!(k(&[int(0)]).is_err());
+        assert!(k(&[int(2000)]).is_err());
+        assert!(
+            k(&[ident("raw")])
+                .unwrap_err()
+                .message
+                .contains("unknown stack mode `raw`")
+        );
+        assert!(k(&[ident("perf"), int(1), int(2)]).is_err());
+    }
+}

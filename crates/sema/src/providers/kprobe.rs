@@ -1,0 +1,236 @@
+//! Kernel function probes:
+//!
+//! - `kprobe:FUNCTION` (alias `k`), `kprobe:FUNCTION+OFFSET`,
+//!   `kprobe:MODULE:FUNCTION`, and `kretprobe:...` (alias `kr`, no offset):
+//!   a breakpoint at a function's entry (or an instruction in it), or at
+//!   its return. Works without BTF; the context is the kernel's
+//!   `struct pt_regs`: `arg0`..`argN`, `retval` (kretprobe), `func`.
+//! - `fentry:FUNCTION` (aliases `kfunc`, `f`) and `fexit:FUNCTION` (`kretfunc`,
+//!   `fr`), with an optional `MODULE:`: a BPF trampoline, cheaper than a
+//!   kprobe. Needs BTF: the arguments are typed by the function's prototype
+//!   (`args->NAME`), and fexit also sees `retval`.
+//!
+//! `FUNCTION` may be a wildcard (`vfs_*`), matched against the functions
+//! ftrace can patch (tracefs `available_filter_functions`, or the text
+//! symbols of `/proc/kallsyms` when that is unreadable) for kprobes, and
+//! against the BTF function names for fentry/fexit.
+
+use ktypes::{KernelFunction, KernelInfo, KernelInfoError, btf::kind as btf_kind};
+use source::Diagnostic;
+
+use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use crate::diagnostics as diag;
+
+/// Which of the four probes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Kprobe,
+    Kretprobe,
+    Fentry,
+    Fexit,
+}
+
+impl Kind {
+    fn is_trampoline(self) -> bool {
+        matches!(self, Kind::Fentry | Kind::Fexit)
+    }
+
+    fn is_return(self) -> bool {
+        matches!(self, Kind::Kretprobe | Kind::Fexit)
+    }
+
+    /// The canonical name, or bpftrace's older `kfunc`/`kretfunc` when written so.
+    fn name(self, written: &str) -> &'static str {
+        match (self, written) {
+            (Kind::Kprobe, _) => "kprobe",
+            (Kind::Kretprobe, _) => "kretprobe",
+            (Kind::Fentry, "kfunc") => "kfunc",
+            (Kind::Fentry, _) => "fentry",
+            (Kind::Fexit, "kretfunc") => "kretfunc",
+            (Kind::Fexit, _) => "fexit",
+        }
+    }
+}
+
+/// Resolves a kprobe, kretprobe, fentry or fexit attach point.
+pub fn resolve(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    kind: Kind,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let name = kind.name(ap.provider);
+    let usage = match kind {
+        Kind::Kprobe => {
+            format!("{name}:FUNCTION, {name}:FUNCTION+OFFSET or {name}:MODULE:FUNCTION")
+        }
+        _ => format!("{name}:FUNCTION or {name}:MODULE:FUNCTION"),
+    };
+    let (module, target) = match ap.parts {
+        [f] => (None, f.as_str()),
+        [m, f] if !m.is_empty() => (Some(m.as_str()), f.as_str()),
+        _ => return Err(diag::bad_attach_point(ap.span, ap.raw, &usage)),
+    };
+    if target.is_empty() {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+    }
+    let (func, offset) = match target.split_once('+') {
+        Some(_) if kind != Kind::Kprobe => {
+            return Err(diag::kprobe_offset_on_return(ap.span, ap.raw, name));
+        }
+        Some((f, off)) => {
+            let off = super::uprobe::parse_number(off)
+                .filter(|_| !f.contains(['*', '?']) && !f.is_empty())
+                .ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
+            (f, off)
+        }
+        None => (target, 0),
+    };
+    if !func
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'*' | b'?'))
+    {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+    }
+    let wildcard = func.contains(['*', '?']) || module.is_some_and(|m| m.contains(['*', '?']));
+
+    if kind.is_trampoline() {
+        return resolve_trampoline(ap, kernel, kind, name, module, func, wildcard);
+    }
+
+    let functions: Vec<KernelFunction> = if wildcard {
+        let all = kernel
+            .kernel_functions()
+            .map_err(|e| diag::kernel_info(ap.span, &e))?;
+        let matched: Vec<KernelFunction> = all
+            .into_iter()
+            .filter(|f| {
+                glob_match(func, &f.name)
+                    && match (module, &f.module) {
+                        (None, _) => true,
+                        (Some(m), Some(fm)) => glob_match(m, fm),
+                        (Some(_), None) => false,
+                    }
+            })
+            .collect();
+        if matched.is_empty() {
+            return Err(diag::no_probe_matches(ap.span, ap.raw));
+        }
+        let mut matched = matched;
+        // A function listed once per module copy attaches once.
+        matched.dedup_by(|a, b| a.name == b.name && a.module == b.module);
+        matched
+    } else {
+        let wanted = KernelFunction {
+            name: func.to_string(),
+            module: module.map(String::from),
+        };
+        match kernel.kernel_functions() {
+            Ok(all) => {
+                let found = all.iter().any(|f| {
+                    f.name == wanted.name && (module.is_none() || f.module == wanted.module)
+                });
+                if !found {
+                    let known: Vec<&str> = all.iter().map(|f| f.name.as_str()).collect();
+                    return Err(diag::kernel_function_not_found(ap.span, name, func, &known));
+                }
+            }
+            // Without a list, the kernel itself says at attach time whether it exists.
+            Err(KernelInfoError::Unavailable(_)) => {}
+            Err(e) => return Err(diag::kernel_info(ap.span, &e)),
+        }
+        vec![wanted]
+    };
+    Ok(functions
+        .into_iter()
+        .map(|f| {
+            let label = match offset {
+                0 => f.qualified(),
+                off => format!("{}+{off}", f.qualified()),
+            };
+            ResolvedProbe {
+                attach: abi::Attach::Kprobe {
+                    func: f.name.clone(),
+                    module: f.module.clone(),
+                    offset,
+                    retprobe: kind.is_return(),
+                },
+                section: name.to_string(),
+                name: format!("{name}:{label}"),
+                context: Context::Kprobe {
+                    retprobe: kind.is_return(),
+                    func: f.name.clone(),
+                },
+                short: f.name,
+            }
+        })
+        .collect())
+}
+
+fn resolve_trampoline(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    kind: Kind,
+    name: &str,
+    module: Option<&str>,
+    func: &str,
+    wildcard: bool,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let btf = kernel
+        .btf()
+        .map_err(|e| diag::btf_function_not_found(ap.span, name, func, &e.to_string()))?;
+    let funcs: Vec<String> = if wildcard {
+        let matched: Vec<String> = btf
+            .names_of(btf_kind::FUNC)
+            .into_iter()
+            .filter(|n| glob_match(func, n))
+            .map(String::from)
+            .collect();
+        if matched.is_empty() {
+            return Err(diag::no_probe_matches(ap.span, ap.raw));
+        }
+        matched
+    } else {
+        vec![func.to_string()]
+    };
+    let exit = kind == Kind::Fexit;
+    funcs
+        .into_iter()
+        .map(|f| {
+            let proto = btf.function(&f).ok_or_else(|| {
+                diag::btf_function_not_found(
+                    ap.span,
+                    name,
+                    &f,
+                    "the kernel's BTF has no function of that name",
+                )
+            })?;
+            let retval = if exit {
+                proto
+                    .ret
+                    .as_ref()
+                    .map(|r| r.field(8 * proto.params.len() as u32))
+            } else {
+                None
+            };
+            let label = match module {
+                Some(m) => format!("{m}:{f}"),
+                None => f.clone(),
+            };
+            Ok(ResolvedProbe {
+                attach: abi::Attach::Fentry {
+                    func: f.clone(),
+                    exit,
+                },
+                section: format!("{}/{f}", if exit { "fexit" } else { "fentry" }),
+                name: format!("{name}:{label}"),
+                context: Context::Fentry {
+                    exit,
+                    func: f.clone(),
+                    args: proto.args_format(),
+                    retval,
+                },
+                short: f,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,41 @@
+//! `profile:hz:N`, `profile:s:N`, `profile:ms:N`, `profile:us:N` (alias `p`):
+//! a timer sample on every online CPU, for on-CPU profiles. It is the
+//! software cpu-clock event, which every kernel has (bpftrace 0.17 uses the
+//! same), with a period of `1e9 / N` ns for `hz` and the given time otherwise.
+
+use source::Diagnostic;
+
+use super::{AttachPointRef, Context, ResolvedProbe};
+use crate::diagnostics as diag;
+
+/// `PERF_TYPE_SOFTWARE` / `PERF_COUNT_SW_CPU_CLOCK`.
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
+
+pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
+    let usage = "profile:hz:N, profile:s:N, profile:ms:N or profile:us:N";
+    let [unit, count] = ap.parts else {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    };
+    let bad = || diag::bad_attach_point(ap.span, ap.raw, usage);
+    let n = super::perf_event::parse_count(count).ok_or_else(bad)?;
+    let period = match unit.as_str() {
+        "hz" => Some(1_000_000_000 / n).filter(|&p| p > 0),
+        "s" => n.checked_mul(1_000_000_000),
+        "ms" => n.checked_mul(1_000_000),
+        "us" => n.checked_mul(1_000),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    Ok(ResolvedProbe {
+        attach: abi::Attach::PerfEvent {
+            event_type: PERF_TYPE_SOFTWARE,
+            config: PERF_COUNT_SW_CPU_CLOCK,
+            period,
+        },
+        section: "perf_event".into(),
+        name: format!("profile:{unit}:{n}"),
+        context: Context::None,
+        short: format!("profile_{unit}{n}"),
+    })
+}

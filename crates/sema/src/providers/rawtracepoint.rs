@@ -1,0 +1,93 @@
+//! `rawtracepoint:NAME` (alias `rt`), also `rawtracepoint:MODULE:NAME`: a
+//! tracepoint's raw arguments, before the tracepoint formats its record.
+//! Cheaper than `tracepoint:` and sees what the record leaves out
+//! (`sys_enter` gets the task's `struct pt_regs *` and the syscall number).
+//!
+//! The program is `BPF_PROG_TYPE_RAW_TRACEPOINT` (section `raw_tp/NAME`):
+//! its context is an array of u64, `arg0`..`argN`. With BTF the arguments
+//! also have names and types (`args->NAME`), from the `btf_trace_NAME`
+//! typedef (whose first parameter, the tracepoint's private data, programs
+//! never see). Without BTF, names come from tracefs and `argN` is all there is.
+
+use ktypes::{FieldKind, KernelInfo};
+use source::Diagnostic;
+
+use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use crate::diagnostics as diag;
+
+pub fn resolve(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let usage = "rawtracepoint:NAME or rawtracepoint:MODULE:NAME";
+    let target = match ap.parts {
+        [n] | [_, n] => n.as_str(),
+        _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
+    };
+    if target.is_empty()
+        || !target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'*' | b'?'))
+    {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    }
+    let btf = kernel.btf().ok();
+    let known = names(kernel);
+    let chosen: Vec<String> = if target.contains(['*', '?']) {
+        let known = known.map_err(|e| diag::kernel_info(ap.span, &e))?;
+        let matched: Vec<String> = known
+            .into_iter()
+            .filter(|n| glob_match(target, n))
+            .collect();
+        if matched.is_empty() {
+            return Err(diag::no_probe_matches(ap.span, ap.raw));
+        }
+        matched
+    } else {
+        if let Ok(known) = &known {
+            if !known.iter().any(|n| n == target) {
+                return Err(diag::raw_tracepoint_not_found(ap.span, target));
+            }
+        }
+        vec![target.to_string()]
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|name| {
+            // raw_tp programs read their context 8 bytes at a time: every
+            // argument is a full u64, sign-extended by the kernel.
+            let args = btf.and_then(|b| b.raw_tracepoint(&name)).map(|f| {
+                let mut format = f.args_format();
+                for field in &mut format.fields {
+                    field.size = 8;
+                    if field.kind != FieldKind::Pointer {
+                        field.kind = FieldKind::Int;
+                    }
+                }
+                format
+            });
+            ResolvedProbe {
+                attach: abi::Attach::RawTracepoint { name: name.clone() },
+                section: format!("raw_tp/{name}"),
+                name: format!("rawtracepoint:{name}"),
+                context: Context::RawTracepoint { args },
+                short: name,
+            }
+        })
+        .collect())
+}
+
+/// Every raw tracepoint: the `btf_trace_*` typedefs with BTF, else the
+/// names of the tracefs tracepoints.
+pub fn names(kernel: &dyn KernelInfo) -> Result<Vec<String>, ktypes::KernelInfoError> {
+    if let Ok(btf) = kernel.btf() {
+        let names = btf.raw_tracepoint_names();
+        if !names.is_empty() {
+            return Ok(names.into_iter().map(String::from).collect());
+        }
+    }
+    let mut v: Vec<String> = kernel.tracepoints()?.into_iter().map(|(_, n)| n).collect();
+    v.sort();
+    v.dedup();
+    Ok(v)
+}

@@ -1,0 +1,39 @@
+//! `software:EVENT[:COUNT]` (alias `s`): a kernel software perf event
+//! (`PERF_TYPE_SOFTWARE`) sampled every COUNT occurrences on every CPU, with
+//! bpftrace's names, aliases and default counts.
+
+use source::Diagnostic;
+
+use super::perf_event::{self, Event};
+use super::{AttachPointRef, ResolvedProbe};
+
+/// `PERF_TYPE_SOFTWARE`.
+const PERF_TYPE_SOFTWARE: u32 = 1;
+
+/// `enum perf_sw_ids`, with bpftrace's default counts.
+pub const EVENTS: &[Event] = &[
+    ev("cpu-clock", "cpu", 1_000_000, 0),
+    ev("task-clock", "", 1_000_000, 1),
+    ev("page-faults", "faults", 100, 2),
+    ev("context-switches", "cs", 1_000, 3),
+    ev("cpu-migrations", "", 1, 4),
+    ev("minor-faults", "", 100, 5),
+    ev("major-faults", "", 1, 6),
+    ev("alignment-faults", "", 1, 7),
+    ev("emulation-faults", "", 1, 8),
+    ev("dummy", "", 1, 9),
+    ev("bpf-output", "", 1, 10),
+];
+
+const fn ev(name: &'static str, alias: &'static str, default_count: u64, config: u64) -> Event {
+    Event {
+        name,
+        alias,
+        default_count,
+        config,
+    }
+}
+
+pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
+    perf_event::resolve(ap, "software", PERF_TYPE_SOFTWARE, EVENTS)
+}

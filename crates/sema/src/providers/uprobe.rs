@@ -1,0 +1,109 @@
+//! `uprobe:BINARY:FUNCTION` (alias `u`) and `uretprobe:BINARY:FUNCTION`
+//! (alias `ur`): a breakpoint at a function's entry, or at its return.
+//!
+//! - `BINARY` is a path or a short name (`libc`); see [`super::userbin`].
+//! - `FUNCTION` is a symbol, a symbol plus an offset (`main+4`, uprobe
+//!   only), a wildcard over symbols (`read*`) or an address (`0x401136`).
+//! - The kernel attaches at a file offset: the symbol's address translated
+//!   through the `PT_LOAD` program headers, which is what PIE executables
+//!   and shared libraries need.
+//!
+//! The context is the thread's `struct pt_regs`: `arg0`..`argN` (uprobe),
+//! `retval` (uretprobe) and `func` read it.
+
+use ktypes::KernelInfo;
+use source::Diagnostic;
+
+use super::userbin::{self, UserBinary};
+use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use crate::diagnostics as diag;
+
+/// Resolves a uprobe (`retprobe == false`) or uretprobe attach point.
+pub fn resolve(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    pid: Option<u32>,
+    retprobe: bool,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let kind = if retprobe { "uretprobe" } else { "uprobe" };
+    let usage = if retprobe {
+        "uretprobe:BINARY:FUNCTION or uretprobe:BINARY:0xADDRESS".to_string()
+    } else {
+        "uprobe:BINARY:FUNCTION, uprobe:BINARY:FUNCTION+OFFSET or uprobe:BINARY:0xADDRESS"
+            .to_string()
+    };
+    let [binary, target] = ap.parts else {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+    };
+    if target.is_empty() {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+    }
+    let user = userbin::open(binary, pid, kernel, ap.span)?;
+    let UserBinary { path, binary } = &user;
+    let probe = |func: &str, label: &str, address: u64| -> Result<ResolvedProbe, Diagnostic> {
+        let offset = binary
+            .file_offset(address)
+            .ok_or_else(|| diag::address_not_mapped(ap.span, path, address))?;
+        Ok(ResolvedProbe {
+            attach: abi::Attach::Uprobe {
+                path: path.clone(),
+                offset,
+                retprobe,
+                pid,
+                ref_ctr_offset: 0,
+            },
+            section: kind.to_string(),
+            name: format!("{kind}:{path}:{label}"),
+            context: Context::Uprobe {
+                retprobe,
+                func: func.to_string(),
+            },
+            short: func.to_string(),
+        })
+    };
+
+    if target.starts_with(|c: char| c.is_ascii_digit()) {
+        let address =
+            parse_number(target).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
+        let func = binary
+            .function_at(address)
+            .map_or_else(|| format!("{address:#x}"), |s| s.name.clone());
+        return probe(&func, target, address).map(|p| vec![p]);
+    }
+    if target.contains(['*', '?']) {
+        let matched: Vec<ResolvedProbe> = binary
+            .functions
+            .iter()
+            .filter(|s| glob_match(target, &s.name))
+            .map(|s| probe(&s.name, &s.name, s.address))
+            .collect::<Result<_, _>>()?;
+        if matched.is_empty() {
+            return Err(diag::no_probe_matches(ap.span, ap.raw));
+        }
+        return Ok(matched);
+    }
+    let (name, extra) = match target.split_once('+') {
+        Some((name, off)) => {
+            let off =
+                parse_number(off).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
+            if retprobe {
+                return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+            }
+            (name, off)
+        }
+        None => (target.as_str(), 0),
+    };
+    let Some(sym) = binary.function(name) else {
+        let known: Vec<&str> = binary.functions.iter().map(|s| s.name.as_str()).collect();
+        return Err(diag::symbol_not_found(ap.span, path, name, &known));
+    };
+    probe(name, target, sym.address + extra).map(|p| vec![p])
+}
+
+/// A decimal or `0x` hexadecimal number.
+pub(crate) fn parse_number(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}

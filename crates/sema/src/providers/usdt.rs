@@ -1,0 +1,81 @@
+//! `usdt:BINARY:PROVIDER:NAME` and `usdt:BINARY:NAME` (alias `U`):
+//! statically defined probes (`sys/sdt.h`), found in the binary's
+//! `.note.stapsdt` notes. `*` wildcards work in the provider and name.
+//!
+//! Each probe site becomes one program attached as a uprobe at the site's
+//! file offset; a probe guarded by a semaphore attaches with the
+//! semaphore's file offset as `ref_ctr_offset`, so the kernel raises it
+//! while the probe is attached. The context is `struct pt_regs`; each
+//! `argN` is read as the site's argument spec says (a register, a
+//! constant, or memory relative to registers).
+
+use ktypes::KernelInfo;
+use source::Diagnostic;
+
+use super::userbin;
+use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use crate::diagnostics as diag;
+
+pub fn resolve(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    pid: Option<u32>,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let usage = "usdt:BINARY:PROVIDER:NAME or usdt:BINARY:NAME";
+    let (binary, provider, name) = match ap.parts {
+        [binary, provider, name] => (binary, provider.as_str(), name.as_str()),
+        [binary, name] => (binary, "*", name.as_str()),
+        _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
+    };
+    if name.is_empty() || provider.is_empty() {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    }
+    let user = userbin::open(binary, pid, kernel, ap.span)?;
+    let path = &user.path;
+    let mut out = Vec::new();
+    for note in &user.binary.usdt {
+        if !glob_match(provider, &note.provider) || !glob_match(name, &note.name) {
+            continue;
+        }
+        let full = format!("usdt:{path}:{}:{}", note.provider, note.name);
+        let offset = user
+            .binary
+            .file_offset(note.address)
+            .ok_or_else(|| diag::address_not_mapped(ap.span, path, note.address))?;
+        let ref_ctr_offset = match note.semaphore {
+            0 => 0,
+            sema => user
+                .binary
+                .file_offset(sema)
+                .ok_or_else(|| diag::address_not_mapped(ap.span, path, sema))?,
+        };
+        let args = uelf::parse_arg_specs(&note.args)
+            .map_err(|e| diag::usdt_bad_args(ap.span, &full, &note.args, e.at, &e.to_string()))?;
+        out.push(ResolvedProbe {
+            attach: abi::Attach::Uprobe {
+                path: path.clone(),
+                offset,
+                retprobe: false,
+                pid,
+                ref_ctr_offset,
+            },
+            section: "uprobe".into(),
+            name: full,
+            context: Context::Usdt { args },
+            short: note.name.clone(),
+        });
+    }
+    if out.is_empty() {
+        let wanted = if provider == "*" {
+            name.to_string()
+        } else {
+            format!("{provider}:{name}")
+        };
+        return Err(if wanted.contains(['*', '?']) {
+            diag::no_probe_matches(ap.span, ap.raw)
+        } else {
+            diag::usdt_not_found(ap.span, path, &wanted)
+        });
+    }
+    Ok(out)
+}

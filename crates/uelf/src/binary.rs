@@ -1,0 +1,197 @@
+//! An ELF executable or shared library: its loadable segments, function
+//! symbols and USDT notes.
+
+use object::read::elf::{ElfFile64, FileHeader, ProgramHeader, SectionHeader, Sym};
+use object::{Endianness, elf};
+
+use crate::usdt::{self, UsdtNote};
+
+/// Why a file could not be read as an ELF binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfError(pub String);
+
+impl std::fmt::Display for ElfError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ElfError {}
+
+/// A `PT_LOAD` program header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub vaddr: u64,
+    pub memsz: u64,
+    pub offset: u64,
+    pub filesz: u64,
+    pub executable: bool,
+}
+
+/// A defined function symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    /// Virtual address as linked (`st_value`).
+    pub address: u64,
+    pub size: u64,
+}
+
+/// The parts of an ELF file probes need.
+#[derive(Clone, Debug, Default)]
+pub struct Binary {
+    pub segments: Vec<Segment>,
+    /// Function symbols from `.symtab` and `.dynsym`, one per name, sorted by name.
+    pub functions: Vec<Symbol>,
+    /// USDT probes, in the order of the notes.
+    pub usdt: Vec<UsdtNote>,
+    /// `ET_DYN` (a PIE executable or a shared library) rather than `ET_EXEC`.
+    pub position_independent: bool,
+}
+
+impl Binary {
+    /// Reads an ELF file from its bytes.
+    pub fn parse(data: &[u8]) -> Result<Binary, ElfError> {
+        if data.get(..4) != Some(b"\x7fELF".as_slice()) {
+            return Err(ElfError("not an ELF file".into()));
+        }
+        if data.get(4) != Some(&2) {
+            // EI_CLASS 2 is ELFCLASS64.
+            return Err(ElfError(
+                "a 32-bit ELF file (only 64-bit is supported)".into(),
+            ));
+        }
+        let file = ElfFile64::<Endianness>::parse(data)
+            .map_err(|e| ElfError(format!("malformed ELF file: {e}")))?;
+        let endian = file.endian();
+        let header = file.elf_header();
+        let position_independent = header.e_type(endian) == elf::ET_DYN;
+
+        let segments = file
+            .elf_program_headers()
+            .iter()
+            .filter(|p| p.p_type(endian) == elf::PT_LOAD)
+            .map(|p| Segment {
+                vaddr: p.p_vaddr(endian),
+                memsz: p.p_memsz(endian),
+                offset: p.p_offset(endian),
+                filesz: p.p_filesz(endian),
+                executable: p.p_flags(endian).contains(elf::PF_X),
+            })
+            .collect();
+
+        let mut functions: Vec<Symbol> = Vec::new();
+        for table in [file.elf_symbol_table(), file.elf_dynamic_symbol_table()] {
+            for sym in table.symbols() {
+                if sym.st_type() != elf::STT_FUNC
+                    || sym.st_shndx(endian) == elf::SHN_UNDEF
+                    || sym.st_value(endian) == 0
+                {
+                    continue;
+                }
+                let Ok(name) = table.symbol_name(endian, sym) else {
+                    continue;
+                };
+                let Ok(name) = std::str::from_utf8(name) else {
+                    continue;
+                };
+                if name.is_empty() {
+                    continue;
+                }
+                functions.push(Symbol {
+                    name: name.to_string(),
+                    address: sym.st_value(endian),
+                    size: sym.st_size(endian),
+                });
+            }
+        }
+        // `.symtab` comes first, so a name keeps its full symbol-table entry.
+        functions.sort_by(|a, b| a.name.cmp(&b.name));
+        functions.dedup_by(|a, b| a.name == b.name);
+
+        let sections = file.elf_section_table();
+        let mut note_data: Option<&[u8]> = None;
+        let mut stapsdt_base: Option<u64> = None;
+        for section in sections.iter() {
+            let name = sections.section_name(endian, section).unwrap_or(b"");
+            match name {
+                b".note.stapsdt" if section.sh_type(endian) == elf::SHT_NOTE => {
+                    note_data = section.data(endian, data).ok();
+                }
+                b".stapsdt.base" => stapsdt_base = Some(section.sh_addr(endian)),
+                _ => {}
+            }
+        }
+        let usdt = match note_data {
+            Some(bytes) => usdt::parse_notes(bytes, stapsdt_base)?,
+            None => Vec::new(),
+        };
+        Ok(Binary {
+            segments,
+            functions,
+            usdt,
+            position_independent,
+        })
+    }
+
+    /// The file offset of virtual address `addr`, through the `PT_LOAD`
+    /// segment that maps it; `None` if no segment holds it in the file.
+    pub fn file_offset(&self, addr: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|s| addr >= s.vaddr && addr - s.vaddr < s.filesz.max(s.memsz))
+            .filter(|s| addr - s.vaddr < s.filesz)
+            .map(|s| addr - s.vaddr + s.offset)
+    }
+
+    /// The function symbol called `name`.
+    pub fn function(&self, name: &str) -> Option<&Symbol> {
+        self.functions
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.functions[i])
+    }
+
+    /// The function whose body holds `addr`, if any.
+    pub fn function_at(&self, addr: u64) -> Option<&Symbol> {
+        self.functions
+            .iter()
+            .find(|s| addr >= s.address && addr < s.address + s.size.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf};
+
+    #[test]
+    fn tiny_elf_round_trip() {
+        let probes = [Probe {
+            provider: "weft",
+            name: "tick",
+            args: "-4@%edi",
+            semaphore: LOAD_VADDR + 8,
+        }];
+        let b = Binary::parse(&tiny_elf(&["marker", "answer"], &probes)).unwrap();
+        assert!(b.position_independent);
+        let answer = b.function("answer").unwrap();
+        assert_eq!(answer.address, LOAD_VADDR + TEXT_OFFSET + 16);
+        assert_eq!(b.file_offset(answer.address), Some(TEXT_OFFSET + 16));
+        assert_eq!(b.function_at(answer.address + 3).unwrap().name, "answer");
+        assert_eq!(b.file_offset(1), None);
+        assert_eq!(b.usdt.len(), 1);
+        assert_eq!(b.usdt[0].address, LOAD_VADDR + TEXT_OFFSET);
+        assert_eq!(b.file_offset(b.usdt[0].semaphore), Some(8));
+    }
+
+    #[test]
+    fn not_elf_and_truncated_files_are_errors() {
+        assert!(Binary::parse(b"hello").is_err());
+        let elf = tiny_elf(&["marker"], &[]);
+        for cut in [0, 10, 63, 64, 200, elf.len() - 1] {
+            // Errors or a partial read, never a panic.
+            let _ = Binary::parse(&elf[..cut]);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! What uprobes and USDT need to know about a user-space ELF file, read
+//! from its bytes: function symbols, the translation of virtual addresses
+//! to file offsets (the kernel attaches uprobes at file offsets), the
+//! `.note.stapsdt` probes with their argument specs, plus the two system
+//! tables used to find a library by short name (`/etc/ld.so.cache` and
+//! `/proc/PID/maps`). Nothing here opens a file: callers pass bytes/text.
+//!
+//! Only 64-bit little-endian ELF and x86_64 argument specs are understood.
+
+mod binary;
+mod ldcache;
+mod procmaps;
+pub mod testing;
+mod usdt;
+mod usdt_args;
+
+pub use binary::{Binary, ElfError, Segment, Symbol};
+pub use ldcache::parse_ld_so_cache;
+pub use procmaps::mapped_files;
+pub use usdt::UsdtNote;
+pub use usdt_args::{ArgLocation, ArgSpecError, UsdtArg, parse_arg_specs};
