@@ -11,6 +11,8 @@ pub struct HeldChild {
     /// Write end of the pipe the child waits on; `None` once released.
     go: Option<libc::c_int>,
     exited: bool,
+    /// Holds the command at its exit and reaps it (see `child_exit`).
+    watch: crate::child_exit::ExitWatch,
 }
 
 impl HeldChild {
@@ -66,6 +68,7 @@ impl HeldChild {
                     pid: child,
                     go: Some(write_fd),
                     exited: false,
+                    watch: crate::child_exit::ExitWatch::start(child),
                 })
             }
         }
@@ -88,9 +91,22 @@ impl HeldChild {
         Ok(())
     }
 
+    /// The command is stopped at its exit, its memory still mapped, until
+    /// [`HeldChild::let_exit`].
+    pub fn at_exit(&self) -> bool {
+        self.watch.at_exit()
+    }
+
+    /// Lets a command held at its exit finish exiting.
+    pub fn let_exit(&self) {
+        self.watch.let_exit();
+    }
+
     /// True once the command has exited (and reaps it).
     pub fn exited(&mut self) -> bool {
-        if !self.exited {
+        if !self.exited && self.watch.active() {
+            self.exited = self.watch.exited();
+        } else if !self.exited {
             let mut status = 0;
             // SAFETY: waiting on our own child without blocking.
             let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
@@ -105,7 +121,15 @@ impl HeldChild {
             // SAFETY: closing the pipe makes a held child exit without running.
             unsafe { libc::close(fd) };
         }
-        if !self.exited() {
+        self.watch.let_exit();
+        if self.watch.active() {
+            if !self.exited() {
+                // SAFETY: signalling our own child; the watcher thread reaps it.
+                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            }
+            self.watch.join();
+            self.exited = true;
+        } else if !self.exited() {
             // SAFETY: signalling and reaping our own child.
             unsafe {
                 libc::kill(self.pid, libc::SIGKILL);

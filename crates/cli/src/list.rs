@@ -40,6 +40,26 @@ pub fn run(pattern: &str, verbose: bool) -> ExitCode {
         {
             return crate::list_kernel::run(p, rest, verbose);
         }
+        Some((p, rest)) if matches!(p, "software" | "s" | "hardware" | "h") => {
+            let lines = crate::list_perf::lines(matches!(p, "hardware" | "h"), rest);
+            let mut out = BufWriter::new(std::io::stdout().lock());
+            for line in lines {
+                if writeln!(out, "{line}").is_err() {
+                    break;
+                }
+            }
+            let _ = out.flush();
+            return ExitCode::SUCCESS;
+        }
+        Some((p, _)) if matches!(p, "profile" | "p" | "interval" | "i") => {
+            let name = if matches!(p, "profile" | "p") {
+                "profile"
+            } else {
+                "interval"
+            };
+            eprintln!("{}", crate::list_perf::timed_provider_error(name));
+            return ExitCode::FAILURE;
+        }
         Some((p, _)) if sema::providers::provider_kind(p).is_some() => {
             eprintln!("weft: listing {p} probes is not supported yet; tracepoints are");
             return ExitCode::FAILURE;
@@ -54,6 +74,14 @@ pub fn run(pattern: &str, verbose: bool) -> ExitCode {
         }
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
+    if provider.is_empty() {
+        // hardware:, software: and tracepoint: lines, in bpftrace's sorted order.
+        for line in crate::list_perf::unqualified(pattern) {
+            if writeln!(out, "{line}").is_err() {
+                return ExitCode::SUCCESS;
+            }
+        }
+    }
     for (category, name) in tracepoints {
         let full = format!("{category}:{name}");
         let matched = glob_match(rest, &full)

@@ -4,9 +4,11 @@
 
 mod args;
 mod child;
+mod child_exit;
 mod info;
 mod list;
 mod list_kernel;
+mod list_perf;
 mod list_user;
 mod pipeline;
 mod run;
@@ -226,6 +228,17 @@ fn ringbuf_size_from_env() -> Result<Option<u32>, String> {
 }
 
 /// One clear sentence (plus help) for what the kernel refused.
+/// The help line of a kprobe the kernel would not attach.
+fn kprobe_help(e: &AttachError) -> String {
+    match e {
+        AttachError::KprobeNotFound { func, .. } => {
+            format!("check `weft -l 'kprobe:{func}*'`")
+        }
+        AttachError::KprobeRefused { .. } => "the kernel does not probe functions on its kprobe blacklist (/sys/kernel/debug/kprobes/blacklist) or marked notrace, nor offsets inside an instruction: probe a caller, or a tracepoint".to_string(),
+        _ => "kprobes need root, or CAP_PERFMON and CAP_BPF; as root, a kernel in lockdown (/sys/kernel/security/lockdown) refuses them".to_string(),
+    }
+}
+
 fn runtime_error(e: &RuntimeError, compiled: &codegen::Compiled, sources: &SourceMap) -> String {
     let d = match e {
         RuntimeError::Verifier { program, log, insn } => pipeline::verifier_diagnostic(compiled, program, *insn, log),
@@ -238,6 +251,9 @@ fn runtime_error(e: &RuntimeError, compiled: &codegen::Compiled, sources: &Sourc
             .with_help("mount tracefs with: mount -t tracefs nodev /sys/kernel/tracing"),
         RuntimeError::Attach(AttachError::TracepointNotFound { probe }) => Diagnostic::error(e.to_string())
             .with_help(format!("list tracepoints with: weft -l '{}*'", probe.rsplit_once(':').map_or("", |(p, _)| p))),
+        RuntimeError::Attach(a @ (AttachError::KprobeNotFound { .. } | AttachError::KprobeRefused { .. } | AttachError::KprobePermission { .. })) => {
+            Diagnostic::error(e.to_string()).with_help(kprobe_help(a))
+        }
         _ => Diagnostic::error(e.to_string()),
     };
     render(&d, sources)

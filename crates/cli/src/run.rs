@@ -84,6 +84,18 @@ pub fn run(
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
             pump.streams.tick(session, &manifest, sink)?;
             sink.flush().map_err(io_error)?;
+            pump.symbols.resolve_live_user(session, &manifest, false);
+            if opts.child.as_deref().is_some_and(HeldChild::at_exit) {
+                // Its memory is still mapped: print what it sent and resolve its stacks now.
+                let stop = pump.run(session, sink, Duration::ZERO)?;
+                pump.symbols.resolve_live_user(session, &manifest, true);
+                if let Some(child) = opts.child.as_deref() {
+                    child.let_exit();
+                }
+                if stop {
+                    break;
+                }
+            }
             if stop || signals::stop_requested() {
                 break;
             }

@@ -3,6 +3,10 @@
 //! with `/proc/kallsyms` (read once, on first use), user addresses with the
 //! runtime's per-pid user symbolizer.
 
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use abi::{Layout, Manifest, MapValue};
 use output::{Frame, Stack, StackResolver, Symbol, Value};
 use runtime::Session;
 use runtime::symbols::{Kallsyms, ResolvedSymbol, UserSymbols};
@@ -12,6 +16,22 @@ use runtime::symbols::{Kallsyms, ResolvedSymbol, UserSymbols};
 pub struct Symbols {
     kernel: Option<Kallsyms>,
     user: Option<UserSymbols>,
+    /// User stacks already resolved while running: `(limit, id, pid)`.
+    seen_user_stacks: HashSet<(u32, i64, u32)>,
+    /// When maps were last looked at for new user stacks.
+    last_pass: Option<Instant>,
+}
+
+/// The least time between two passes over the maps for new user stacks.
+const USER_PASS_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Whether a layout holds a user stack or `usym` value.
+fn holds_user(layout: &Layout) -> bool {
+    match layout {
+        Layout::UStack { .. } | Layout::USym => true,
+        Layout::Tuple { fields, .. } => fields.iter().any(|f| holds_user(&f.layout)),
+        _ => false,
+    }
 }
 
 impl Symbols {
@@ -21,6 +41,75 @@ impl Symbols {
 
     fn user(&mut self) -> &mut UserSymbols {
         self.user.get_or_insert_with(UserSymbols::new)
+    }
+
+    /// Resolves, while their processes still live, the user stacks and
+    /// `usym`s stored in maps, so the names are cached per process when the
+    /// maps print (often after the process exited). Only new stack ids and
+    /// new `(pid, address)` pairs are resolved; nothing happens more often
+    /// than every [`USER_PASS_INTERVAL`] unless `now` is set (the traced
+    /// command is about to exit). The kernel side is not touched.
+    pub fn resolve_live_user(&mut self, session: &Session, manifest: &Manifest, now: bool) {
+        if !now
+            && self
+                .last_pass
+                .is_some_and(|t| t.elapsed() < USER_PASS_INTERVAL)
+        {
+            return;
+        }
+        self.last_pass = Some(Instant::now());
+        for spec in &manifest.maps {
+            let key = spec.key.as_ref().filter(|k| holds_user(k));
+            let value = match &spec.value {
+                MapValue::Plain(l) if holds_user(l) => Some(l),
+                _ => None,
+            };
+            if key.is_none() && value.is_none() {
+                continue;
+            }
+            // A map that cannot be read now is tried again at print time.
+            let Ok(entries) = session.map_entries(&spec.bpf_name) else {
+                continue;
+            };
+            for (k, values) in &entries {
+                if let Some(layout) = key {
+                    self.remember(session, &output::decode(layout, k));
+                }
+                if let (Some(layout), Some(v)) = (value, values.first()) {
+                    self.remember(session, &output::decode(layout, v));
+                }
+            }
+        }
+    }
+
+    /// Resolves one value's user stacks and symbols into the per-pid cache.
+    fn remember(&mut self, session: &Session, value: &Value) {
+        match value {
+            Value::Stack(stack) if stack.user && stack.id >= 0 => {
+                let seen = (stack.limit, stack.id, stack.pid);
+                if self.seen_user_stacks.contains(&seen) {
+                    return;
+                }
+                let Ok(id) = u32::try_from(stack.id) else {
+                    return;
+                };
+                let map = abi::stack::stack_map_name(stack.limit);
+                let addrs = session.stack_addresses(&map, id).unwrap_or_default();
+                if !addrs.is_empty() {
+                    self.user().frames(stack.pid, &addrs);
+                    self.seen_user_stacks.insert(seen);
+                }
+            }
+            Value::Sym(sym) if sym.user => {
+                self.user().lookup(sym.pid, &[sym.addr]);
+            }
+            Value::Tuple(items) => {
+                for item in items {
+                    self.remember(session, item);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A resolver reading stacks from `session`.

@@ -89,3 +89,29 @@ fn dumps_every_stage() {
         out.stdout
     );
 }
+
+/// `-l` for software and hardware events prints bpftrace 0.17's
+/// `PROVIDER:NAME:` lines (captured: `bpftrace -l 'software:cpu-clock'`
+/// prints `software:cpu-clock:`); profile and interval have nothing to list.
+#[test]
+fn lists_perf_events_and_refuses_timed_providers() {
+    let out = run_weft(&["-l", "software:page*"], Duration::from_secs(10));
+    assert_eq!(out.stdout, "software:page-faults:\n");
+    assert_eq!(out.status, Some(0));
+    let out = run_weft(&["-l", "hardware:cache-*"], Duration::from_secs(10));
+    assert_eq!(
+        out.stdout,
+        "hardware:cache-references:\nhardware:cache-misses:\n"
+    );
+    for provider in ["profile", "interval"] {
+        let out = run_weft(&["-l", &format!("{provider}:*")], Duration::from_secs(10));
+        assert_eq!(out.status, Some(1));
+        assert_eq!(out.stdout, "");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "weft: {provider} probes have no names to list: write {provider}:UNIT:RATE, e.g. {provider}:hz:99 or {provider}:ms:100\n"
+            )
+        );
+    }
+}

@@ -205,3 +205,25 @@ tracepoint:syscalls:sys_exit_read /@start[tid]/ { @hand_hist = hist(nsecs - @sta
     assert!(count("stream_n") >= 40, "{}", out.stdout);
     assert_eq!(count("stream_n"), count("hand_n"), "{}", out.stdout);
 }
+
+#[test]
+fn every_stream_example_compiles() {
+    require_root!();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/streams");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("bt") {
+            continue;
+        }
+        let obj = scratch("example.o");
+        let out = run_weft(
+            &["--emit-elf", obj.to_str().unwrap(), path.to_str().unwrap()],
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status, Some(0), "{}: {}", path.display(), out.stderr);
+        let _ = std::fs::remove_file(obj);
+        seen += 1;
+    }
+    assert_eq!(seen, 4, "examples/streams holds four examples");
+}

@@ -265,3 +265,113 @@ fn lists_functions_and_usdt_probes() {
     );
     assert_eq!(out.stdout, expected);
 }
+
+/// User stacks of the `-c` command are resolved while it lives (it is held
+/// at its exit), so names print although it exited before the maps did.
+/// bpftrace 0.17 prints hex here (the process is gone at print time); while
+/// the process lives it prints the same frames: the probe at marker's entry
+/// and, as the frame-pointer walk starts from main's frame, main's caller.
+#[test]
+fn ustack_of_an_exited_command_keeps_its_symbols() {
+    require_root!();
+    let t = targets();
+    for bin in [&t.pie, &t.no_pie] {
+        let script = format!(
+            "uprobe:{bin}:marker /pid == cpid/ {{ @[ustack] = count(); @p[ustack(perf)] = count(); }}"
+        );
+        let out = trace(bin, "7 1", &script);
+        let got = lines(&out);
+        assert_eq!(got.len(), 8, "{bin}\n{out}");
+        assert_eq!(got[0], "@[", "{bin}\n{out}");
+        assert_eq!(got[1], "    marker+0", "{bin}\n{out}");
+        assert!(
+            got[2].starts_with("    __libc_start_call_main+"),
+            "{bin}\n{out}"
+        );
+        assert_eq!(got[3], "]: 7", "{bin}\n{out}");
+        assert_eq!(got[4], "@p[", "{bin}\n{out}");
+        assert!(
+            got[5].ends_with(&format!(" marker+0 ({bin})")),
+            "{bin}\n{out}"
+        );
+        assert!(got[6].contains(" __libc_start_call_main+"), "{bin}\n{out}");
+        assert_eq!(got[7], "]: 7", "{bin}\n{out}");
+    }
+}
+
+/// A printf'd `ustack` of the `-c` command resolves before it is let go.
+#[test]
+fn printf_ustack_of_a_short_command_is_symbolized() {
+    require_root!();
+    let bin = &targets().pie;
+    let script = format!("uprobe:{bin}:marker /pid == cpid/ {{ printf(\"%s\", ustack(1)); }}");
+    let out = trace(bin, "3 1", &script);
+    // Then the two blank lines bpftrace prints at exit.
+    assert_eq!(out, "\n        marker+0\n".repeat(3) + "\n\n");
+}
+
+/// The address `nm` gives `symbol` in `bin`.
+fn nm_address(bin: &str, symbol: &str) -> u64 {
+    let out = common::run(Command::new("nm").arg(bin), Duration::from_secs(20));
+    assert_eq!(out.status, Some(0), "nm {bin}: {}", out.stderr);
+    out.stdout
+        .lines()
+        .find_map(|l| {
+            let mut parts = l.split_whitespace();
+            let (addr, _kind, name) = (parts.next()?, parts.next()?, parts.next()?);
+            (name == symbol).then(|| u64::from_str_radix(addr, 16).ok())?
+        })
+        .unwrap_or_else(|| panic!("nm shows no {symbol} in {bin}"))
+}
+
+/// `uaddr("NAME")` is the symbol's address as linked (what `nm` shows, in
+/// PIE relative to the load base), for data and functions, as bpftrace 0.17
+/// gives it for data (`printf("%d", uaddr("sink"))` printed 16464 = 0x4050
+/// for the PIE build and 4210768 for the non-PIE one).
+#[test]
+fn uaddr_is_the_linked_address_of_a_symbol() {
+    require_root!();
+    let t = targets();
+    for bin in [&t.pie, &t.no_pie] {
+        let (marker, sink) = (nm_address(bin, "marker"), nm_address(bin, "sink"));
+        let script = format!(
+            "uprobe:{bin}:marker /pid == cpid/ {{ @a[uaddr(\"marker\"), uaddr(\"sink\")] = count(); @same = sum(uaddr(\"marker\") == {marker:#x}); }}"
+        );
+        assert_eq!(
+            lines(&trace(bin, "3 1", &script)),
+            [format!("@a[{marker}, {sink}]: 3"), "@same: 3".to_string()],
+            "{bin}"
+        );
+    }
+}
+
+#[test]
+fn uaddr_errors_are_one_clear_sentence() {
+    let bin = &targets().pie;
+    for (script, code, text) in [
+        (
+            "BEGIN { @ = uaddr(\"sink\"); }".to_string(),
+            "E0470",
+            "only valid in uprobe, uretprobe and usdt probes",
+        ),
+        (
+            format!("uprobe:{bin}:marker {{ @ = uaddr(str(arg0)); }}"),
+            "E0471",
+            "expects a string literal",
+        ),
+        (
+            format!("uprobe:{bin}:marker {{ @ = uaddr(\"sinc\"); }}"),
+            "E0472",
+            "did you mean `sink`?",
+        ),
+    ] {
+        let out = run_weft(&["-e", &script], Duration::from_secs(20));
+        assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
+        assert!(
+            out.stderr.contains(code) && out.stderr.contains(text),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+    }
+}

@@ -107,6 +107,25 @@ pub enum AttachError {
     /// The manifest names a program the object does not contain.
     #[error("{probe}: program `{program}` is not in the object")]
     MissingProgram { probe: String, program: String },
+    /// kprobe, `ENOENT`: the kernel has no such function, or ftrace cannot
+    /// patch it (not in `available_filter_functions`).
+    #[error("{probe}: no such kernel function, or it cannot be probed")]
+    KprobeNotFound { probe: String, func: String },
+    /// kprobe, `EINVAL`: the kernel refused the place (a blacklisted or
+    /// `notrace` function, or an offset inside an instruction).
+    #[error(
+        "{probe}: the kernel refused a kprobe on `{func}`{}",
+        if *offset == 0 { String::new() } else { format!(" at offset {offset}") }
+    )]
+    KprobeRefused {
+        probe: String,
+        func: String,
+        offset: u64,
+    },
+    /// kprobe, `EPERM`/`EACCES`: no capability, or the kernel forbids kprobes
+    /// (lockdown).
+    #[error("{probe}: the kernel did not permit this kprobe (permission denied)")]
+    KprobePermission { probe: String },
 }
 
 impl AttachError {
@@ -119,7 +138,10 @@ impl AttachError {
             | AttachError::Unsupported { probe, .. }
             | AttachError::Other { probe, .. }
             | AttachError::NoPmu { probe }
-            | AttachError::MissingProgram { probe, .. } => probe,
+            | AttachError::MissingProgram { probe, .. }
+            | AttachError::KprobeNotFound { probe, .. }
+            | AttachError::KprobeRefused { probe, .. }
+            | AttachError::KprobePermission { probe } => probe,
         }
     }
 }

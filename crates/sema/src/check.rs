@@ -150,6 +150,7 @@ pub fn check(
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
     let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
+    let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     for _ in 0..4 {
         let mut checker = Checker::new(
             program,
@@ -159,6 +160,7 @@ pub fn check(
             &stream_items,
             known_fields.clone(),
         );
+        checker.binaries = Some(&binaries);
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -168,6 +170,7 @@ pub fn check(
         }
     }
     let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
+    checker.binaries = Some(&binaries);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -217,6 +220,8 @@ struct Checker<'a> {
     stage_keys: HashMap<(usize, usize), (Type, Span)>,
     stage_links: HashMap<(usize, usize), (Type, Span)>,
     handlers: Vec<TypedProbe>,
+    /// Binaries `uaddr()` reads, shared by every round (`None`: no binaries).
+    binaries: Option<&'a crate::builtins::uaddr::Binaries<'a>>,
 }
 
 /// Why a program is checked.
@@ -269,6 +274,7 @@ impl<'a> Checker<'a> {
             stage_keys: HashMap::new(),
             stage_links: HashMap::new(),
             handlers: Vec::new(),
+            binaries: None,
         }
     }
 
@@ -1547,6 +1553,26 @@ impl<'a> Checker<'a> {
                     }
                 }
                 Type::Sym { user: *user }
+            }
+            Function::Uaddr { .. } => {
+                let Some(binaries) = self.binaries else {
+                    return Type::U64;
+                };
+                return match crate::builtins::uaddr::check(e, args, &s.probe.resolved, binaries) {
+                    Ok(found) => {
+                        s.probe.calls.insert(
+                            e.id,
+                            CallTarget::Function(Function::Uaddr {
+                                address: found.address,
+                            }),
+                        );
+                        found.ty
+                    }
+                    Err(d) => {
+                        self.error(d);
+                        Type::U64
+                    }
+                };
             }
             Function::Exit => {
                 if let Some(a) = args.first() {

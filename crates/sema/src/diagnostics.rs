@@ -405,3 +405,35 @@ pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic 
     .with_label(span, "an offset names an instruction inside the function")
     .with_help("only kprobe takes FUNCTION+OFFSET; a return probe fires where the function returns")
 }
+
+// uaddr() and user-space symbols: E0470–E0479.
+
+pub fn uaddr_outside_user_probe(span: Span) -> Diagnostic {
+    Diagnostic::error("uaddr() is only valid in uprobe, uretprobe and usdt probes")
+        .with_code("E0470")
+        .with_label(
+            span,
+            "this probe has no user-space binary to look the symbol up in",
+        )
+        .with_help(
+            "uaddr(\"NAME\") gives the address of NAME in the binary a uprobe or usdt probe names",
+        )
+}
+
+pub fn uaddr_needs_literal(span: Span) -> Diagnostic {
+    Diagnostic::error("uaddr() expects a string literal")
+        .with_code("E0471")
+        .with_label(span, "the symbol is looked up when the script is compiled")
+        .with_help("write the symbol's name in quotes: uaddr(\"my_global\")")
+}
+
+pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("`{path}` has no symbol `{symbol}`"))
+        .with_code("E0472")
+        .with_label(
+            span,
+            "no data or function symbol of this name in the binary",
+        )
+        .with_help(format!("list its symbols with: nm {path}"));
+    with_suggestion(d, symbol, known)
+}

@@ -43,6 +43,9 @@ pub struct Binary {
     pub segments: Vec<Segment>,
     /// Function symbols from `.symtab` and `.dynsym`, one per name, sorted by name.
     pub functions: Vec<Symbol>,
+    /// Data symbols (`STT_OBJECT`) from `.symtab` and `.dynsym`, one per
+    /// name, sorted by name: what `uaddr()` names besides functions.
+    pub objects: Vec<Symbol>,
     /// USDT probes, in the order of the notes.
     pub usdt: Vec<UsdtNote>,
     /// `ET_DYN` (a PIE executable or a shared library) rather than `ET_EXEC`.
@@ -81,12 +84,15 @@ impl Binary {
             .collect();
 
         let mut functions: Vec<Symbol> = Vec::new();
+        let mut objects: Vec<Symbol> = Vec::new();
         for table in [file.elf_symbol_table(), file.elf_dynamic_symbol_table()] {
             for sym in table.symbols() {
-                if sym.st_type() != elf::STT_FUNC
-                    || sym.st_shndx(endian) == elf::SHN_UNDEF
-                    || sym.st_value(endian) == 0
-                {
+                let list = match sym.st_type() {
+                    elf::STT_FUNC => &mut functions,
+                    elf::STT_OBJECT => &mut objects,
+                    _ => continue,
+                };
+                if sym.st_shndx(endian) == elf::SHN_UNDEF || sym.st_value(endian) == 0 {
                     continue;
                 }
                 let Ok(name) = table.symbol_name(endian, sym) else {
@@ -98,7 +104,7 @@ impl Binary {
                 if name.is_empty() {
                     continue;
                 }
-                functions.push(Symbol {
+                list.push(Symbol {
                     name: name.to_string(),
                     address: sym.st_value(endian),
                     size: sym.st_size(endian),
@@ -108,6 +114,8 @@ impl Binary {
         // `.symtab` comes first, so a name keeps its full symbol-table entry.
         functions.sort_by(|a, b| a.name.cmp(&b.name));
         functions.dedup_by(|a, b| a.name == b.name);
+        objects.sort_by(|a, b| a.name.cmp(&b.name));
+        objects.dedup_by(|a, b| a.name == b.name);
 
         let sections = file.elf_section_table();
         let mut note_data: Option<&[u8]> = None;
@@ -129,6 +137,7 @@ impl Binary {
         Ok(Binary {
             segments,
             functions,
+            objects,
             usdt,
             position_independent,
         })
@@ -150,6 +159,16 @@ impl Binary {
             .binary_search_by(|s| s.name.as_str().cmp(name))
             .ok()
             .map(|i| &self.functions[i])
+    }
+
+    /// The data or function symbol called `name` (data first, as a name
+    /// means one symbol in a linked file).
+    pub fn symbol(&self, name: &str) -> Option<&Symbol> {
+        self.objects
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.objects[i])
+            .or_else(|| self.function(name))
     }
 
     /// The function whose body holds `addr`, if any.

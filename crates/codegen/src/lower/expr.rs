@@ -108,6 +108,7 @@ impl Lower<'_> {
                 }
                 v
             }
+            ExprKind::Call { .. } => self.call_scalar(e),
             _ => self.constant(0),
         };
         r

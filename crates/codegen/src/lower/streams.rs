@@ -20,6 +20,8 @@ use crate::elf::ElfMap;
 
 /// `-EEXIST`, from `bpf_map_update_elem` with `BPF_NOEXIST` on a present key.
 const EEXIST: i32 = -17;
+/// Records up to this size are built on the stack at begin (the stack holds 512 bytes).
+const STACK_RECORD_MAX: u32 = 256;
 
 /// Where everything of one stream lives.
 #[derive(Clone, Debug)]
@@ -136,6 +138,9 @@ impl<'a> Lower<'a> {
         self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
 
         let key_ty = stage_info.key.clone();
+        if clause.role == StageRole::Begin && spec.record_size <= STACK_RECORD_MAX {
+            return self.begin_on_stack(stream, stage, layout, now);
+        }
         let (state, key) = if clause.role == StageRole::Begin {
             if let Some(pred) = &clause.predicate {
                 let c = self.scalar(pred);
@@ -199,18 +204,7 @@ impl<'a> Lower<'a> {
             self.exit = outer;
             self.asm.bind(after);
         }
-        if let (Some(link_expr), Some(l)) = (&clause.link, stage_info.link) {
-            self.asm.set_span(link_expr.span);
-            let link_ty = info.links[l].clone();
-            let lkey = self.stream_key(Some(link_expr), &link_ty, layout.link_key_sizes[l]);
-            let value = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
-            self.copy(value, key, layout.key_size);
-            let start = self.asm.vreg();
-            self.asm
-                .load(start, state, STREAM_START_OFFSET as i16, Width::DW);
-            self.store(value.offset(layout.key_size), Src::Reg(start), Width::DW);
-            self.update_named(&spec.link_maps[l], lkey, value, 0);
-        }
+        self.file_link(stream, stage, layout, key, Place::Ptr(state, 0));
         if clause.role == StageRole::End {
             self.asm.set_span(clause.span);
             self.asm
@@ -228,6 +222,118 @@ impl<'a> Lower<'a> {
         self.asm.set_span(clause.span);
         self.asm.ret(Src::Imm(0));
         std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
+    }
+
+    /// A begin whose record fits the stack builds it there and files it with
+    /// one map update (no zero-value lookup, no second lookup).
+    fn begin_on_stack(
+        &mut self,
+        stream: &Stream,
+        stage: StageRef,
+        layout: &StreamLayout,
+        now: VReg,
+    ) -> Result<Function, AsmError> {
+        let info = &self.typed.streams[stage.stream];
+        let clause = &stream.stages[stage.stage];
+        let spec = &layout.spec;
+        if let Some(pred) = &clause.predicate {
+            let c = self.scalar(pred);
+            self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+        }
+        let key = self.stream_key(clause.key.as_ref(), &info.stages[0].key, layout.key_size);
+        let rec = Place::Stack(self.asm.stack(spec.record_size), 0);
+        self.zero(rec, spec.record_size);
+        self.store(rec, Src::Imm(EventKind::Stream as i32), Width::W);
+        self.store(rec.offset(4), Src::Imm(stage.stream as i32), Width::W);
+        self.store(rec.offset(STREAM_START_OFFSET), Src::Reg(now), Width::DW);
+        self.store(
+            rec.offset(spec.stages[0].ts_offset),
+            Src::Reg(now),
+            Width::DW,
+        );
+        self.store(
+            rec.offset(spec.stages[0].hits_offset),
+            Src::Imm(1),
+            Width::DW,
+        );
+        let pid_tgid = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
+        self.store(
+            rec.offset(STREAM_PID_TGID_OFFSET),
+            Src::Reg(pid_tgid),
+            Width::DW,
+        );
+        let cgroup = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_CGROUP_ID, &[], Some(cgroup));
+        self.store(
+            rec.offset(STREAM_CGROUP_OFFSET),
+            Src::Reg(cgroup),
+            Width::DW,
+        );
+        let comm = self.addr(rec.offset(STREAM_COMM_OFFSET));
+        self.asm.call(
+            Helper::GET_CURRENT_COMM,
+            &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
+            None,
+        );
+        self.vars.clear();
+        for f in &spec.fields {
+            self.vars.insert(f.name.clone(), rec.offset(f.field.offset));
+        }
+        if let Some(body) = &clause.body {
+            let (outer, after) = (self.exit, self.asm.label());
+            self.exit = after;
+            self.block(body);
+            self.exit = outer;
+            self.asm.bind(after);
+        }
+        self.asm.set_span(clause.span);
+        let value = self.addr(rec);
+        let ret = self.update_raw(&spec.state_map, key, Src::Reg(value), 1);
+        let (created, refused) = (self.asm.label(), self.asm.label());
+        self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
+        self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), refused);
+        self.bump_stream_counter(spec, StreamCounter::Replaced);
+        let value = self.addr(rec);
+        let again = self.update_raw(&spec.state_map, key, Src::Reg(value), 0);
+        self.asm.br(Cond::Eq, again, Src::Imm(0), created);
+        self.asm.bind(refused);
+        self.bump_stream_counter(spec, StreamCounter::MapFull);
+        self.asm.jmp(self.exit);
+        self.asm.bind(created);
+        self.bump_stream_counter(spec, StreamCounter::Begun);
+        self.file_link(stream, stage, layout, key, rec);
+        let exit = self.exit;
+        self.asm.bind(exit);
+        self.asm.ret(Src::Imm(0));
+        std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
+    }
+
+    /// `link KEY`: files the instance (its begin key and start time) under a second key.
+    fn file_link(
+        &mut self,
+        stream: &Stream,
+        stage: StageRef,
+        layout: &StreamLayout,
+        key: Place,
+        record: Place,
+    ) {
+        let info = &self.typed.streams[stage.stream];
+        let clause = &stream.stages[stage.stage];
+        let (Some(link_expr), Some(l)) = (&clause.link, info.stages[stage.stage].link) else {
+            return;
+        };
+        self.asm.set_span(link_expr.span);
+        let link_ty = info.links[l].clone();
+        let lkey = self.stream_key(Some(link_expr), &link_ty, layout.link_key_sizes[l]);
+        let value = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
+        self.copy(value, key, layout.key_size);
+        let start = self.asm.vreg();
+        self.load(start, record.offset(STREAM_START_OFFSET), Width::DW);
+        self.store(value.offset(layout.key_size), Src::Reg(start), Width::DW);
+        self.update_named(&layout.spec.link_maps[l], lkey, value, 0);
     }
 
     /// The key of a clause in a zeroed slot: its `by` expression, or `tid`.

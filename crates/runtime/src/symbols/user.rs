@@ -1,5 +1,6 @@
 //! User-space addresses with blazesym: ELF symbol tables of the files mapped
-//! by a live process (`/proc/PID/maps` and `map_files`). Results are cached
+//! by a live process (`/proc/PID/maps` and `map_files`) and of their debug
+//! files (`.gnu_debuglink`, `/usr/lib/debug`). Results are cached
 //! per `(pid, address)`, so a process that has exited keeps the names found
 //! while it was alive; an address that cannot be resolved stays `None`
 //! (printed in hex).
@@ -82,13 +83,32 @@ impl UserSymbols {
             .collect()
     }
 
+    /// Symbolizes with the debug files that installed `-dbg` packages link
+    /// to (local functions such as `__libc_start_call_main` live only there);
+    /// if one of them cannot be read, again with the mapped files alone.
     fn symbolize(&self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
+        self.symbolize_with(pid, addrs, true)
+            .or_else(|| self.symbolize_with(pid, addrs, false))
+            // The process is gone or unreadable: every address stays unresolved.
+            .unwrap_or_else(|| vec![None; addrs.len()])
+    }
+
+    fn symbolize_with(
+        &self,
+        pid: u32,
+        addrs: &[u64],
+        debug_syms: bool,
+    ) -> Option<Vec<Option<ResolvedSymbol>>> {
         let mut process = Process::new(Pid::from(pid));
-        process.debug_syms = false;
+        process.debug_syms = debug_syms;
         process.perf_map = false;
         let source = Source::Process(process);
-        match self.symbolizer.symbolize(&source, Input::AbsAddr(addrs)) {
-            Ok(results) => results
+        let results = self
+            .symbolizer
+            .symbolize(&source, Input::AbsAddr(addrs))
+            .ok()?;
+        Some(
+            results
                 .into_iter()
                 .map(|r| match r {
                     Symbolized::Sym(sym) => Some(ResolvedSymbol {
@@ -99,9 +119,7 @@ impl UserSymbols {
                     Symbolized::Unknown(_) => None,
                 })
                 .collect(),
-            // The process is gone or unreadable: every address stays unresolved.
-            Err(_) => vec![None; addrs.len()],
-        }
+        )
     }
 }
 

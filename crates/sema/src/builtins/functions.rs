@@ -26,19 +26,21 @@ pub enum Function {
     Stack { user: bool },
     /// `ksym(addr)` / `usym(addr)`: see `builtins::stacks`.
     Sym { user: bool },
+    /// `uaddr("NAME")`: a symbol's address in the probed binary, found when
+    /// checking (see `builtins::uaddr`); 0 until then.
+    Uaddr { address: u64 },
 }
 
 /// Every function name weft knows, for suggestions.
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym",
+    "usym", "uaddr",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
 const PLANNED: &[&str] = &[
     "kaddr",
-    "uaddr",
     "reg",
     "system",
     "cat",
@@ -96,6 +98,7 @@ pub fn function(name: &str) -> Option<Function> {
         "ustack" => Function::Stack { user: true },
         "ksym" => Function::Sym { user: false },
         "usym" => Function::Sym { user: true },
+        "uaddr" => Function::Uaddr { address: 0 },
         _ => return None,
     })
 }

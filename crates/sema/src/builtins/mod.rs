@@ -4,6 +4,7 @@
 mod functions;
 pub mod kprobe;
 pub mod stacks;
+pub mod uaddr;
 pub mod uprobe;
 mod variables;
 

@@ -129,6 +129,17 @@ pub fn provider_kind(name: &str) -> Option<ProviderKind> {
     })
 }
 
+/// The events of `software` (`hardware: false`) or `hardware` probes, as
+/// `(name, alias)`, for `-l`; the alias is empty when there is none.
+pub fn perf_events(hardware: bool) -> Vec<(&'static str, &'static str)> {
+    let table = if hardware {
+        hardware::EVENTS
+    } else {
+        software::EVENTS
+    };
+    table.iter().map(|e| (e.name, e.alias)).collect()
+}
+
 /// Every provider name and alias, for "did you mean" help.
 pub fn all_provider_names() -> Vec<&'static str> {
     let mut v = vec![

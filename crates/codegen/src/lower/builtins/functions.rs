@@ -62,7 +62,8 @@ impl Lower<'_> {
                 | Function::Ntop
                 | Function::Aggregate(_)
                 | Function::Stack { .. }
-                | Function::Sym { .. },
+                | Function::Sym { .. }
+                | Function::Uaddr { .. },
             ) => {}
         }
     }

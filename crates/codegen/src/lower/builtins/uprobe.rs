@@ -52,6 +52,18 @@ impl Lower<'_> {
         }
     }
 
+    /// A call used as a scalar: `uaddr("NAME")` is the address found when
+    /// checking; other calls are not scalars (0).
+    pub(crate) fn call_scalar(&mut self, e: &syntax::ast::Expr) -> VReg {
+        match self.probe.calls.get(&e.id) {
+            Some(sema::CallTarget::Function(sema::builtins::Function::Uaddr { address })) => {
+                let address = *address as i64;
+                self.constant(address)
+            }
+            _ => self.constant(0),
+        }
+    }
+
     fn zero_reg(&mut self) -> VReg {
         let r = self.asm.vreg();
         self.asm.mov(r, Src::Imm(0));

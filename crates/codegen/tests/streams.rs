@@ -1,0 +1,65 @@
+//! The programs a small stream compiles to (as `weft -d bpf` prints them).
+//! Bless with `INSTA_UPDATE=always cargo test -p codegen --test streams`.
+
+use ktypes::FixtureKernel;
+use sema::{CheckOptions, check};
+use source::SourceMap;
+
+fn lower(src: &str) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, diags) = syntax::parse(map.file(id));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let (typed, diags) = check(
+        &program,
+        &FixtureKernel::typical(),
+        &CheckOptions::default(),
+    );
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let compiled = codegen::compile(&program, &typed).expect("compiles");
+    let spec = &compiled.manifest.streams[0];
+    let mut out = format!(
+        "record {} bytes, state map {}, links {:?}, counters {}\n",
+        spec.record_size, spec.state_map, spec.link_maps, spec.counters_map
+    );
+    for f in &spec.fields {
+        out.push_str(&format!("field ${} at {}\n", f.name, f.field.offset));
+    }
+    for (name, func) in &compiled.functions {
+        out.push_str(&format!("{name}:\n{}", codegen::disasm(func)));
+    }
+    out
+}
+
+/// Snapshot name for the calling test.
+macro_rules! function_name {
+    () => {{
+        fn f() {}
+        let name = std::any::type_name_of_val(&f);
+        name.trim_end_matches("::f")
+            .rsplit("::")
+            .next()
+            .unwrap_or(name)
+            .to_string()
+    }};
+}
+
+#[test]
+fn begin_and_end_by_tid_with_fields() {
+    let src = "stream rr {\n  begin tracepoint:syscalls:sys_enter_read by tid { $fd = args->fd; }\n  end tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n}";
+    insta::assert_snapshot!(function_name!(), lower(src), src);
+}
+
+#[test]
+fn a_linked_key_and_a_handler() {
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm\n  end tracepoint:sched:sched_wakeup by args->comm\n}\nstream:s { @ = hist(args->duration); }";
+    insta::assert_snapshot!(function_name!(), lower(src), src);
+}

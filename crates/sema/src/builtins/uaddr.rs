@@ -1,0 +1,152 @@
+//! `uaddr("NAME")`: the address of a symbol in the binary the probe names.
+//!
+//! What it does: looks `NAME` up when the script is compiled, in the
+//! `.symtab`/`.dynsym` of the uprobe's or usdt probe's binary (data
+//! symbols first, then functions), and gives its address as linked
+//! (`st_value`), typed as a pointer to an unsigned integer of the
+//! symbol's size (1, 2 or 4 bytes; 8 otherwise), as bpftrace does. In a
+//! position-independent binary that address is relative to the load base.
+//!
+//! Why it is limited: only uprobe, uretprobe and usdt probes have a
+//! binary, and the name must be a string literal.
+//!
+//! Example: `uprobe:/bin/bash:readline { printf("%p\n", uaddr("ps1_prompt")); }`
+//!
+//! Lowered as a constant (`codegen::lower::builtins::uprobe`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use ktypes::KernelInfo;
+use source::Diagnostic;
+use syntax::ast::{Expr, ExprKind};
+use uelf::Binary;
+
+use crate::diagnostics as diag;
+use crate::providers::{Context, ResolvedProbe};
+use crate::types::Type;
+
+/// The binaries `uaddr()` looked in, read once per path for all checking rounds.
+pub struct Binaries<'k> {
+    kernel: &'k dyn KernelInfo,
+    /// `None` for a path that cannot be read or parsed.
+    cache: RefCell<HashMap<String, Option<Rc<Binary>>>>,
+}
+
+impl<'k> Binaries<'k> {
+    pub fn new(kernel: &'k dyn KernelInfo) -> Binaries<'k> {
+        Binaries {
+            kernel,
+            cache: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn get(&self, path: &str) -> Option<Rc<Binary>> {
+        if let Some(b) = self.cache.borrow().get(path) {
+            return b.clone();
+        }
+        let binary = self
+            .kernel
+            .read_file(path)
+            .ok()
+            .and_then(|bytes| Binary::parse(&bytes).ok())
+            .map(Rc::new);
+        self.cache
+            .borrow_mut()
+            .insert(path.to_string(), binary.clone());
+        binary
+    }
+}
+
+/// A resolved `uaddr()`: the address and the type of the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uaddr {
+    pub address: u64,
+    pub ty: Type,
+}
+
+/// Checks `uaddr(args)` in `probe`: one string literal naming a symbol of
+/// the probe's binary.
+pub fn check(
+    call: &Expr,
+    args: &[Expr],
+    probe: &ResolvedProbe,
+    binaries: &Binaries<'_>,
+) -> Result<Uaddr, Diagnostic> {
+    let name = match args {
+        [
+            Expr {
+                kind: ExprKind::Str(bytes),
+                ..
+            },
+        ] => String::from_utf8_lossy(bytes).into_owned(),
+        [other] => return Err(diag::uaddr_needs_literal(other.span)),
+        _ => {
+            return Err(diag::wrong_arg_count(
+                call.span,
+                "uaddr",
+                "one symbol name",
+                args.len(),
+            ));
+        }
+    };
+    let path = match (&probe.context, &probe.attach) {
+        (Context::Uprobe { .. } | Context::Usdt { .. }, abi::Attach::Uprobe { path, .. }) => path,
+        _ => return Err(diag::uaddr_outside_user_probe(call.span)),
+    };
+    let binary = binaries.get(path);
+    let symbol = binary.as_deref().and_then(|b| b.symbol(&name));
+    let Some(symbol) = symbol else {
+        let known: Vec<&str> = binary
+            .as_deref()
+            .map(|b| {
+                b.objects
+                    .iter()
+                    .chain(&b.functions)
+                    .map(|s| s.name.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Err(diag::uaddr_symbol_not_found(
+            args[0].span,
+            path,
+            &name,
+            &known,
+        ));
+    };
+    Ok(Uaddr {
+        address: symbol.address,
+        ty: pointer_to(symbol.size),
+    })
+}
+
+/// `uint8 *` .. `uint64 *` by the symbol's size, as bpftrace types it.
+fn pointer_to(size: u64) -> Type {
+    let bits = match size {
+        1 | 2 | 4 => size * 8,
+        _ => 64,
+    };
+    Type::Pointer {
+        c_type: format!("uint{bits} *"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointee_follows_the_symbol_size() {
+        let name = |size| match pointer_to(size) {
+            Type::Pointer { c_type } => c_type,
+            other => format!("{other:?}"),
+        };
+        assert_eq!(name(1), "uint8 *");
+        assert_eq!(name(2), "uint16 *");
+        assert_eq!(name(4), "uint32 *");
+        assert_eq!(name(8), "uint64 *");
+        assert_eq!(name(0), "uint64 *");
+        assert_eq!(name(24), "uint64 *");
+    }
+}
