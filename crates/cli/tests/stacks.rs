@@ -96,6 +96,16 @@ fn software_page_faults_count_the_touched_pages() {
 #[test]
 fn software_cpu_clock_samples_on_every_cpu() {
     require_root!();
+    // cpu-clock does not fire on an idle CPU here: keep every CPU busy.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut spinners: Vec<_> = (0..cpus)
+        .map(|_| {
+            std::process::Command::new(common::workload())
+                .args(["spin", "3000"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
     let out = run_weft(
         &[
             "-q",
@@ -104,8 +114,11 @@ fn software_cpu_clock_samples_on_every_cpu() {
         ],
         Duration::from_secs(20),
     );
+    for s in &mut spinners {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
     assert_eq!(out.status, Some(0), "{}", out.stderr);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let keys = out.stdout.lines().filter(|l| l.starts_with("@[")).count();
     assert_eq!(keys, cpus, "{}", out.stdout);
 }

@@ -106,7 +106,8 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
     // Maps first so that relocations can name their symbols.
-    let mut map_syms: Vec<(String, SymbolId)> = Vec::new();
+    let mut map_syms: std::collections::HashMap<String, SymbolId> =
+        std::collections::HashMap::new();
     let map_defs: Vec<MapDef> = maps.iter().map(MapDef::of).collect();
     if !maps.is_empty() {
         let total: usize = map_defs.iter().map(|d| d.size()).sum();
@@ -124,20 +125,23 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
                 section: SymbolSection::Section(sec),
                 flags: SymbolFlags::None,
             });
-            map_syms.push((m.name.clone(), id));
+            map_syms.insert(m.name.clone(), id);
             off += d.size() as u64;
         }
     }
 
     // Programs grouped by section name, in first-appearance order.
     let mut sections: Vec<(&str, SectionId, u64)> = Vec::new();
+    let mut section_index: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::new();
     for p in programs {
-        let idx = match sections.iter().position(|s| s.0 == p.section) {
-            Some(i) => i,
+        let idx = match section_index.get(p.section) {
+            Some(&i) => i,
             None => {
                 let id =
                     obj.add_section(Vec::new(), p.section.as_bytes().to_vec(), SectionKind::Text);
                 sections.push((p.section, id, 0));
+                section_index.insert(p.section, sections.len() - 1);
                 sections.len() - 1
             }
         };
@@ -157,9 +161,8 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
         });
         for r in &p.func.relocs {
             let sym = map_syms
-                .iter()
-                .find(|(n, _)| *n == r.symbol)
-                .map(|(_, id)| *id)
+                .get(&r.symbol)
+                .copied()
                 .ok_or_else(|| ElfError::UnknownMap {
                     program: p.name.to_string(),
                     symbol: r.symbol.clone(),

@@ -577,6 +577,51 @@ impl Btf {
     pub fn member_param(&self, m: &BtfMember) -> BtfParam {
         self.param(&m.name, m.type_id)
     }
+
+    /// The names a `->`/`.` on struct or union `id` may use, the members of
+    /// anonymous members included, in declaration order (for "did you mean").
+    pub fn member_names(&self, id: u32) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.member_names_depth(id, 0, &mut out);
+        out
+    }
+
+    fn member_names_depth<'a>(&'a self, id: u32, depth: usize, out: &mut Vec<&'a str>) {
+        if depth > MAX_CHAIN {
+            return;
+        }
+        let Some(t) = self.type_by_id(self.skip_aliases(id)) else {
+            return;
+        };
+        if !matches!(t.kind, kind::STRUCT | kind::UNION) {
+            return;
+        }
+        for i in 0..t.vlen {
+            let at = t.offset + 12 + 12 * i as usize;
+            let name = self.string(self.section_u32(at));
+            if name.is_empty() {
+                self.member_names_depth(self.section_u32(at + 4), depth + 1, out);
+            } else {
+                out.push(name);
+            }
+        }
+    }
+
+    /// The element type and length of an array type (after aliases).
+    pub fn array(&self, id: u32) -> Option<(u32, u32)> {
+        let t = self.type_by_id(self.skip_aliases(id))?;
+        (t.kind == kind::ARRAY).then(|| {
+            (
+                self.section_u32(t.offset + 12),
+                self.section_u32(t.offset + 20),
+            )
+        })
+    }
+
+    /// The kind of a type after aliases (`None` for `void`).
+    pub fn kind_of(&self, id: u32) -> Option<u32> {
+        self.type_by_id(self.skip_aliases(id)).map(|t| t.kind)
+    }
 }
 
 /// Builds BTF blobs for tests and fixtures: add types in id order, then [`BtfBuilder::build`].
@@ -652,6 +697,45 @@ impl BtfBuilder {
         id
     }
 
+    /// A union with `(name, type, byte offset)` members (an empty name is an anonymous member).
+    pub fn union(&mut self, name: &str, size: u32, members: &[(&str, u32, u32)]) -> u32 {
+        let id = self.record(name, kind::UNION, members.len() as u32, false, size);
+        for (n, ty, off) in members {
+            let n = self.str(n);
+            self.words(&[n, *ty, off * 8]);
+        }
+        id
+    }
+
+    /// A struct whose members are `(name, type, bit offset, bitfield bits)`
+    /// (bits 0 for an ordinary member), encoded with `kind_flag` set.
+    pub fn structure_bits(
+        &mut self,
+        name: &str,
+        size: u32,
+        members: &[(&str, u32, u32, u32)],
+    ) -> u32 {
+        let id = self.record(name, kind::STRUCT, members.len() as u32, true, size);
+        for (n, ty, bit_off, bits) in members {
+            let n = self.str(n);
+            self.words(&[n, *ty, (bits << 24) | (bit_off & 0x00ff_ffff)]);
+        }
+        id
+    }
+
+    /// An array of `len` elements of type `elem`, indexed by `index`.
+    pub fn array(&mut self, elem: u32, index: u32, len: u32) -> u32 {
+        let id = self.record("", kind::ARRAY, 0, false, 0);
+        self.words(&[elem, index, len]);
+        id
+    }
+
+    /// The id the next type added will get (for members that refer to a
+    /// type declared later, as BTF allows).
+    pub fn next_id(&self) -> u32 {
+        self.next_id
+    }
+
     /// A FUNC_PROTO returning `ret` (0 for void) with `(name, type)` parameters.
     pub fn proto(&mut self, ret: u32, params: &[(&str, u32)]) -> u32 {
         let id = self.record("", kind::FUNC_PROTO, params.len() as u32, false, ret);
@@ -711,7 +795,22 @@ pub fn fixture_btf() -> Vec<u8> {
     let loff_ptr = b.ptr(loff_t);
     let inode = b.structure("inode", 600, &[("i_ino", ulong, 64)]);
     let inode_ptr = b.ptr(inode);
-    let dentry = b.structure("dentry", 200, &[("d_inode", inode_ptr, 48)]);
+    // struct qstr { union { struct { u32 hash; u32 len; }; u64 hash_len; }; const unsigned char *name; }
+    let uchar = b.int("unsigned char", 1, false);
+    let const_uchar = b.konst(uchar);
+    let const_uchar_ptr = b.ptr(const_uchar);
+    let hash_len = b.structure("", 8, &[("hash", uint, 0), ("len", uint, 4)]);
+    let hash_union = b.union("", 8, &[("", hash_len, 0), ("hash_len", ulong, 0)]);
+    let qstr = b.structure(
+        "qstr",
+        16,
+        &[("", hash_union, 0), ("name", const_uchar_ptr, 8)],
+    );
+    let dentry = b.structure(
+        "dentry",
+        200,
+        &[("d_name", qstr, 32), ("d_inode", inode_ptr, 48)],
+    );
     let dentry_ptr = b.ptr(dentry);
     let path = b.structure("path", 16, &[("mnt", ulong, 0), ("dentry", dentry_ptr, 8)]);
     let file = b.structure(
@@ -746,7 +845,18 @@ pub fn fixture_btf() -> Vec<u8> {
     );
     b.func("do_sys_openat2", openat2);
     let void_ptr = b.ptr(0);
-    let task = b.structure("task_struct", 9000, &[("pid", pid_t, 2000)]);
+    let comm = b.array(char_, int, 16);
+    // `in_iowait` is a 1-bit bitfield, as in the kernel.
+    let task = b.structure_bits(
+        "task_struct",
+        9000,
+        &[
+            ("in_iowait", uint, 1000 * 8 + 3, 1),
+            ("pid", pid_t, 2000 * 8, 0),
+            ("tgid", pid_t, 2004 * 8, 0),
+            ("comm", comm, 3000 * 8, 0),
+        ],
+    );
     let task_ptr = b.ptr(task);
     let pt_regs = b.structure("pt_regs", 168, &[("di", ulong, 112)]);
     let regs_ptr = b.ptr(pt_regs);
@@ -765,5 +875,18 @@ pub fn fixture_btf() -> Vec<u8> {
     );
     let switch_ptr = b.ptr(switch);
     b.typedef("btf_trace_sched_switch", switch_ptr);
+    let ushort = b.int("unsigned short", 2, false);
+    let be16 = b.typedef("__be16", ushort);
+    let be32 = b.typedef("__be32", uint);
+    let in_addr = b.structure("in_addr", 4, &[("s_addr", be32, 0)]);
+    b.structure(
+        "sockaddr_in",
+        16,
+        &[
+            ("sin_family", ushort, 0),
+            ("sin_port", be16, 2),
+            ("sin_addr", in_addr, 4),
+        ],
+    );
     b.build()
 }

@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, parse_format};
+use crate::{
+    Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, TracingFeatures,
+    parse_format,
+};
 
 /// A kernel described by tracepoint format texts given by the test.
 #[derive(Debug, Default, Clone)]
@@ -12,6 +15,7 @@ pub struct FixtureKernel {
     files: BTreeMap<String, Vec<u8>>,
     btf: Option<Arc<Btf>>,
     kernel_functions: Option<Vec<KernelFunction>>,
+    tracing_features: Option<TracingFeatures>,
 }
 
 impl FixtureKernel {
@@ -38,6 +42,13 @@ impl FixtureKernel {
         self.btf = Some(Arc::new(
             Btf::parse(bytes).expect("fixture BTF must be well formed"),
         ));
+        self
+    }
+
+    /// Says which of fentry and kprobes this kernel has; without it, kernel
+    /// function probes compile as written.
+    pub fn with_tracing_features(mut self, features: TracingFeatures) -> FixtureKernel {
+        self.tracing_features = Some(features);
         self
     }
 
@@ -162,6 +173,10 @@ impl KernelInfo for FixtureKernel {
         self.btf.as_deref().ok_or_else(|| {
             KernelInfoError::Unavailable("this kernel has no BTF (/sys/kernel/btf/vmlinux)".into())
         })
+    }
+
+    fn tracing_features(&self) -> Option<TracingFeatures> {
+        self.tracing_features
     }
 
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {

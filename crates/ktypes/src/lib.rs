@@ -4,11 +4,13 @@
 //! reads the files, tests use [`FixtureKernel`].
 
 pub mod btf;
+mod features;
 mod fixture;
 mod kfuncs;
 mod tracepoint_format;
 
 pub use btf::{Btf, BtfFunction, BtfParam};
+pub use features::TracingFeatures;
 pub use fixture::FixtureKernel;
 pub use kfuncs::{KernelFunction, parse_filter_functions, parse_kallsyms_functions};
 pub use tracepoint_format::{FieldKind, TpField, TracepointFormat, parse_format};
@@ -65,6 +67,12 @@ pub trait KernelInfo {
         Err(KernelInfoError::Unavailable(
             "this kernel has no BTF (/sys/kernel/btf/vmlinux)".into(),
         ))
+    }
+
+    /// Which of fentry (BPF trampolines) and kprobes this kernel has, or
+    /// `None` when unknown: then kernel function probes compile as written.
+    fn tracing_features(&self) -> Option<TracingFeatures> {
+        None
     }
 
     /// Kernel functions a kprobe can attach to, sorted (for wildcards and `-l`).

@@ -203,6 +203,10 @@ struct Checker<'a> {
     opts: &'a CheckOptions,
     /// Map types from the previous round, for reads that come before any assignment.
     known: Vec<MapInfo>,
+    /// Index of each map of `known` and `maps` by name (`@x`): scripts with
+    /// thousands of maps must not search them linearly.
+    known_index: HashMap<String, usize>,
+    map_index: HashMap<String, usize>,
     maps: Vec<MapInfo>,
     printfs: Vec<PrintfSite>,
     time_formats: Vec<String>,
@@ -260,6 +264,12 @@ impl<'a> Checker<'a> {
         Checker {
             program,
             opts,
+            known_index: known
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.name.clone(), i))
+                .collect(),
+            map_index: HashMap::new(),
             known,
             maps: Vec::new(),
             printfs: Vec::new(),
@@ -691,9 +701,10 @@ impl<'a> Checker<'a> {
         span: Span,
     ) {
         let full = format!("@{name}");
-        let index = match self.maps.iter().position(|m| m.name == full) {
-            Some(i) => i,
+        let index = match self.map_index.get(&full) {
+            Some(&i) => i,
             None => {
+                self.map_index.insert(full.clone(), self.maps.len());
                 self.maps.push(MapInfo {
                     name: full.clone(),
                     key: key.clone(),
@@ -1203,10 +1214,10 @@ impl<'a> Checker<'a> {
     fn map_read(&mut self, s: &mut Scope, e: &Expr, name: &str, keys: &[Expr]) -> Type {
         let full = format!("@{name}");
         let key = self.map_key(s, keys);
-        let index = self.maps.iter().position(|m| m.name == full);
+        let index = self.map_index.get(&full).copied();
         let info = match index {
             Some(i) => Some(self.maps[i].clone()),
-            None => self.known.iter().find(|m| m.name == full).cloned(),
+            None => self.known_index.get(&full).map(|&i| self.known[i].clone()),
         };
         let Some(info) = info else {
             self.error(diag::map_never_assigned(e.span, &full));
@@ -1592,7 +1603,7 @@ impl<'a> Checker<'a> {
         };
         let full = format!("@{name}");
         let key = keys.map(|k| self.map_key(s, k));
-        match self.maps.iter().position(|x| x.name == full) {
+        match self.map_index.get(&full).copied() {
             Some(i) => {
                 if let Some(k) = key {
                     self.unify_key(i, k, m.span);
@@ -1600,7 +1611,7 @@ impl<'a> Checker<'a> {
                 s.probe.maps.insert(m.id, i);
                 s.probe.types.insert(m.id, self.maps[i].value.clone());
             }
-            None if self.known.iter().any(|x| x.name == full) => {}
+            None if self.known_index.contains_key(&full) => {}
             None => self.error(diag::map_never_assigned(m.span, &full)),
         }
     }

@@ -11,7 +11,7 @@
 
 use ktypes::{FieldKind, TpField};
 
-use crate::providers::Context;
+use crate::providers::{Context, FentryMode};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
 /// Most arguments a raw tracepoint or trampoline program can read (`MAX_BPF_FUNC_ARGS`).
@@ -38,6 +38,25 @@ pub fn arg_type(n: u8, context: &Context) -> Result<Type, &'static str> {
                 )
             }
         }
+        // A kprobe running as fentry: `argN` is the Nth BTF parameter.
+        Context::Fentry {
+            mode: FentryMode::ForKprobe,
+            exit: false,
+            args,
+            ..
+        } => match args.fields.get(n as usize) {
+            Some(f) => Ok(value_type(f)),
+            None => Err(
+                "this function has fewer parameters (it runs as fentry here, typed by its BTF prototype: weft -lv 'fentry:FUNCTION' lists them)",
+            ),
+        },
+        Context::Fentry {
+            mode: FentryMode::ForKprobe,
+            exit: true,
+            ..
+        } => Err(
+            "arguments are gone when the function returns: save them in a kprobe on the same function, keyed by tid, and read them back in the kretprobe",
+        ),
         Context::Fentry { .. } => Err(
             "fentry/fexit arguments have names: use `args->NAME` (weft -lv 'fentry:FUNCTION' lists them)",
         ),

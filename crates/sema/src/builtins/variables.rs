@@ -132,6 +132,15 @@ impl Builtin {
             Builtin::Args => match context {
                 Context::Tracepoint(_) => Type::TracepointArgs,
                 Context::Stream(index) => Type::StreamArgs(*index),
+                Context::Fentry {
+                    exit: true,
+                    mode: crate::providers::FentryMode::Kprobe,
+                    ..
+                } => {
+                    return Err(
+                        "without BPF trampolines this fexit runs as a kretprobe, and the registers that held the arguments are reused by the time the function returns: read `args` in an fentry probe on the same function, save them in a map keyed by tid, and read them back here",
+                    );
+                }
                 Context::Fentry { .. } | Context::RawTracepoint { args: Some(_) } => {
                     Type::TracepointArgs
                 }

@@ -18,7 +18,7 @@
 use ktypes::{KernelFunction, KernelInfo, KernelInfoError, btf::kind as btf_kind};
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use super::{AttachPointRef, Context, FentryMode, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
 
 /// Which of the four probes.
@@ -31,7 +31,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn is_trampoline(self) -> bool {
+    pub(crate) fn is_trampoline(self) -> bool {
         matches!(self, Kind::Fentry | Kind::Fexit)
     }
 
@@ -57,6 +57,18 @@ pub fn resolve(
     ap: &AttachPointRef<'_>,
     kernel: &dyn KernelInfo,
     kind: Kind,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    resolve_running_as(ap, kernel, kind, false)
+}
+
+/// [`resolve`], but with `other` the probe runs through the other mechanism
+/// (`sema::mechanism` decided): fentry/fexit as kprobe/kretprobe, or
+/// kprobe/kretprobe as fentry/fexit. The probe keeps its written name.
+pub(crate) fn resolve_running_as(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    kind: Kind,
+    other: bool,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
     let name = kind.name(ap.provider);
     let usage = match kind {
@@ -93,9 +105,25 @@ pub fn resolve(
     }
     let wildcard = func.contains(['*', '?']) || module.is_some_and(|m| m.contains(['*', '?']));
 
-    if kind.is_trampoline() {
-        return resolve_trampoline(ap, kernel, kind, name, module, func, wildcard);
+    if kind.is_trampoline() != other {
+        if offset != 0 {
+            return Err(diag::bad_attach_point(
+                ap.span,
+                ap.raw,
+                &format!(
+                    "{name}:FUNCTION (this kernel has no kprobes, and fentry attaches at the entry only)"
+                ),
+            ));
+        }
+        let mode = if other {
+            FentryMode::ForKprobe
+        } else {
+            FentryMode::Trampoline
+        };
+        return resolve_trampoline(ap, kernel, kind, name, module, func, wildcard, mode);
     }
+    // fentry/fexit run as kprobe/kretprobe: typed by BTF when it has the function.
+    let btf = if other { kernel.btf().ok() } else { None };
 
     let functions: Vec<KernelFunction> = if wildcard {
         let all = kernel
@@ -147,6 +175,23 @@ pub fn resolve(
                 0 => f.qualified(),
                 off => format!("{}+{off}", f.qualified()),
             };
+            let context = match btf.and_then(|b| b.function(&f.name)) {
+                Some(proto) => Context::Fentry {
+                    exit: kind.is_return(),
+                    func: f.name.clone(),
+                    args: registers_format(&proto),
+                    retval: proto
+                        .ret
+                        .as_ref()
+                        .filter(|_| kind.is_return())
+                        .map(|r| r.field(abi::arch::RETVAL_OFFSET)),
+                    mode: FentryMode::Kprobe,
+                },
+                None => Context::Kprobe {
+                    retprobe: kind.is_return(),
+                    func: f.name.clone(),
+                },
+            };
             ResolvedProbe {
                 attach: abi::Attach::Kprobe {
                     func: f.name.clone(),
@@ -154,18 +199,37 @@ pub fn resolve(
                     offset,
                     retprobe: kind.is_return(),
                 },
-                section: name.to_string(),
+                section: if kind.is_return() {
+                    "kretprobe"
+                } else {
+                    "kprobe"
+                }
+                .to_string(),
                 name: format!("{name}:{label}"),
-                context: Context::Kprobe {
-                    retprobe: kind.is_return(),
-                    func: f.name.clone(),
-                },
+                context,
                 short: f.name,
             }
         })
         .collect())
 }
 
+/// The parameters of `proto` where a kprobe finds them: parameter `i` in
+/// the `struct pt_regs` slot of the `i`th argument register, at its BTF
+/// width (x86_64 is little-endian, so a narrower value is the slot's low
+/// bytes). Parameters past the sixth are on the stack and left out.
+fn registers_format(proto: &ktypes::BtfFunction) -> ktypes::TracepointFormat {
+    let mut format = proto.args_format();
+    format.fields.truncate(abi::arch::ARG_OFFSETS.len());
+    for (field, &offset) in format.fields.iter_mut().zip(&abi::arch::ARG_OFFSETS) {
+        field.offset = offset;
+    }
+    format
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, the parsed attach point"
+)]
 fn resolve_trampoline(
     ap: &AttachPointRef<'_>,
     kernel: &dyn KernelInfo,
@@ -174,6 +238,7 @@ fn resolve_trampoline(
     module: Option<&str>,
     func: &str,
     wildcard: bool,
+    mode: FentryMode,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
     let btf = kernel
         .btf()
@@ -192,7 +257,7 @@ fn resolve_trampoline(
     } else {
         vec![func.to_string()]
     };
-    let exit = kind == Kind::Fexit;
+    let exit = kind.is_return();
     funcs
         .into_iter()
         .map(|f| {
@@ -228,6 +293,7 @@ fn resolve_trampoline(
                     func: f.clone(),
                     args: proto.args_format(),
                     retval,
+                    mode,
                 },
                 short: f,
             })

@@ -4,7 +4,7 @@
 
 mod hardware;
 mod interval;
-mod kprobe;
+pub(crate) mod kprobe;
 mod perf_event;
 mod planned;
 mod profile;
@@ -49,11 +49,15 @@ pub enum Context {
     Kprobe { retprobe: bool, func: String },
     /// fentry/fexit: the function's arguments as an array of u64, described
     /// by its BTF prototype (`args->NAME`); fexit's `retval` follows them.
+    ///
+    /// `mode` says how it runs: the field offsets of `args` and `retval` are
+    /// where the values sit in the context of the program actually loaded.
     Fentry {
         exit: bool,
         func: String,
         args: TracepointFormat,
         retval: Option<ktypes::TpField>,
+        mode: FentryMode,
     },
     /// rawtracepoint: the raw u64 arguments (`argN`), named and typed from BTF
     /// when the kernel has it (`args->NAME`).
@@ -70,6 +74,22 @@ impl Context {
             _ => None,
         }
     }
+}
+
+/// How a kernel function probe typed by BTF runs (`sema::mechanism` chooses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FentryMode {
+    /// fentry/fexit as written: a BPF trampoline; parameter `i` is the u64
+    /// at `8 * i` of the context, fexit's `retval` the u64 after them.
+    Trampoline,
+    /// fentry/fexit written, run as kprobe/kretprobe (no trampolines): each
+    /// parameter is read from its argument register's slot in `struct
+    /// pt_regs` (`abi::arch`), `retval` from rax. Only the parameters passed
+    /// in registers are in `args`.
+    Kprobe,
+    /// kprobe/kretprobe written, run as fentry/fexit (no kprobes): `argN`
+    /// is the Nth BTF parameter, `retval` the typed return value.
+    ForKprobe,
 }
 
 /// One concrete probe a program is made for (wildcards already expanded).
