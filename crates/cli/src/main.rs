@@ -113,6 +113,9 @@ fn trace(args: &Args) -> Result<(), String> {
         }
     };
     if args.verbose {
+        for note in &out.notes {
+            eprintln!("{note}");
+        }
         let instructions: usize = out
             .compiled
             .functions

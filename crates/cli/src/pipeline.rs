@@ -7,7 +7,6 @@ use codegen::Compiled;
 use ktypes::KernelInfo;
 use sema::CheckOptions;
 use source::{Diagnostic, Diagnostics, SourceMap};
-use syntax::ast::Program;
 
 use crate::args::DumpStage;
 
@@ -16,6 +15,8 @@ pub struct Output {
     pub compiled: Compiled,
     /// Warnings (never errors) to show.
     pub warnings: Diagnostics,
+    /// What `-v` adds: which mechanism each kernel function probe runs through, and why.
+    pub notes: Vec<String>,
 }
 
 /// Runs every stage; a stage with errors stops the pipeline.
@@ -35,10 +36,15 @@ pub fn compile(
     if diags.has_errors() {
         return Err(diags);
     }
-    let missing = missing_kernel_features(&program, kernel);
+    let planned = sema::mechanism::plan(&program, kernel);
+    let missing = missing_kernel_features(&planned, kernel);
     if !missing.is_empty() {
         return Err(missing.into_iter().collect());
     }
+    let notes = planned
+        .iter()
+        .map(|p| format!("weft: {}: {}", p.raw, p.choice.why))
+        .collect();
     let (typed, sema_diags) = sema::check(&program, kernel, opts);
     diags.extend(sema_diags.iter().cloned());
     if diags.has_errors() {
@@ -58,6 +64,7 @@ pub fn compile(
     Ok(Output {
         compiled,
         warnings: diags,
+        notes,
     })
 }
 
@@ -121,85 +128,55 @@ pub fn verifier_diagnostic(
         .with_help(help)
 }
 
-/// Probes that need kprobes, checked against the running kernel before
-/// anything else, so the user hears what the kernel lacks (not just that
-/// weft lacks something).
-fn missing_kernel_features(program: &Program, kernel: &dyn KernelInfo) -> Vec<Diagnostic> {
-    use sema::providers::{ProviderKind, provider_kind};
+/// Kernel function probes that can run neither as written nor through the
+/// other mechanism (`sema::mechanism`), reported before anything else, so
+/// the user hears what the kernel lacks (not just that weft lacks something).
+fn missing_kernel_features(
+    planned: &[sema::mechanism::Planned],
+    kernel: &dyn KernelInfo,
+) -> Vec<Diagnostic> {
+    use sema::mechanism::{Mechanism, Written};
     let mut out = Vec::new();
-    let mut kprobes: Option<bool> = None;
     let mut trampolines: Option<runtime::Support> = None;
-    for item in &program.items {
-        let syntax::ast::Item::Probe(probe) = item else {
+    for p in planned {
+        let Mechanism::Neither(why) = &p.choice.mechanism else {
             continue;
         };
-        for ap in &probe.attach_points {
-            let kind = match provider_kind(&ap.provider) {
-                Some(ProviderKind::Kprobe) => "kprobe",
-                Some(ProviderKind::Kretprobe) => "kretprobe",
-                Some(ProviderKind::Fentry) => "fentry",
-                Some(ProviderKind::Fexit) => "fexit",
-                _ => continue,
-            };
-            let have_kprobes = *kprobes.get_or_insert_with(runtime::kernel_features::kprobes);
-            let function = ap.parts.last().map(String::as_str).unwrap_or("");
-            let function = function.split('+').next().unwrap_or(function);
-            let mut d = if matches!(kind, "fentry" | "fexit") {
+        let kind = p.written.name();
+        let exit = matches!(p.written, Written::Kretprobe | Written::Fexit);
+        let mut d = match p.written {
+            Written::Fentry | Written::Fexit => {
                 let support = trampolines.get_or_insert_with(runtime::kernel_features::trampolines);
-                let runtime::Support::No(why) = support else {
-                    continue;
+                let lacking = match support {
+                    runtime::Support::No(detail) => detail.clone(),
+                    runtime::Support::Yes => "it has no BTF".to_string(),
                 };
-                let d =
-                    Diagnostic::error(format!("this kernel cannot attach {kind} probes: {why}"))
-                        .with_code("E0454")
-                        .with_label(ap.span, "needs BPF trampolines");
-                if have_kprobes {
-                    let k = if kind == "fexit" {
-                        "kretprobe"
-                    } else {
-                        "kprobe"
-                    };
-                    out.push(d.with_help(format!(
-                        "use a kprobe instead: {k}:{function} (arguments as arg0..argN{})",
-                        if kind == "fexit" {
-                            ", the result as retval"
-                        } else {
-                            ""
-                        }
-                    )));
-                    continue;
-                }
-                d.with_note("kprobes are missing too: this kernel was built without kprobes (CONFIG_KPROBES is off)")
-            } else {
-                if have_kprobes {
-                    continue;
-                }
-                Diagnostic::error(format!(
-                    "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
-                ))
-                .with_code("E0408")
-                .with_label(ap.span, "needs kprobes")
-            };
-            let kind = if matches!(kind, "fexit" | "kretprobe") {
-                "kretprobe"
-            } else {
-                "kprobe"
-            };
-            let syscall = function
-                .trim_start_matches("vfs_")
-                .trim_start_matches("ksys_")
-                .trim_start_matches("__x64_sys_");
-            let exit = kind == "kretprobe";
-            let tp = format!("sys_{}_{syscall}", if exit { "exit" } else { "enter" });
-            if kernel.tracepoint_format("syscalls", &tp).is_ok() {
-                d = d.with_help(format!(
-                    "trace the system call instead: tracepoint:syscalls:{tp}"
-                ));
-            } else {
-                d = d.with_help("look for a tracepoint that covers it: weft -l 'tracepoint:*'");
+                Diagnostic::error(format!("this kernel cannot attach {kind} probes: {lacking}"))
+                    .with_code("E0454")
+                    .with_label(p.span, "needs BPF trampolines")
+                    .with_note(format!("weft cannot run it as a kprobe either: {why}"))
             }
-            out.push(d);
+            Written::Kprobe | Written::Kretprobe => Diagnostic::error(format!(
+                "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
+            ))
+            .with_code("E0408")
+            .with_label(p.span, "needs kprobes")
+            .with_note(format!("weft cannot run it as fentry either: {why}")),
+        };
+        let function = p.function.as_str();
+        let syscall = function
+            .trim_start_matches("vfs_")
+            .trim_start_matches("ksys_")
+            .trim_start_matches("__x64_sys_");
+        let tp = format!("sys_{}_{syscall}", if exit { "exit" } else { "enter" });
+        if kernel.tracepoint_format("syscalls", &tp).is_ok() {
+            d = d.with_help(format!(
+                "trace the system call instead: tracepoint:syscalls:{tp}"
+            ));
+        } else {
+            d = d.with_help("look for a tracepoint that covers it: weft -l 'tracepoint:*'");
         }
+        out.push(d);
     }
     out
 }

@@ -68,6 +68,17 @@ impl KernelInfo for SysKernelInfo {
         vmlinux_btf().map_err(Clone::clone)
     }
 
+    /// Probed once per process (a program load for trampolines, two file
+    /// checks for kprobes).
+    fn tracing_features(&self) -> Option<ktypes::TracingFeatures> {
+        static FEATURES: OnceLock<ktypes::TracingFeatures> = OnceLock::new();
+        Some(*FEATURES.get_or_init(|| ktypes::TracingFeatures {
+            btf: vmlinux_btf().is_ok(),
+            trampolines: matches!(crate::kernel_features::trampolines(), crate::Support::Yes),
+            kprobes: crate::kernel_features::kprobes(),
+        }))
+    }
+
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
         if let Ok(tracefs) = self.tracefs() {
             if let Ok(text) =

@@ -22,6 +22,8 @@ use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo
 use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
+pub(crate) mod members;
+
 /// Inputs to the checker besides the AST and the kernel.
 #[derive(Clone, Debug, Default)]
 pub struct CheckOptions {
@@ -117,7 +119,7 @@ pub fn check(
                         parts: &ap.parts,
                         span: ap.span,
                     };
-                    match resolve_for(&r, kernel, opts.pid_filter) {
+                    match crate::mechanism::resolve_probe(&r, probe, kernel, opts.pid_filter) {
                         Ok(resolved) => instances.extend(resolved.into_iter().map(|p| Instance {
                             item: index,
                             resolved: p,
@@ -161,6 +163,7 @@ pub fn check(
             known_fields.clone(),
         );
         checker.binaries = Some(&binaries);
+        checker.btf = kernel.btf().ok();
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -171,6 +174,7 @@ pub fn check(
     }
     let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
     checker.binaries = Some(&binaries);
+    checker.btf = kernel.btf().ok();
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -226,6 +230,8 @@ struct Checker<'a> {
     handlers: Vec<TypedProbe>,
     /// Binaries `uaddr()` reads, shared by every round (`None`: no binaries).
     binaries: Option<&'a crate::builtins::uaddr::Binaries<'a>>,
+    /// The kernel's BTF, for struct members (`->`, `.`, casts).
+    btf: Option<&'a ktypes::Btf>,
 }
 
 /// Why a program is checked.
@@ -285,6 +291,7 @@ impl<'a> Checker<'a> {
             stage_links: HashMap::new(),
             handlers: Vec::new(),
             binaries: None,
+            btf: None,
         }
     }
 
@@ -304,6 +311,7 @@ impl<'a> Checker<'a> {
                     builtins: HashMap::new(),
                     calls: HashMap::new(),
                     fields: HashMap::new(),
+                    members: HashMap::new(),
                     maps: HashMap::new(),
                     vars: Default::default(),
                     stage: None,
@@ -1074,6 +1082,10 @@ impl<'a> Checker<'a> {
                     }
                     // `args` outside a tracepoint was already reported.
                     _ if matches!(&expr.kind, ExprKind::Ident(n) if n == "args") => Type::I64,
+                    // Struct members through BTF: `check/members.rs`.
+                    _ if members::applies(&base, expr) => {
+                        self.member(s, e, expr, &base, name, *arrow)
+                    }
                     _ => {
                         let op = if *arrow { "->" } else { "." };
                         self.error(diag::not_supported_yet(
@@ -1130,6 +1142,9 @@ impl<'a> Checker<'a> {
                         Type::I64
                     }
                 }
+            }
+            ExprKind::Cast { ty, expr } if members::is_struct_pointer(ty) => {
+                self.struct_pointer_cast(s, ty, expr)
             }
             ExprKind::Cast { ty, expr } => {
                 let from = self.expr(s, expr);
@@ -1684,7 +1699,11 @@ fn is_storable(t: &Type) -> bool {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Stack { .. } | Type::Sym { .. } => true,
-        Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => false,
+        Type::Agg(_)
+        | Type::TracepointArgs
+        | Type::StreamArgs(_)
+        | Type::Void
+        | Type::Struct { .. } => false,
     }
 }
 

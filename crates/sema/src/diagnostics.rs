@@ -437,3 +437,57 @@ pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&st
         .with_help(format!("list its symbols with: nm {path}"));
     with_suggestion(d, symbol, known)
 }
+
+// Struct members through BTF (`->`, `.`, casts to struct pointers): E0350–E0359.
+
+pub fn unknown_struct(span: Span, name: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown type `{name}`"))
+        .with_code("E0350")
+        .with_label(span, "the kernel's BTF has no struct or union of this name");
+    with_suggestion(d, name.rsplit(' ').next().unwrap_or(name), known)
+}
+
+pub fn struct_needs_btf(span: Span, name: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("`{name}` needs the kernel's BTF: {why}"))
+        .with_code("E0351")
+        .with_label(span, "struct layouts come from /sys/kernel/btf/vmlinux")
+}
+
+pub fn no_such_member(span: Span, ty: &str, member: &str, members: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("`{ty}` has no member `{member}`"))
+        .with_code("E0352")
+        .with_label(span, "unknown member");
+    with_suggestion(d, member, members)
+}
+
+pub fn arrow_on_non_pointer(span: Span, found: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`->` needs a pointer to a struct or union, found `{found}`"
+    ))
+    .with_code("E0353")
+    .with_label(span, format!("this is `{found}`"))
+    .with_help("cast an address to the struct it points to first: ((struct file *)arg0)->f_pos")
+}
+
+pub fn dot_on_pointer(span: Span, found: &Type) -> Diagnostic {
+    Diagnostic::error(format!("`.` on the pointer `{found}`"))
+        .with_code("E0354")
+        .with_label(span, "a pointer")
+        .with_help("use `->` to reach a member through a pointer")
+}
+
+pub fn member_not_supported(span: Span, ty: &str, member: &str, what: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "member `{member}` of `{ty}` is {what}, which weft cannot read yet"
+    ))
+    .with_code("E0355")
+    .with_label(span, "not supported")
+}
+
+pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "a cast to a struct pointer expects an address, found `{found}`"
+    ))
+    .with_code("E0356")
+    .with_label(span, format!("this is `{found}`"))
+}

@@ -6,11 +6,13 @@
 pub mod builtins;
 mod check;
 pub mod diagnostics;
+pub mod mechanism;
 pub mod providers;
 pub mod streams;
 mod typed;
 mod types;
 
+pub use check::members::{MemberAccess, MemberValue};
 pub use check::{CheckOptions, check};
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{

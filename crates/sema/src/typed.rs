@@ -64,6 +64,8 @@ pub struct TypedProbe {
     pub builtins: HashMap<NodeId, Builtin>,
     pub calls: HashMap<NodeId, CallTarget>,
     pub fields: HashMap<NodeId, FieldAccess>,
+    /// `ptr->member` and `value.member` resolved through BTF.
+    pub members: HashMap<NodeId, crate::check::members::MemberAccess>,
     /// Map index of every map expression.
     pub maps: HashMap<NodeId, usize>,
     /// Scratch variables and their stored types (in a stream clause: the

@@ -39,6 +39,9 @@ pub enum Type {
     },
     /// `ksym(addr)`/`usym(addr)`: an address printed as the name of its symbol.
     Sym { user: bool },
+    /// A struct or union in kernel memory reached by `->` (`c_type` is
+    /// `struct path`): only `.member` may be used on it.
+    Struct { c_type: String },
 }
 
 impl Type {
@@ -115,7 +118,11 @@ impl Type {
             },
             Type::Sym { user: false } => Layout::KSym,
             Type::Sym { user: true } => Layout::USym,
-            Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => Layout::None,
+            Type::Agg(_)
+            | Type::TracepointArgs
+            | Type::StreamArgs(_)
+            | Type::Void
+            | Type::Struct { .. } => Layout::None,
         }
     }
 
@@ -191,6 +198,7 @@ impl fmt::Display for Type {
                 mode.name()
             ),
             Type::Sym { user } => f.write_str(if *user { "usym" } else { "ksym" }),
+            Type::Struct { c_type } => f.write_str(c_type),
         }
     }
 }

@@ -76,6 +76,7 @@ impl Lower<'_> {
             ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => self.stream_arg_scalar(&arg),
+                None if self.probe.members.contains_key(&e.id) => self.member_scalar(e),
                 None => self.field_scalar(e, 0),
             },
             ExprKind::Index { expr, index } => {
@@ -354,7 +355,11 @@ impl Lower<'_> {
             Type::Inet => self.write_inet(e, place),
             Type::Stack { .. } => self.write_stack(e, place, dst),
             Type::Sym { .. } => self.write_sym(e, place, dst),
-            Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => {}
+            Type::Agg(_)
+            | Type::TracepointArgs
+            | Type::StreamArgs(_)
+            | Type::Void
+            | Type::Struct { .. } => {}
         }
     }
 
@@ -415,6 +420,9 @@ impl Lower<'_> {
                         let n = self.ty(e).layout().size().min(size);
                         self.copy(place, src, n);
                     }
+                }
+                None if self.probe.members.contains_key(&e.id) => {
+                    self.member_string(e, place, size)
                 }
                 None => self.write_field_string(e, place, size),
             },

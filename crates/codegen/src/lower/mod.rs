@@ -9,6 +9,7 @@
 mod builtins;
 mod expr;
 mod maps;
+mod members;
 mod stack_maps;
 mod stmt;
 mod streams;

@@ -141,6 +141,14 @@ impl Builtin {
                         "without BPF trampolines this fexit runs as a kretprobe, and the registers that held the arguments are reused by the time the function returns: read `args` in an fentry probe on the same function, save them in a map keyed by tid, and read them back here",
                     );
                 }
+                Context::Fentry {
+                    mode: crate::providers::FentryMode::ForKprobe,
+                    ..
+                } => {
+                    return Err(
+                        "`args` exists in tracepoint, rawtracepoint, fentry and fexit probes; in kprobes use arg0..argN",
+                    );
+                }
                 Context::Fentry { .. } | Context::RawTracepoint { args: Some(_) } => {
                     Type::TracepointArgs
                 }

@@ -6,10 +6,13 @@
 //! - rawtracepoint: `argN` is the Nth u64 of the context (8-byte loads are
 //!   the only ones `raw_tp` programs may do).
 //! - fexit: `retval` is the u64 after the parameters, read with the width
-//!   of the function's return type.
+//!   of the function's return type (rax when fexit runs as a kretprobe).
+//! - kprobe running as fentry: `argN` is the Nth parameter of the u64
+//!   array, read with the width of its BTF type.
 
 use abi::arch::{ARG_OFFSETS, RETVAL_OFFSET, SP_OFFSET};
 use sema::Context;
+use sema::providers::FentryMode;
 
 use super::super::Lower;
 use crate::asm::{AluOp, Helper, Src, VReg, Width};
@@ -29,8 +32,32 @@ impl Lower<'_> {
                 }
             }),
             Context::RawTracepoint { .. } => Some(self.ctx_u64(8 * n as u32)),
+            // A kprobe running as fentry: the Nth parameter, at its BTF width.
+            Context::Fentry {
+                mode: FentryMode::ForKprobe,
+                args,
+                ..
+            } => {
+                let f = args.fields.get(n as usize)?.clone();
+                Some(self.ctx_typed(&f))
+            }
             _ => None,
         }
+    }
+
+    /// A BTF-typed value at its offset of the context, at its width and sign.
+    fn ctx_typed(&mut self, f: &ktypes::TpField) -> VReg {
+        let r = self.asm.vreg();
+        let (w, size) = match f.size {
+            1 => (Width::B, 1u8),
+            2 => (Width::H, 2),
+            4 => (Width::W, 4),
+            _ => (Width::DW, 8),
+        };
+        let ctx = self.ctx;
+        self.asm.load(r, ctx, f.offset as i16, w);
+        self.normalise(r, size, f.signed);
+        r
     }
 
     /// `retval` in a kretprobe or fexit probe, or `None` in other contexts.
@@ -39,17 +66,7 @@ impl Lower<'_> {
             Context::Kprobe { .. } => Some(self.ctx_u64(RETVAL_OFFSET)),
             Context::Fentry { retval, .. } => {
                 let f = retval.clone()?;
-                let r = self.asm.vreg();
-                let (w, size) = match f.size {
-                    1 => (Width::B, 1u8),
-                    2 => (Width::H, 2),
-                    4 => (Width::W, 4),
-                    _ => (Width::DW, 8),
-                };
-                let ctx = self.ctx;
-                self.asm.load(r, ctx, f.offset as i16, w);
-                self.normalise(r, size, f.signed);
-                Some(r)
+                Some(self.ctx_typed(&f))
             }
             _ => None,
         }

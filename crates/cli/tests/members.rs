@@ -1,0 +1,111 @@
+//! Kernel tests of struct members through BTF and of fentry compiled as a
+//! kprobe:
+//!
+//! - `curtask->tgid`, `curtask->pid` and `((struct task_struct *)curtask)->comm`
+//!   equal `pid`, `tid` and `comm` in every event of the workload, exactly;
+//! - fentry/fexit scripts compiled as kprobe/kretprobe (as on a kernel with
+//!   kprobes but no BPF trampolines) and the seed's `vfs_read` one-liner
+//!   pass this kernel's verifier (load only: this kernel has no kprobes).
+
+mod common;
+
+use common::trace_workload;
+use ktypes::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, TracingFeatures};
+use runtime::{LoadOptions, Session, SysKernelInfo};
+use sema::CheckOptions;
+use source::SourceMap;
+
+#[test]
+fn curtask_members_match_pid_tid_and_comm() {
+    require_root!();
+    if SysKernelInfo::new().btf().is_err() {
+        eprintln!("skipped: this kernel has no BTF, which struct members need");
+        return;
+    }
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @tgid[curtask->tgid == pid] = count(); @tid[curtask->pid == tid] = count(); @comm[((struct task_struct *)curtask)->comm == comm] = count(); }",
+        "getppid 23",
+        &[],
+    );
+    for line in ["@tgid[1]: 23", "@tid[1]: 23", "@comm[1]: 23"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "expected `{line}` in:\n{}\nstderr:\n{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+    assert!(!out.stdout.contains("[0]"), "{}", out.stdout);
+}
+
+/// The running kernel, but saying it has kprobes and no BPF trampolines.
+struct KprobesOnly(SysKernelInfo);
+
+impl KernelInfo for KprobesOnly {
+    fn tracepoint_format(&self, c: &str, n: &str) -> Result<TracepointFormat, KernelInfoError> {
+        self.0.tracepoint_format(c, n)
+    }
+    fn tracepoints(&self) -> Result<Vec<(String, String)>, KernelInfoError> {
+        self.0.tracepoints()
+    }
+    fn btf(&self) -> Result<&Btf, KernelInfoError> {
+        self.0.btf()
+    }
+    fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
+        self.0.kernel_functions()
+    }
+    fn tracing_features(&self) -> Option<TracingFeatures> {
+        Some(TracingFeatures {
+            btf: self.0.btf().is_ok(),
+            trampolines: false,
+            kprobes: true,
+        })
+    }
+}
+
+fn compile(src: &str, kernel: &dyn KernelInfo) -> codegen::Compiled {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, diags) = syntax::parse(map.file(id));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let (typed, diags) = sema::check(&program, kernel, &CheckOptions::default());
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    codegen::compile(&program, &typed).expect("compiles")
+}
+
+#[test]
+fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
+    require_root!();
+    if SysKernelInfo::new().btf().is_err() {
+        eprintln!("skipped: this kernel has no BTF, which fentry and struct members need");
+        return;
+    }
+    let kernel = KprobesOnly(SysKernelInfo::new());
+    let scripts = [
+        "fentry:vfs_read { @[str(args->file->f_path.dentry->d_name.name)] = count(); @c = sum(args->count); }",
+        "kfunc:do_sys_openat2 { @[args->dfd] = count(); @f[str(args->filename)] = count(); }",
+        "fexit:vfs_read { @r = hist(retval); }",
+        "kprobe:vfs_read { @[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); @m = max(((struct file *)arg0)->f_pos); }",
+        "kprobe:tcp_connect { @[ntop(((struct sockaddr_in *)arg1)->sin_addr.s_addr)] = count(); }",
+    ];
+    for src in scripts {
+        let compiled = compile(src, &kernel);
+        for p in &compiled.manifest.programs {
+            assert!(
+                matches!(p.attach, abi::Attach::Kprobe { .. }),
+                "{src}: {:?}",
+                p.attach
+            );
+        }
+        Session::load(&compiled.elf, &compiled.manifest, &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{src}: the verifier must accept it: {e}"));
+    }
+}

@@ -1,0 +1,80 @@
+//! Struct members through BTF (`sema::check::members`): `ptr->member` is
+//! the pointer plus the member's offset, `value.member` adds the offset to
+//! the address of the embedded struct, and a scalar member is read with one
+//! `bpf_probe_read_kernel` of its width (0 when the address is unreadable),
+//! then normalised to 64 bits by its sign. `char` arrays are read with
+//! `bpf_probe_read_kernel_str`.
+
+use sema::MemberValue;
+use syntax::ast::{Expr, ExprKind};
+
+use super::{Lower, Place};
+use crate::asm::{AluOp, Helper, Src, VReg, Width};
+
+impl Lower<'_> {
+    /// The address of the member a `Field` node designates.
+    fn member_addr(&mut self, e: &Expr) -> VReg {
+        let ExprKind::Field { expr: base, .. } = &e.kind else {
+            return self.constant(0);
+        };
+        let Some(access) = self.probe.members.get(&e.id).cloned() else {
+            return self.constant(0);
+        };
+        let addr = if access.arrow {
+            self.scalar(base)
+        } else {
+            self.member_addr(base)
+        };
+        self.set_span(e.span);
+        if access.offset != 0 {
+            self.asm
+                .alu(AluOp::Add, addr, Src::Imm(access.offset as i32));
+        }
+        addr
+    }
+
+    /// An integer or pointer member, read from kernel memory.
+    pub(crate) fn member_scalar(&mut self, e: &Expr) -> VReg {
+        let (size, signed) = match self.probe.members.get(&e.id).map(|a| a.value) {
+            Some(MemberValue::Int { size, signed }) => (size, signed),
+            Some(MemberValue::Pointer) => (8, false),
+            _ => return self.constant(0),
+        };
+        let addr = self.member_addr(e);
+        let w = match size {
+            1 => Width::B,
+            2 => Width::H,
+            4 => Width::W,
+            _ => Width::DW,
+        };
+        let slot = self.asm.stack(8);
+        self.asm.store_stack(slot, 0, Src::Imm(0), Width::DW);
+        let dst = self.asm.vreg();
+        self.asm.stack_addr(dst, slot, 0);
+        self.asm.call(
+            Helper::PROBE_READ_KERNEL,
+            &[Src::Reg(dst), Src::Imm(size as i32), Src::Reg(addr)],
+            None,
+        );
+        let r = self.asm.vreg();
+        self.asm.load_stack(r, slot, 0, w);
+        self.normalise(r, size, signed);
+        r
+    }
+
+    /// A `char` array member, as a string of at most `size` bytes.
+    pub(crate) fn member_string(&mut self, e: &Expr, place: Place, size: u32) {
+        let Some(MemberValue::Chars { len }) = self.probe.members.get(&e.id).map(|a| a.value)
+        else {
+            self.write_literal(b"", place, size);
+            return;
+        };
+        let src = self.member_addr(e);
+        let dst = self.addr(place);
+        self.asm.call(
+            Helper::PROBE_READ_KERNEL_STR,
+            &[Src::Reg(dst), Src::Imm(len.min(size) as i32), Src::Reg(src)],
+            None,
+        );
+    }
+}
