@@ -6,39 +6,11 @@
 //! `INSTA_UPDATE=always cargo test -p codegen --test kprobe`.
 
 use ktypes::FixtureKernel;
-use sema::{CheckOptions, check};
-use source::SourceMap;
+
+mod common;
 
 fn lower(src: &str) -> String {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let (typed, diags) = check(
-        &program,
-        &FixtureKernel::typical(),
-        &CheckOptions::default(),
-    );
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let compiled = codegen::compile(&program, &typed).expect("compiles");
-    let mut out = String::new();
-    for (p, (name, func)) in compiled.manifest.programs.iter().zip(&compiled.functions) {
-        out.push_str(&format!(
-            "{name} ({}, {:?}):\n{}",
-            p.section,
-            p.attach,
-            codegen::disasm(func)
-        ));
-    }
-    out
+    common::disasm_with_attach(&common::compile_on(src, &FixtureKernel::typical()))
 }
 
 macro_rules! case {

@@ -2,36 +2,9 @@
 //! generates for a script (as `weft -d bpf` prints it). Bless with
 //! `INSTA_UPDATE=always cargo test -p codegen --test lower` and read the diff.
 
-use ktypes::FixtureKernel;
-use sema::{CheckOptions, check};
-use source::SourceMap;
+mod common;
 
-fn lower(src: &str) -> String {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let (typed, diags) = check(
-        &program,
-        &FixtureKernel::typical(),
-        &CheckOptions::default(),
-    );
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let compiled = codegen::compile(&program, &typed).expect("compiles");
-    let mut out = String::new();
-    for (name, func) in &compiled.functions {
-        out.push_str(&format!("{name}:\n{}", codegen::disasm(func)));
-    }
-    out
-}
+use common::lower;
 
 macro_rules! case {
     ($name:ident, $src:expr) => {

@@ -2,29 +2,11 @@
 //! Bless with `INSTA_UPDATE=always cargo test -p codegen --test streams`.
 
 use ktypes::FixtureKernel;
-use sema::{CheckOptions, check};
-use source::SourceMap;
+
+mod common;
 
 fn lower(src: &str) -> String {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let (typed, diags) = check(
-        &program,
-        &FixtureKernel::typical(),
-        &CheckOptions::default(),
-    );
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let compiled = codegen::compile(&program, &typed).expect("compiles");
+    let compiled = common::compile_on(src, &FixtureKernel::typical());
     let spec = &compiled.manifest.streams[0];
     let mut out = format!(
         "record {} bytes, state map {}, links {:?}, counters {}\n",
@@ -33,10 +15,7 @@ fn lower(src: &str) -> String {
     for f in &spec.fields {
         out.push_str(&format!("field ${} at {}\n", f.name, f.field.offset));
     }
-    for (name, func) in &compiled.functions {
-        out.push_str(&format!("{name}:\n{}", codegen::disasm(func)));
-    }
-    out
+    out + &common::disasm(&compiled)
 }
 
 /// Snapshot name for the calling test.

@@ -482,11 +482,17 @@ impl<'a> Lower<'a> {
 
     /// Increments one of the loss counters (per-CPU, so no atomics).
     pub(crate) fn count_loss(&mut self, which: abi::CounterIndex) {
+        self.bump_counter(abi::COUNTERS_MAP, which as u32);
+    }
+
+    /// Adds one to slot `index` of a per-CPU `u64` array of counters (per-CPU,
+    /// so no atomics).
+    pub(crate) fn bump_counter(&mut self, map_name: &str, index: u32) {
         let key = self.asm.stack(8);
         self.asm
-            .store_stack(key, 0, Src::Imm(which as i32), Width::W);
+            .store_stack(key, 0, Src::Imm(index as i32), Width::W);
         let map = self.asm.vreg();
-        self.asm.map_ptr(map, abi::COUNTERS_MAP);
+        self.asm.map_ptr(map, map_name);
         let key_ptr = self.asm.vreg();
         self.asm.stack_addr(key_ptr, key, 0);
         let value = self.asm.vreg();

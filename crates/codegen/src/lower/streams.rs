@@ -606,26 +606,7 @@ impl<'a> Lower<'a> {
     }
 
     fn bump_stream_counter(&mut self, spec: &StreamSpec, which: StreamCounter) {
-        let key = self.asm.stack(8);
-        self.asm
-            .store_stack(key, 0, Src::Imm(which as i32), Width::W);
-        let map = self.asm.vreg();
-        self.asm.map_ptr(map, &spec.counters_map);
-        let key_ptr = self.asm.vreg();
-        self.asm.stack_addr(key_ptr, key, 0);
-        let value = self.asm.vreg();
-        self.asm.call(
-            Helper::MAP_LOOKUP_ELEM,
-            &[Src::Reg(map), Src::Reg(key_ptr)],
-            Some(value),
-        );
-        let done = self.asm.label();
-        self.asm.br(Cond::Eq, value, Src::Imm(0), done);
-        let n = self.asm.vreg();
-        self.asm.load(n, value, 0, Width::DW);
-        self.asm.alu(AluOp::Add, n, Src::Imm(1));
-        self.asm.store(value, 0, Src::Reg(n), Width::DW);
-        self.asm.bind(done);
+        self.bump_counter(&spec.counters_map, which as u32);
     }
 
     fn lookup_named(&mut self, map_name: &str, key: Place) -> VReg {
