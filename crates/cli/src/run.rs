@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
-use output::{Format, Sink, decode, decode_map_with, print_maps_at_exit};
+use output::{Format, Sink, decode, decode_map_with};
 use runtime::{RuntimeError, Session};
 
 use crate::child::HeldChild;
@@ -114,14 +114,18 @@ pub fn run(
     pump.run(session, sink, Duration::ZERO)?;
     let stream_report = pump.streams.finish(session, &manifest, sink)?;
 
-    let mut dumps = Vec::new();
-    for (spec, &zeroed) in manifest.maps.iter().zip(&pump.zeroed) {
-        let entries = session.map_entries(&spec.bpf_name)?;
-        let mut dump = decode_map_with(spec, &entries, zeroed);
-        output::resolve_dump(&mut dump, &mut pump.symbols.resolver(session));
-        dumps.push(dump);
+    // As `output::print_maps_at_exit`, one map read at a time.
+    sink.exit_separator().map_err(io_error)?;
+    let mut by_name: Vec<(&abi::MapSpec, bool)> = manifest
+        .maps
+        .iter()
+        .zip(pump.zeroed.iter().copied())
+        .collect();
+    by_name.sort_by(|a, b| a.0.name.as_bytes().cmp(b.0.name.as_bytes()));
+    for (spec, zeroed) in by_name {
+        print_map(session, sink, spec, zeroed, 0, 0, &mut pump.symbols)?;
     }
-    print_maps_at_exit(sink, &dumps).map_err(io_error)?;
+    sink.flush().map_err(io_error)?;
     let counters = session.counters()?;
     let lost = counters[CounterIndex::RingbufFull as usize];
     if lost > 0 {
@@ -327,11 +331,8 @@ fn handle_actions(
             Action::Exit => exit = true,
             Action::Print { map, top, div } => {
                 if let Some(spec) = manifest.maps.get(map) {
-                    let entries = session.map_entries(&spec.bpf_name)?;
                     let kept = zeroed.get(map).copied().unwrap_or(false);
-                    let mut dump = decode_map_with(spec, &entries, kept);
-                    output::resolve_dump(&mut dump, &mut symbols.resolver(session));
-                    sink.map(&dump, top, div).map_err(io_error)?;
+                    print_map(session, sink, spec, kept, top, div, symbols)?;
                 }
             }
             Action::Printf { format, mut args } => {
@@ -361,6 +362,34 @@ fn handle_actions(
         }
     }
     Ok(exit)
+}
+
+/// `print(@m, top, div)`: reads the map into flat buffers (values merged
+/// over CPUs while reading), then prints it entry by entry, resolving stacks
+/// and symbols on the way. `zeroed`: see `output::decode_map_with`.
+fn print_map(
+    session: &Session,
+    sink: &mut dyn Sink,
+    spec: &abi::MapSpec,
+    zeroed: bool,
+    top: u64,
+    div: u64,
+    symbols: &mut crate::stacks::Symbols,
+) -> Result<(), RunError> {
+    let entries = session.map_entries_merged(
+        &spec.bpf_name,
+        |size| output::merged_value_size(&spec.value, size),
+        |per_cpu, out| output::merge_entry(spec, zeroed, per_cpu.iter(), out),
+    )?;
+    let raw = output::RawEntries {
+        keys: entries.keys(),
+        key_size: entries.key_size(),
+        values: entries.values(),
+        value_size: entries.value_size(),
+    };
+    let mut resolver = symbols.resolver(session);
+    let mut map = output::FlatMap::new(spec, raw, Some(&mut resolver));
+    sink.flat_map(&mut map, top, div).map_err(io_error)
 }
 
 /// Why a run stopped early.

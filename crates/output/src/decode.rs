@@ -140,11 +140,20 @@ pub fn decode_map_with(
 /// Whether an aggregation value has seen an event: count() and sum() always
 /// count as seen; the others hold a non-zero word once they have one (avg and
 /// stats a count, min and max a `set` word, hist and lhist a bucket).
-fn fired(value: &MapValue, per_cpu: &[Vec<u8>]) -> bool {
-    match value {
-        MapValue::Plain(_) | MapValue::Agg(Aggregation::Count | Aggregation::Sum { .. }) => true,
-        MapValue::Agg(_) => per_cpu.iter().flatten().any(|&b| b != 0),
-    }
+fn fired<B: AsRef<[u8]>>(value: &MapValue, per_cpu: &[B]) -> bool {
+    always_fired(value) || per_cpu.iter().any(|cpu| any_nonzero(cpu.as_ref()))
+}
+
+/// count() and sum() (and plain values) count as seen even when zero.
+fn always_fired(value: &MapValue) -> bool {
+    matches!(
+        value,
+        MapValue::Plain(_) | MapValue::Agg(Aggregation::Count | Aggregation::Sum { .. })
+    )
+}
+
+fn any_nonzero(bytes: &[u8]) -> bool {
+    bytes.iter().any(|&b| b != 0)
 }
 
 /// The [`MapKind`] of a map's value.
@@ -165,15 +174,15 @@ pub fn map_kind(value: &MapValue) -> MapKind {
 }
 
 /// Merges the per-CPU buffers of one entry.
-pub fn merge_value(value: &MapValue, per_cpu: &[Vec<u8>]) -> MapEntryValue {
+pub fn merge_value<B: AsRef<[u8]>>(value: &MapValue, per_cpu: &[B]) -> MapEntryValue {
     let agg = match value {
         MapValue::Plain(layout) => {
-            let bytes = per_cpu.first().map(Vec::as_slice).unwrap_or(&[]);
+            let bytes = per_cpu.first().map_or(&[][..], AsRef::as_ref);
             return MapEntryValue::Plain(decode(layout, bytes));
         }
         MapValue::Agg(agg) => agg,
     };
-    let word = |cpu: &Vec<u8>, index: usize| read_uint(field(cpu, index * 8, 8), 8);
+    let word = |cpu: &B, index: usize| word_at(cpu.as_ref(), index);
     let sum_words = |index: usize| {
         per_cpu
             .iter()
@@ -219,19 +228,128 @@ pub fn merge_value(value: &MapValue, per_cpu: &[Vec<u8>]) -> MapEntryValue {
         Aggregation::Hist => {
             MapEntryValue::Hist((0..HIST_BUCKETS as usize).map(sum_words).collect())
         }
-        Aggregation::Lhist { min, max, step } => {
-            // Not `Aggregation::lhist_buckets`: a garbage step of 0 must not panic.
-            let steps = max.wrapping_sub(min).checked_div(step).unwrap_or(0);
-            let count = usize::try_from(steps.saturating_add(2))
-                .unwrap_or(0)
-                .min(MAX_LHIST_BUCKETS);
-            MapEntryValue::Lhist {
-                min,
-                max,
-                step,
-                buckets: (0..count).map(sum_words).collect(),
+        Aggregation::Lhist { min, max, step } => MapEntryValue::Lhist {
+            min,
+            max,
+            step,
+            buckets: (0..lhist_count(min, max, step)).map(sum_words).collect(),
+        },
+    }
+}
+
+/// The number of lhist buckets decoded.
+fn lhist_count(min: i64, max: i64, step: i64) -> usize {
+    // Not `Aggregation::lhist_buckets`: a garbage step of 0 must not panic.
+    let steps = max.wrapping_sub(min).checked_div(step).unwrap_or(0);
+    usize::try_from(steps.saturating_add(2))
+        .unwrap_or(0)
+        .min(MAX_LHIST_BUCKETS)
+}
+
+/// Word `index` (8 bytes, little-endian) of a value; missing bytes are zero.
+fn word_at(bytes: &[u8], index: usize) -> u64 {
+    read_uint(field(bytes, index * 8, 8), 8)
+}
+
+/// The size of one value merged over CPUs by [`merge_into`], for a map whose
+/// (per-CPU) values are `value_size` bytes: the words [`merge_value`] reads.
+pub fn merged_value_size(value: &MapValue, value_size: usize) -> usize {
+    let words = match value {
+        MapValue::Plain(_) => return value_size,
+        MapValue::Agg(Aggregation::Count | Aggregation::Sum { .. }) => 1,
+        MapValue::Agg(
+            Aggregation::Min { .. }
+            | Aggregation::Max { .. }
+            | Aggregation::Avg { .. }
+            | Aggregation::Stats { .. },
+        ) => 2,
+        MapValue::Agg(Aggregation::Hist) => HIST_BUCKETS as usize,
+        MapValue::Agg(Aggregation::Lhist { min, max, step }) => lhist_count(*min, *max, *step),
+    };
+    words * 8
+}
+
+/// Merges the per-CPU buffers of one entry into one buffer `out` of
+/// [`merged_value_size`] bytes, such that `merge_value(value, &[out])` equals
+/// `merge_value(value, per_cpu)`: plain values keep the first CPU's bytes,
+/// min/max keep the extreme of the CPUs that saw a value (and a `set` word),
+/// every other aggregation sums its words. Returns whether the entry has
+/// fired (see `decode_map_with`).
+pub fn merge_into<'a>(
+    value: &MapValue,
+    per_cpu: impl IntoIterator<Item = &'a [u8]>,
+    out: &mut [u8],
+) -> bool {
+    out.fill(0);
+    let mut per_cpu = per_cpu.into_iter();
+    let agg = match value {
+        MapValue::Plain(_) => {
+            if let Some(first) = per_cpu.next() {
+                let n = first.len().min(out.len());
+                out[..n].copy_from_slice(&first[..n]);
+            }
+            return true;
+        }
+        MapValue::Agg(agg) => agg,
+    };
+    let mut fired = always_fired(value);
+    match *agg {
+        Aggregation::Min { signed } | Aggregation::Max { signed } => {
+            let pick_max = matches!(agg, Aggregation::Max { .. });
+            let mut best: Option<u64> = None;
+            for cpu in per_cpu {
+                fired = fired || any_nonzero(cpu);
+                if word_at(cpu, 1) == 0 {
+                    continue;
+                }
+                let v = word_at(cpu, 0);
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let v_wins = match (signed, pick_max) {
+                            (true, true) => (v as i64) > (b as i64),
+                            (true, false) => (v as i64) < (b as i64),
+                            (false, true) => v > b,
+                            (false, false) => v < b,
+                        };
+                        if v_wins { v } else { b }
+                    }
+                });
+            }
+            if let Some(best) = best {
+                put_word(out, 0, best);
+                put_word(out, 1, 1);
             }
         }
+        _ => {
+            let words = out.len() / 8;
+            for cpu in per_cpu {
+                fired = fired || any_nonzero(cpu);
+                for index in 0..words {
+                    let sum = word_at(out, index).wrapping_add(word_at(cpu, index));
+                    put_word(out, index, sum);
+                }
+            }
+        }
+    }
+    fired
+}
+
+/// [`merge_into`], answering whether `decode_map_with(spec, .., zeroed)`
+/// keeps the entry.
+pub fn merge_entry<'a>(
+    spec: &MapSpec,
+    zeroed: bool,
+    per_cpu: impl IntoIterator<Item = &'a [u8]>,
+    out: &mut [u8],
+) -> bool {
+    let fired = merge_into(&spec.value, per_cpu, out);
+    spec.key.is_some() || zeroed || fired
+}
+
+fn put_word(out: &mut [u8], index: usize, value: u64) {
+    if let Some(slot) = out.get_mut(index * 8..index * 8 + 8) {
+        slot.copy_from_slice(&value.to_le_bytes());
     }
 }
 
@@ -242,26 +360,29 @@ pub fn merge_value(value: &MapValue, per_cpu: &[Vec<u8>]) -> MapEntryValue {
 /// remaining ties keep the kernel's iteration order, as bpftrace's small
 /// `std::sort` does.
 fn sort_for_print(value: &MapValue, entries: &mut [(&[u8], MapEntry)]) {
-    let by_value = |e: &MapEntry| -> Option<i128> {
-        match &e.value {
-            MapEntryValue::Plain(Value::Int(v)) => Some(i128::from(*v)),
-            MapEntryValue::Plain(Value::UInt(v)) => Some(i128::from(*v)),
-            MapEntryValue::Count(v) => Some(i128::from(*v)),
-            MapEntryValue::Sum(v) | MapEntryValue::Min(v) | MapEntryValue::Max(v) => {
-                Some(v.sort_key())
+    match sort_rule(value) {
+        SortRule::ByValue { key_bytes_first } => {
+            if key_bytes_first {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
             }
-            MapEntryValue::Avg { count, total } | MapEntryValue::Stats { count, total } => {
-                Some(i128::from(average(*count, *total)))
-            }
-            MapEntryValue::Hist(buckets) | MapEntryValue::Lhist { buckets, .. } => Some(
-                i128::from(buckets.iter().fold(0u64, |acc, b| acc.wrapping_add(*b))),
-            ),
-            _ => None,
+            entries.sort_by_key(|(_, e)| sort_value(&e.value));
         }
-    };
+        SortRule::ByKeyArguments => sort_by_key_arguments(entries),
+    }
+}
+
+/// How [`sort_for_print`] orders a map's entries.
+pub(crate) enum SortRule {
+    /// By [`sort_value`], ties first put in key-byte order when `key_bytes_first`.
+    ByValue { key_bytes_first: bool },
+    /// By key arguments (bpftrace's `sort_by_key`).
+    ByKeyArguments,
+}
+
+pub(crate) fn sort_rule(value: &MapValue) -> SortRule {
     match value {
-        MapValue::Plain(Layout::Int { .. }) | MapValue::Agg(_) => {
-            if matches!(
+        MapValue::Plain(Layout::Int { .. }) | MapValue::Agg(_) => SortRule::ByValue {
+            key_bytes_first: matches!(
                 value,
                 MapValue::Agg(
                     Aggregation::Avg { .. }
@@ -269,12 +390,94 @@ fn sort_for_print(value: &MapValue, entries: &mut [(&[u8], MapEntry)]) {
                         | Aggregation::Hist
                         | Aggregation::Lhist { .. }
                 )
-            ) {
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
-            entries.sort_by_key(|(_, e)| by_value(e));
+            ),
+        },
+        MapValue::Plain(_) => SortRule::ByKeyArguments,
+    }
+}
+
+/// The value an entry sorts by when its map sorts by value.
+pub(crate) fn sort_value(value: &MapEntryValue) -> Option<i128> {
+    match value {
+        MapEntryValue::Plain(Value::Int(v)) => Some(i128::from(*v)),
+        MapEntryValue::Plain(Value::UInt(v)) => Some(i128::from(*v)),
+        MapEntryValue::Count(v) => Some(i128::from(*v)),
+        MapEntryValue::Sum(v) | MapEntryValue::Min(v) | MapEntryValue::Max(v) => Some(v.sort_key()),
+        MapEntryValue::Avg { count, total } | MapEntryValue::Stats { count, total } => {
+            Some(i128::from(average(*count, *total)))
         }
-        MapValue::Plain(_) => sort_by_key_arguments(entries),
+        MapEntryValue::Hist(buckets) | MapEntryValue::Lhist { buckets, .. } => Some(i128::from(
+            buckets.iter().fold(0u64, |acc, b| acc.wrapping_add(*b)),
+        )),
+        _ => None,
+    }
+}
+
+/// [`sort_value`] of `merge_value(value, &[merged])`, without building the
+/// buckets of histograms.
+pub(crate) fn merged_sort_value(value: &MapValue, merged: &[u8]) -> Option<i128> {
+    let buckets = match value {
+        MapValue::Agg(Aggregation::Hist) => HIST_BUCKETS as usize,
+        MapValue::Agg(Aggregation::Lhist { min, max, step }) => lhist_count(*min, *max, *step),
+        _ => return sort_value(&merge_value(value, &[merged])),
+    };
+    Some(i128::from((0..buckets).fold(0u64, |acc, index| {
+        acc.wrapping_add(word_at(merged, index))
+    })))
+}
+
+/// How bpftrace's `sort_by_key` compares argument `index` of two keys
+/// (decoded by `key_layout`): integers as unsigned 64-bit, strings like
+/// `strncmp`, anything else equal. Strings and integers are compared
+/// without decoding.
+pub(crate) fn compare_key_argument(
+    key_layout: Option<&Layout>,
+    index: usize,
+    a: &[u8],
+    b: &[u8],
+) -> Ordering {
+    let (layout, a, b) = match key_layout {
+        None => return Ordering::Equal,
+        Some(Layout::Tuple { fields, .. }) => match fields.get(index) {
+            Some(f) => (
+                &f.layout,
+                field(a, f.offset as usize, usize::MAX),
+                field(b, f.offset as usize, usize::MAX),
+            ),
+            None => return Ordering::Equal,
+        },
+        Some(layout) if index == 0 => (layout, a, b),
+        Some(_) => return Ordering::Equal,
+    };
+    match layout {
+        Layout::Str { size } => {
+            fn text(bytes: &[u8], size: usize) -> &[u8] {
+                let buf = field(bytes, 0, size);
+                &buf[..buf.iter().position(|&c| c == 0).unwrap_or(buf.len())]
+            }
+            text(a, *size as usize).cmp(text(b, *size as usize))
+        }
+        Layout::Int { .. } => key_argument(layout, a)
+            .as_bits()
+            .cmp(&key_argument(layout, b).as_bits()),
+        _ => compare_arguments(&key_argument(layout, a), &key_argument(layout, b)),
+    }
+}
+
+/// The number of arguments of a key decoded by `key_layout`.
+pub(crate) fn key_arity(key_layout: Option<&Layout>) -> usize {
+    match key_layout {
+        None => 0,
+        Some(Layout::Tuple { fields, .. }) => fields.len(),
+        Some(_) => 1,
+    }
+}
+
+fn compare_arguments(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (x @ (Value::Int(_) | Value::UInt(_)), y) => x.as_bits().cmp(&y.as_bits()),
+        _ => Ordering::Equal,
     }
 }
 
@@ -286,10 +489,7 @@ fn sort_by_key_arguments(entries: &mut [(&[u8], MapEntry)]) {
     for index in (0..arity).rev() {
         entries.sort_by(
             |(_, a), (_, b)| match (a.key.get(index), b.key.get(index)) {
-                (Some(Value::Str(x)), Some(Value::Str(y))) => x.cmp(y),
-                (Some(x @ (Value::Int(_) | Value::UInt(_))), Some(y)) => {
-                    x.as_bits().cmp(&y.as_bits())
-                }
+                (Some(x), Some(y)) => compare_arguments(x, y),
                 _ => Ordering::Equal,
             },
         );

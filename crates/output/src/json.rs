@@ -3,10 +3,11 @@
 
 use std::io::{self, Write};
 
+use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{hist_range, lhist_range};
 use crate::sink::Sink;
 use crate::stream::{StreamRecord, write_stream_json};
-use crate::text::{key_text, shown_entries, step_start};
+use crate::text::{key_text, step_start};
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
 /// Writes bpftrace's JSON lines.
@@ -64,7 +65,11 @@ impl<W: Write> Sink for JsonSink<W> {
     }
 
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
-        self.out.write_all(&map_json(map, top, div))
+        write_map_json(&mut self.out, &mut &*map, top, div)
+    }
+
+    fn flat_map(&mut self, map: &mut FlatMap<'_>, top: u64, div: u64) -> io::Result<()> {
+        write_map_json(&mut self.out, map, top, div)
     }
 
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
@@ -83,40 +88,59 @@ impl<W: Write> Sink for JsonSink<W> {
 
 /// One map as a JSON line; nothing at all for an empty map.
 pub fn map_json(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_map_json(&mut out, &mut &*map, top, div);
+    out
+}
+
+/// [`map_json`], written entry by entry.
+fn write_map_json<W: Write + ?Sized>(
+    out: &mut W,
+    map: &mut dyn EntrySource,
+    top: u64,
+    div: u64,
+) -> io::Result<()> {
     let div = div.max(1);
-    if map.entries.is_empty() {
-        return Vec::new();
+    let len = map.len();
+    if len == 0 {
+        return Ok(());
     }
-    let kind = if map.kind.is_hist() {
+    let kind = map.kind();
+    let keyed = map.keyed();
+    let label = if kind.is_hist() {
         "hist"
-    } else if map.kind.is_stats() {
+    } else if kind.is_stats() {
         "stats"
     } else {
         "map"
     };
-    let mut out = format!("{{\"type\": \"{kind}\", \"data\": {{\"").into_bytes();
-    out.extend_from_slice(&escape(map.name.as_bytes()));
-    out.extend_from_slice(b"\": ");
-    if map.keyed {
-        out.push(b'{');
+    let mut text = format!("{{\"type\": \"{label}\", \"data\": {{\"").into_bytes();
+    text.extend_from_slice(&escape(map.name().as_bytes()));
+    text.extend_from_slice(b"\": ");
+    if keyed {
+        text.push(b'{');
     }
-    for (index, entry) in shown_entries(map, top).iter().enumerate() {
+    out.write_all(&text)?;
+    for (index, at) in shown_range(len, kind, top).enumerate() {
+        let entry = map.entry(at);
+        text.clear();
         if index > 0 {
-            out.extend_from_slice(b", ");
+            text.extend_from_slice(b", ");
         }
         if !entry.key.is_empty() {
             let joined: Vec<Vec<u8>> = entry.key.iter().map(key_text).collect();
-            out.push(b'"');
-            out.extend_from_slice(&escape(&joined.join(&b","[..])));
-            out.extend_from_slice(b"\": ");
+            text.push(b'"');
+            text.extend_from_slice(&escape(&joined.join(&b","[..])));
+            text.extend_from_slice(b"\": ");
         }
-        entry_value_json(&entry.value, div, &mut out);
+        entry_value_json(&entry.value, div, &mut text);
+        out.write_all(&text)?;
     }
-    if map.keyed {
-        out.push(b'}');
+    if keyed {
+        out.write_all(b"}")?;
     }
-    out.extend_from_slice(b"}}\n");
-    out
+    out.write_all(b"}}\n")
 }
 
 fn entry_value_json(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {

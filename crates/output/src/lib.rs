@@ -2,6 +2,8 @@
 //!
 //! - [`value`]: the value model ([`Value`], [`MapDump`]), free of any format;
 //! - [`decode`]: raw map and record bytes into values, using the `abi` layouts;
+//! - [`flat`]: maps read into flat buffers, sorted by index and decoded
+//!   entry by entry while printed;
 //! - [`printf`]: bpftrace's printf, parsed once and rendered per event;
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;
@@ -9,6 +11,7 @@
 //! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file.
 
 pub mod decode;
+pub mod flat;
 mod hist;
 pub mod json;
 pub mod printf;
@@ -19,7 +22,11 @@ pub mod text;
 pub mod timeline;
 pub mod value;
 
-pub use decode::{decode, decode_key, decode_map, decode_map_with, map_kind, merge_value};
+pub use decode::{
+    decode, decode_key, decode_map, decode_map_with, map_kind, merge_entry, merge_into,
+    merge_value, merged_value_size,
+};
+pub use flat::{FlatMap, RawEntries};
 pub use json::JsonSink;
 pub use printf::{ArgKind, Conversion, Format, FormatError, validate};
 pub use sink::{Sink, print_maps_at_exit};

@@ -2,6 +2,7 @@
 
 use std::io;
 
+use crate::flat::FlatMap;
 use crate::stream::StreamRecord;
 use crate::value::{MapDump, Value};
 
@@ -22,6 +23,12 @@ pub trait Sink {
     fn value(&mut self, value: &Value) -> io::Result<()>;
     /// `print(@m, top, div)`; `top == 0` shows all entries, `div == 0` means 1.
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()>;
+    /// [`Sink::map`] of a map decoded entry by entry; the same bytes as
+    /// `self.map(&map.to_dump(), top, div)`, which is what this default does.
+    fn flat_map(&mut self, map: &mut FlatMap<'_>, top: u64, div: u64) -> io::Result<()> {
+        let dump = map.to_dump();
+        self.map(&dump, top, div)
+    }
     /// One ended (or expired, when incomplete) instance of a `stream`.
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()>;
     /// What bpftrace writes before printing the maps at exit.

@@ -2,10 +2,11 @@
 
 use std::io::{self, Write};
 
+use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{bar_width, hist_range, lhist_range};
 use crate::sink::Sink;
 use crate::stream::{StreamRecord, write_stream_text};
-use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};
+use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
 /// Writes bpftrace's human-readable output.
 pub struct TextSink<W: Write> {
@@ -51,7 +52,11 @@ impl<W: Write> Sink for TextSink<W> {
     }
 
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
-        self.out.write_all(&map_text(map, top, div))
+        write_map_text(&mut self.out, &mut &*map, top, div)
+    }
+
+    fn flat_map(&mut self, map: &mut FlatMap<'_>, top: u64, div: u64) -> io::Result<()> {
+        write_map_text(&mut self.out, map, top, div)
     }
 
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
@@ -67,47 +72,54 @@ impl<W: Write> Sink for TextSink<W> {
     }
 }
 
-/// The entries `print(@m, top)` shows: the last `top` (the largest, as
-/// entries are in ascending order). bpftrace ignores `top` for stats maps.
-pub(crate) fn shown_entries(map: &MapDump, top: u64) -> &[MapEntry] {
-    let top = usize::try_from(top).unwrap_or(usize::MAX);
-    if top == 0 || map.kind == MapKind::Stats || map.entries.len() <= top {
-        &map.entries
-    } else {
-        &map.entries[map.entries.len() - top..]
-    }
-}
-
 /// One map as `print(@m, top, div)` writes it, trailing newlines included.
 pub fn map_text(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
-    let div = div.max(1);
     let mut out = Vec::new();
-    for (index, entry) in shown_entries(map, top).iter().enumerate() {
+    // Writing to a Vec cannot fail.
+    let _ = write_map_text(&mut out, &mut &*map, top, div);
+    out
+}
+
+/// [`map_text`], written entry by entry.
+pub(crate) fn write_map_text<W: Write + ?Sized>(
+    out: &mut W,
+    map: &mut dyn EntrySource,
+    top: u64,
+    div: u64,
+) -> io::Result<()> {
+    let div = div.max(1);
+    let kind = map.kind();
+    let name = map.name().as_bytes().to_vec();
+    let mut text = Vec::new();
+    for (index, at) in shown_range(map.len(), kind, top).enumerate() {
+        let entry = map.entry(at);
+        text.clear();
         if index > 0 {
-            out.push(b'\n');
+            text.push(b'\n');
         }
-        out.extend_from_slice(map.name.as_bytes());
+        text.extend_from_slice(&name);
         if !entry.key.is_empty() {
-            out.push(b'[');
+            text.push(b'[');
             for (i, arg) in entry.key.iter().enumerate() {
                 if i > 0 {
-                    out.extend_from_slice(b", ");
+                    text.extend_from_slice(b", ");
                 }
-                out.extend_from_slice(&key_text(arg));
+                text.extend_from_slice(&key_text(arg));
             }
-            out.push(b']');
+            text.push(b']');
         }
-        out.extend_from_slice(b": ");
-        if map.kind.is_hist() {
-            out.push(b'\n');
+        text.extend_from_slice(b": ");
+        if kind.is_hist() {
+            text.push(b'\n');
         }
-        entry_value_text(&entry.value, div, &mut out);
+        entry_value_text(&entry.value, div, &mut text);
+        out.write_all(&text)?;
     }
-    out.push(b'\n');
-    if map.kind.is_stats() {
-        out.push(b'\n');
+    out.write_all(b"\n")?;
+    if kind.is_stats() {
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 fn entry_value_text(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {

@@ -28,5 +28,5 @@ pub use error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 pub use features::{Capabilities, Features, Support};
 pub use kernel_info::{SysKernelInfo, VMLINUX_BTF, vmlinux_btf};
 pub use libbpf_log::{failing_insn, silence_libbpf};
-pub use maps::MapEntry;
+pub use maps::{FlatEntries, MapEntry, PerCpu};
 pub use session::{LoadOptions, Session};

@@ -26,6 +26,82 @@ pub type MapEntry = (Vec<u8>, Vec<Vec<u8>>);
 
 const ENOTSUPP: i32 = 524;
 
+/// The values of one entry as the kernel returns them: one per possible CPU
+/// for per-CPU maps (each padded to 8 bytes), one otherwise.
+#[derive(Clone, Copy, Debug)]
+pub struct PerCpu<'a> {
+    buf: &'a [u8],
+    stride: usize,
+    value_size: usize,
+}
+
+impl<'a> PerCpu<'a> {
+    /// One value buffer per CPU, each `value_size` bytes.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone + use<'a> {
+        let size = self.value_size;
+        self.buf
+            .chunks_exact(self.stride.max(1))
+            .map(move |c| &c[..size.min(c.len())])
+    }
+}
+
+/// Every entry of a map in two flat buffers, in the kernel's iteration
+/// order: `len()` keys of `key_size()` bytes, and as many values of
+/// `value_size()` bytes, each merged over CPUs while reading (see
+/// [`crate::Session::map_entries_merged`]).
+#[derive(Debug, Default)]
+pub struct FlatEntries {
+    key_size: usize,
+    value_size: usize,
+    keys: Vec<u8>,
+    values: Vec<u8>,
+}
+
+impl FlatEntries {
+    pub fn len(&self) -> usize {
+        self.keys.len().checked_div(self.key_size).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    pub fn key_size(&self) -> usize {
+        self.key_size
+    }
+
+    pub fn value_size(&self) -> usize {
+        self.value_size
+    }
+
+    /// Every key, back to back.
+    pub fn keys(&self) -> &[u8] {
+        &self.keys
+    }
+
+    /// Every merged value, back to back.
+    pub fn values(&self) -> &[u8] {
+        &self.values
+    }
+
+    /// Appends one entry unless `merge` (filling the merged value from the
+    /// per-CPU values) says to drop it.
+    fn push(
+        &mut self,
+        key: &[u8],
+        per_cpu: PerCpu<'_>,
+        merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) {
+        let at = self.values.len();
+        self.values.resize(at + self.value_size, 0);
+        if merge(per_cpu, &mut self.values[at..]) {
+            self.keys.extend_from_slice(key);
+        } else {
+            self.values.truncate(at);
+        }
+    }
+}
+
 impl MapInfo {
     fn err(&self, call: &'static str, ret: i32) -> MapError {
         MapError::Syscall {
@@ -168,6 +244,122 @@ impl MapInfo {
                 return Ok(Some(out));
             }
             in_batch = Some(out_batch.clone());
+        }
+    }
+
+    fn per_cpu<'b>(&self, buf: &'b [u8]) -> PerCpu<'b> {
+        PerCpu {
+            buf,
+            stride: self.stride(),
+            value_size: self.value_size as usize,
+        }
+    }
+
+    /// Every entry into flat buffers, values merged by `merge` into
+    /// `merged_size` bytes each: batch lookup when the kernel supports it
+    /// for this map, else key by key.
+    pub(crate) fn entries_flat(
+        &self,
+        ncpus: usize,
+        merged_size: usize,
+        merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) -> Result<FlatEntries, MapError> {
+        let mut out = FlatEntries {
+            key_size: self.key_size as usize,
+            value_size: merged_size,
+            ..FlatEntries::default()
+        };
+        if self.entries_batch_flat(ncpus, &mut out, merge)? {
+            return Ok(out);
+        }
+        // Key by key, each key looked up as soon as it is found.
+        let ks = self.key_size as usize;
+        let mut prev: Option<Vec<u8>> = None;
+        let mut next = vec![0u8; ks];
+        let mut buf = vec![0u8; self.value_buf_len(ncpus)];
+        loop {
+            let prev_ptr = prev
+                .as_ref()
+                .map_or(ptr::null(), |k| k.as_ptr().cast::<c_void>());
+            // SAFETY: prev is NULL or a key_size buffer; next is key_size bytes.
+            let r =
+                unsafe { sys::bpf_map_get_next_key(self.fd, prev_ptr, next.as_mut_ptr().cast()) };
+            match r {
+                0 => {}
+                r if -r == libc::ENOENT => return Ok(out),
+                r => return Err(self.err("bpf_map_get_next_key", r)),
+            }
+            // SAFETY: next is key_size bytes, buf is sized for the map's values.
+            let r = unsafe {
+                sys::bpf_map_lookup_elem(self.fd, next.as_ptr().cast(), buf.as_mut_ptr().cast())
+            };
+            match r {
+                0 => out.push(&next, self.per_cpu(&buf), merge),
+                r if -r == libc::ENOENT => {}
+                r => return Err(self.err("bpf_map_lookup_elem", r)),
+            }
+            let key = prev.get_or_insert_with(|| vec![0u8; ks]);
+            key.copy_from_slice(&next);
+        }
+    }
+
+    /// Batch lookups into `out`; `false` when batch lookup is not supported
+    /// for this map type.
+    fn entries_batch_flat(
+        &self,
+        ncpus: usize,
+        out: &mut FlatEntries,
+        merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) -> Result<bool, MapError> {
+        let ks = self.key_size as usize;
+        let vlen = self.value_buf_len(ncpus);
+        let chunk = self.max_entries.clamp(1, 4096);
+        let mut keys = vec![0u8; ks * chunk as usize];
+        let mut values = vec![0u8; vlen * chunk as usize];
+        let token_len = ks.max(8);
+        let mut in_batch: Option<Vec<u8>> = None;
+        let mut out_batch = vec![0u8; token_len];
+        loop {
+            let mut count = chunk;
+            let in_ptr = in_batch
+                .as_mut()
+                .map_or(ptr::null_mut(), |b| b.as_mut_ptr().cast::<c_void>());
+            // SAFETY: buffers are sized for `chunk` keys/values and one batch token.
+            let r = unsafe {
+                sys::bpf_map_lookup_batch(
+                    self.fd,
+                    in_ptr,
+                    out_batch.as_mut_ptr().cast(),
+                    keys.as_mut_ptr().cast(),
+                    values.as_mut_ptr().cast(),
+                    &mut count,
+                    ptr::null(),
+                )
+            };
+            let done = r < 0 && -r == libc::ENOENT;
+            if r < 0 && !done {
+                let e = -r;
+                if in_batch.is_none()
+                    && (e == libc::EINVAL || e == ENOTSUPP || e == libc::EOPNOTSUPP)
+                {
+                    return Ok(false);
+                }
+                return Err(self.err("bpf_map_lookup_batch", r));
+            }
+            for i in 0..(count.min(chunk)) as usize {
+                out.push(
+                    &keys[i * ks..(i + 1) * ks],
+                    self.per_cpu(&values[i * vlen..(i + 1) * vlen]),
+                    merge,
+                );
+            }
+            if done {
+                return Ok(true);
+            }
+            match in_batch.as_mut() {
+                Some(b) => b.copy_from_slice(&out_batch),
+                None => in_batch = Some(out_batch.clone()),
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapType, Object, OpenObject, Program
 use crate::attach;
 use crate::error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 use crate::libbpf_log::{Capture, failing_insn, parse_load_failure};
-use crate::maps::{MapEntry, MapInfo};
+use crate::maps::{FlatEntries, MapEntry, MapInfo, PerCpu};
 use crate::ringbuf::RingConsumer;
 use crate::sys;
 
@@ -385,6 +385,21 @@ impl Session {
     /// name: one value per possible CPU for per-CPU maps, one otherwise.
     pub fn map_entries(&self, name: &str) -> Result<Vec<MapEntry>, MapError> {
         self.map(name)?.entries(self.ncpus)
+    }
+
+    /// Every entry of a map (by script or kernel name) into two flat
+    /// buffers: the value of each key is merged over CPUs by `merge` (given
+    /// the key's per-CPU values and a zeroed buffer of
+    /// `merged_size(value_size)` bytes), which also says whether to keep
+    /// the entry. Batch lookups, as [`Session::map_entries`].
+    pub fn map_entries_merged(
+        &self,
+        name: &str,
+        merged_size: impl FnOnce(usize) -> usize,
+        mut merge: impl FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) -> Result<FlatEntries, MapError> {
+        let m = self.map(name)?;
+        m.entries_flat(self.ncpus, merged_size(m.value_size as usize), &mut merge)
     }
 
     /// The addresses of stack `id` in the stack-trace map `map` (kernel name,
