@@ -163,7 +163,7 @@ pub fn check(
             known_fields.clone(),
         );
         checker.binaries = Some(&binaries);
-        checker.btf = kernel.btf().ok();
+        checker.kernel = Some(kernel);
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -174,7 +174,7 @@ pub fn check(
     }
     let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
     checker.binaries = Some(&binaries);
-    checker.btf = kernel.btf().ok();
+    checker.kernel = Some(kernel);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -231,7 +231,9 @@ struct Checker<'a> {
     /// Binaries `uaddr()` reads, shared by every round (`None`: no binaries).
     binaries: Option<&'a crate::builtins::uaddr::Binaries<'a>>,
     /// The kernel's BTF, for struct members (`->`, `.`, casts).
-    btf: Option<&'a ktypes::Btf>,
+    /// Asked for vmlinux BTF only when a script reads a struct member:
+    /// reading it costs milliseconds and megabytes.
+    kernel: Option<&'a dyn KernelInfo>,
 }
 
 /// Why a program is checked.
@@ -291,7 +293,7 @@ impl<'a> Checker<'a> {
             stage_links: HashMap::new(),
             handlers: Vec::new(),
             binaries: None,
-            btf: None,
+            kernel: None,
         }
     }
 
@@ -1742,5 +1744,12 @@ fn same_key(a: &Type, b: &Type) -> bool {
         }
         (Type::Tuple(_), _) | (_, Type::Tuple(_)) => false,
         _ => a.unify(b).is_some(),
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// The kernel's BTF, read on first use.
+    fn btf(&self) -> Option<&'a ktypes::Btf> {
+        self.kernel?.btf().ok()
     }
 }

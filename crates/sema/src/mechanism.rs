@@ -268,9 +268,12 @@ pub(crate) fn resolve_probe(
     kernel: &dyn KernelInfo,
     pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    let (Some(written), Some(features)) =
-        (Written::of_provider(ap.provider), kernel.tracing_features())
-    else {
+    // Probing the kernel's features loads BTF and a test program: only for
+    // kernel function probes.
+    let Some(written) = Written::of_provider(ap.provider) else {
+        return resolve_for(ap, kernel, pid);
+    };
+    let Some(features) = kernel.tracing_features() else {
         return resolve_for(ap, kernel, pid);
     };
     let uses = Usage {

@@ -109,7 +109,7 @@ impl Checker<'_> {
         }
         let stars = "*".repeat(ty.pointer_depth as usize);
         let c_type = format!("{} {stars}", ty.base.trim());
-        let Some(btf) = self.btf else {
+        let Some(btf) = self.btf() else {
             self.error(diag::struct_needs_btf(
                 ty.span,
                 &ty.base,
@@ -174,7 +174,7 @@ impl Checker<'_> {
                 return Type::I64;
             }
         };
-        let Some(btf) = self.btf else {
+        let Some(btf) = self.btf() else {
             self.error(diag::struct_needs_btf(
                 e.span,
                 &c_type,
