@@ -198,6 +198,21 @@ impl MapInfo {
 
     /// `None` when batch lookup is not supported for this map type.
     fn entries_batch(&self, ncpus: usize) -> Result<Option<Vec<MapEntry>>, MapError> {
+        let mut out = Vec::new();
+        let supported = self.each_batched(ncpus, &mut |key, values| {
+            out.push((key.to_vec(), self.split_values(values, ncpus)));
+        })?;
+        Ok(supported.then_some(out))
+    }
+
+    /// Walks the map with batch lookups, handing each key and its value
+    /// buffer (all CPUs) to `f`; `false` when batch lookup is not supported
+    /// for this map type.
+    fn each_batched(
+        &self,
+        ncpus: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<bool, MapError> {
         let ks = self.key_size as usize;
         let vlen = self.value_buf_len(ncpus);
         let chunk = self.max_entries.clamp(1, 4096);
@@ -206,7 +221,6 @@ impl MapInfo {
         let token_len = ks.max(8);
         let mut in_batch: Option<Vec<u8>> = None;
         let mut out_batch = vec![0u8; token_len];
-        let mut out = Vec::new();
         loop {
             let mut count = chunk;
             let in_ptr = in_batch
@@ -230,20 +244,23 @@ impl MapInfo {
                 if in_batch.is_none()
                     && (e == libc::EINVAL || e == ENOTSUPP || e == libc::EOPNOTSUPP)
                 {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 return Err(self.err("bpf_map_lookup_batch", r));
             }
-            for i in 0..count as usize {
-                out.push((
-                    keys[i * ks..(i + 1) * ks].to_vec(),
-                    self.split_values(&values[i * vlen..(i + 1) * vlen], ncpus),
-                ));
+            for i in 0..(count.min(chunk)) as usize {
+                f(
+                    &keys[i * ks..(i + 1) * ks],
+                    &values[i * vlen..(i + 1) * vlen],
+                );
             }
             if done {
-                return Ok(Some(out));
+                return Ok(true);
             }
-            in_batch = Some(out_batch.clone());
+            match in_batch.as_mut() {
+                Some(b) => b.copy_from_slice(&out_batch),
+                None => in_batch = Some(out_batch.clone()),
+            }
         }
     }
 
@@ -311,56 +328,9 @@ impl MapInfo {
         out: &mut FlatEntries,
         merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
     ) -> Result<bool, MapError> {
-        let ks = self.key_size as usize;
-        let vlen = self.value_buf_len(ncpus);
-        let chunk = self.max_entries.clamp(1, 4096);
-        let mut keys = vec![0u8; ks * chunk as usize];
-        let mut values = vec![0u8; vlen * chunk as usize];
-        let token_len = ks.max(8);
-        let mut in_batch: Option<Vec<u8>> = None;
-        let mut out_batch = vec![0u8; token_len];
-        loop {
-            let mut count = chunk;
-            let in_ptr = in_batch
-                .as_mut()
-                .map_or(ptr::null_mut(), |b| b.as_mut_ptr().cast::<c_void>());
-            // SAFETY: buffers are sized for `chunk` keys/values and one batch token.
-            let r = unsafe {
-                sys::bpf_map_lookup_batch(
-                    self.fd,
-                    in_ptr,
-                    out_batch.as_mut_ptr().cast(),
-                    keys.as_mut_ptr().cast(),
-                    values.as_mut_ptr().cast(),
-                    &mut count,
-                    ptr::null(),
-                )
-            };
-            let done = r < 0 && -r == libc::ENOENT;
-            if r < 0 && !done {
-                let e = -r;
-                if in_batch.is_none()
-                    && (e == libc::EINVAL || e == ENOTSUPP || e == libc::EOPNOTSUPP)
-                {
-                    return Ok(false);
-                }
-                return Err(self.err("bpf_map_lookup_batch", r));
-            }
-            for i in 0..(count.min(chunk)) as usize {
-                out.push(
-                    &keys[i * ks..(i + 1) * ks],
-                    self.per_cpu(&values[i * vlen..(i + 1) * vlen]),
-                    merge,
-                );
-            }
-            if done {
-                return Ok(true);
-            }
-            match in_batch.as_mut() {
-                Some(b) => b.copy_from_slice(&out_batch),
-                None => in_batch = Some(out_batch.clone()),
-            }
-        }
+        self.each_batched(ncpus, &mut |key, values| {
+            out.push(key, self.per_cpu(values), merge)
+        })
     }
 
     fn update(&self, key: &[u8], value: &[u8], flags: u64) -> Result<(), MapError> {
