@@ -198,26 +198,28 @@ fn trace(args: &Args) -> Result<(), String> {
     }
 }
 
-/// `BPFTRACE_MAP_KEYS_MAX` (bpftrace's knob) bounds every map.
+/// `BPFTRACE_MAP_KEYS_MAX` (bpftrace's knob) bounds every map; it wins
+/// over the script's `config = { max_map_keys = N }`, as in bpftrace.
 fn codegen_options_from_env() -> Result<codegen::Options, String> {
     let mut options = codegen::Options::default();
     if let Ok(text) = std::env::var("BPFTRACE_MAP_KEYS_MAX") {
-        options.max_map_entries = text
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                format!(
-                    "weft: error: BPFTRACE_MAP_KEYS_MAX must be a positive number, not `{text}`"
-                )
-            })?;
+        options.max_map_entries = Some(
+            text.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    format!(
+                        "weft: error: BPFTRACE_MAP_KEYS_MAX must be a positive number, not `{text}`"
+                    )
+                })?,
+        );
     }
     Ok(options)
 }
 
-/// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer;
-/// the kernel wants a power of two.
+/// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer,
+/// over the script's `config = { perf_rb_pages = N }`; the kernel wants a power of two.
 fn ringbuf_size_from_env() -> Result<Option<u32>, String> {
     let Ok(text) = std::env::var("BPFTRACE_PERF_RB_PAGES") else {
         return Ok(None);

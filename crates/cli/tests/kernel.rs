@@ -666,6 +666,43 @@ fn full_maps_are_counted_and_reported() {
 }
 
 #[test]
+fn config_max_map_keys_and_lru_declarations() {
+    require_root!();
+    let run = |script: &str| {
+        common::run(
+            std::process::Command::new(common::weft())
+                .env_remove("BPFTRACE_MAP_KEYS_MAX")
+                .args(["-q", "-e", script]),
+            Duration::from_secs(30),
+        )
+    };
+    let full = run("config = { max_map_keys = 100 }
+BEGIN { $i = 0; while ($i < 150) { @m[$i] = 1; $i++; } exit(); }");
+    assert_eq!(full.status, Some(0), "{}", full.stderr);
+    assert_eq!(
+        full.stdout.lines().filter(|l| l.starts_with("@m[")).count(),
+        100
+    );
+    assert!(
+        full.stderr
+            .contains("weft: 50 map update(s) failed because a map was full"),
+        "{}",
+        full.stderr
+    );
+    // An LRU map evicts instead of failing.
+    let lru = run("let @m = lruhash(100);
+BEGIN { $i = 0; while ($i < 150) { @m[$i] = 1; $i++; } exit(); }");
+    assert_eq!(lru.status, Some(0), "{}", lru.stderr);
+    assert_eq!(
+        lru.stdout.lines().filter(|l| l.starts_with("@m[")).count(),
+        100,
+        "{}",
+        lru.stdout
+    );
+    assert!(!lru.stderr.contains("failed"), "{}", lru.stderr);
+}
+
+#[test]
 fn data_loc_strings_wildcards_and_probe_names() {
     require_root!();
     let w = workload().display().to_string();

@@ -59,6 +59,9 @@ pub fn check(
             _ => None,
         })
         .collect();
+    let mut config = crate::config::ScriptConfig::default();
+    let mut config_keys = BTreeMap::new();
+    let mut decls: BTreeMap<String, crate::config::DeclaredMap> = BTreeMap::new();
     for (index, item) in program.items.iter().enumerate() {
         match item {
             Item::Probe(probe) if probe.attach_points.iter().any(|ap| ap.provider == "stream") => {
@@ -133,12 +136,18 @@ pub fn check(
             Item::StructDef(s) => {
                 diags.push(diag::not_supported_yet(s.span, "a C struct definition"))
             }
-            Item::Config(c) => diags.push(diag::not_supported_yet(c.span, "a `config` block")),
+            Item::Config(c) => {
+                crate::config::check_config(c, &mut config, &mut config_keys, &mut diags)
+            }
             Item::Import(i) => diags.push(diag::not_supported_yet(i.span, "`import`")),
-            Item::MapDecl(m) => diags.push(diag::not_supported_yet(
-                m.span,
-                "a map declaration (`let @m = ...`)",
-            )),
+            Item::MapDecl(m) => {
+                let name = format!("@{}", m.name);
+                if let Some(first) = decls.get(&name) {
+                    diags.push(diag::map_declared_twice(m.span, &name, first.span));
+                } else if let Some(d) = crate::config::check_map_decl(m, &mut diags) {
+                    decls.insert(name, d);
+                }
+            }
             Item::Macro(m) => diags.push(diag::not_supported_yet(m.span, "`macro`")),
             Item::Function(f) => {
                 diags.push(diag::not_supported_yet(f.span, "a user function (`fn`)"))
@@ -188,9 +197,11 @@ pub fn check(
         positional: opts.positional.clone(),
         cpid: opts.cpid,
         pid_filter: opts.pid_filter,
+        config,
     };
     // A map assigned only in a probe that failed to resolve still needs an entry.
     typed.maps.retain(|m| !matches!(m.value, Type::Void));
+    apply_decls(&mut typed, decls, &mut diags);
     let mut seen = std::collections::HashSet::new();
     for d in checker.diags.iter() {
         // Wildcards check one body many times: report each problem once.
@@ -200,6 +211,39 @@ pub fn check(
     }
     diags.sort_by_position();
     (typed, diags)
+}
+
+/// Gives each declared map its declaration, checking the declared kind
+/// against what the map holds (as bpftrace does: aggregations need a
+/// per-CPU kind, plain values a kind that is not per-CPU).
+fn apply_decls(
+    typed: &mut TypedProgram,
+    decls: BTreeMap<String, crate::config::DeclaredMap>,
+    diags: &mut Diagnostics,
+) {
+    for (name, decl) in decls {
+        let Some(m) = typed.maps.iter_mut().find(|m| m.name == name) else {
+            diags.push(diag::map_declared_unused(decl.span, &name));
+            continue;
+        };
+        let agg = matches!(m.value, Type::Agg(_));
+        if agg != decl.kind.is_per_cpu() {
+            let (holds, needs) = if agg {
+                ("an aggregation", "`percpuhash` or `percpulruhash`")
+            } else {
+                ("a plain value", "`hash` or `lruhash`")
+            };
+            diags.push(diag::map_kind_mismatch(
+                m.first_assigned,
+                &name,
+                decl.kind.as_str(),
+                holds,
+                needs,
+                decl.span,
+            ));
+        }
+        m.decl = Some(decl);
+    }
 }
 
 struct Checker<'a> {
@@ -720,6 +764,7 @@ impl<'a> Checker<'a> {
                     key: key.clone(),
                     value: value.clone(),
                     first_assigned: span,
+                    decl: None,
                 });
                 self.maps.len() - 1
             }

@@ -491,3 +491,80 @@ pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
     .with_code("E0356")
     .with_label(span, format!("this is `{found}`"))
 }
+
+// `config = { ... }` blocks and map declarations: E0380–E0389.
+
+pub fn unknown_config_key(span: Span, key: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown config key `{key}`"))
+        .with_code("E0380")
+        .with_label(span, "not a bpftrace config key");
+    with_suggestion(d, key, known)
+}
+
+pub fn config_key_not_supported(span: Span, key: &str) -> Diagnostic {
+    Diagnostic::error(format!("config key `{key}` is not supported by weft yet"))
+        .with_code("E0381")
+        .with_label(span, "a bpftrace setting weft does not apply yet")
+        .with_help("weft applies `max_map_keys` and `perf_rb_pages`")
+}
+
+pub fn bad_config_value(span: Span, key: &str, expected: &str) -> Diagnostic {
+    Diagnostic::error(format!("config key `{key}` expects {expected}"))
+        .with_code("E0382")
+        .with_label(span, "not a valid value for this key")
+}
+
+pub fn config_key_twice(span: Span, key: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!("config key `{key}` is set twice"))
+        .with_code("E0383")
+        .with_label(span, "set again here")
+        .with_secondary(first, "first set here")
+}
+
+pub fn unknown_map_kind(span: Span, kind: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown map kind `{kind}`"))
+        .with_code("E0385")
+        .with_label(
+            span,
+            "weft declares `hash`, `lruhash`, `percpuhash` and `percpulruhash` maps",
+        );
+    with_suggestion(d, kind, known)
+}
+
+pub fn bad_map_decl_size(span: Span, kind: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`{kind}(N)` expects N, the number of keys, as an integer literal from 1 to {}",
+        u32::MAX
+    ))
+    .with_code("E0386")
+    .with_label(span, "expected a positive integer literal")
+}
+
+pub fn map_kind_mismatch(
+    span: Span,
+    map: &str,
+    declared: &str,
+    holds: &str,
+    needs: &str,
+    decl: Span,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{map} is declared `{declared}`, but it holds {holds}, which needs {needs}"
+    ))
+    .with_code("E0387")
+    .with_label(span, format!("{map} gets {holds} here"))
+    .with_secondary(decl, "declared here")
+}
+
+pub fn map_declared_twice(span: Span, map: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!("{map} is declared twice"))
+        .with_code("E0388")
+        .with_label(span, "declared again here")
+        .with_secondary(first, "first declared here")
+}
+
+pub fn map_declared_unused(span: Span, map: &str) -> Diagnostic {
+    Diagnostic::warning(format!("{map} is declared but never used"))
+        .with_code("E0389")
+        .with_label(span, "no probe reads or stores this map")
+}

@@ -5,6 +5,7 @@
 
 pub mod builtins;
 mod check;
+pub mod config;
 pub mod diagnostics;
 pub mod mechanism;
 pub mod providers;
@@ -14,6 +15,7 @@ mod types;
 
 pub use check::members::{MemberAccess, MemberValue};
 pub use check::{CheckOptions, check};
+pub use config::{DeclaredMap, MapKind, ScriptConfig};
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{
     Builtin, CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram, print_types,

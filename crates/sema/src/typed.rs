@@ -8,6 +8,7 @@ use source::Span;
 use syntax::ast::NodeId;
 
 use crate::builtins::Function;
+use crate::config::{DeclaredMap, ScriptConfig};
 use crate::providers::ResolvedProbe;
 use crate::types::Type;
 
@@ -24,6 +25,8 @@ pub struct MapInfo {
     pub value: Type,
     /// Where the map first got its value type.
     pub first_assigned: Span,
+    /// `let @m = kind(n);`, if the script declares the map.
+    pub decl: Option<DeclaredMap>,
 }
 
 /// A printf (or other formatted output) call site.
@@ -96,6 +99,8 @@ pub struct TypedProgram {
     pub cpid: Option<u32>,
     /// `-p PID`: the process every event probe is limited to.
     pub pid_filter: Option<u32>,
+    /// The script's `config` block.
+    pub config: ScriptConfig,
 }
 
 impl TypedProgram {
@@ -107,10 +112,21 @@ impl TypedProgram {
 /// `weft -d types`: maps, variables and probes with their types.
 pub fn print_types(p: &TypedProgram) -> String {
     let mut s = String::new();
+    if let Some(n) = p.config.max_map_keys {
+        writeln!(s, "config max_map_keys = {n}").ok();
+    }
+    if let Some(n) = p.config.perf_rb_pages {
+        writeln!(s, "config perf_rb_pages = {n}").ok();
+    }
     for m in &p.maps {
+        let decl = m
+            .decl
+            .as_ref()
+            .map(|d| format!(" ({}, {} keys)", d.kind.as_str(), d.max_entries))
+            .unwrap_or_default();
         match &m.key {
-            Some(k) => writeln!(s, "map {}[{k}]: {}", m.name, m.value),
-            None => writeln!(s, "map {}: {}", m.name, m.value),
+            Some(k) => writeln!(s, "map {}[{k}]: {}{decl}", m.name, m.value),
+            None => writeln!(s, "map {}: {}{decl}", m.name, m.value),
         }
         .ok();
     }

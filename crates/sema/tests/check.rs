@@ -154,3 +154,49 @@ case!(
     err_duplicate_stage_names,
     "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage x tracepoint:sched:sched_switch by tid\n  stage x tracepoint:sched:sched_wakeup by tid\n  end tracepoint:syscalls:sys_exit_read by tid\n}"
 );
+
+// `config = { ... }` and map declarations.
+case!(
+    ok_config_and_map_decls,
+    "config = { max_map_keys = 100; perf_rb_pages = 64; unstable_map_decl = 1 }\nlet @lru = lruhash(100);\nlet @c = percpulruhash(10);\nlet @h = hash(5);\nlet @p = percpuhash(5);\nBEGIN { @lru[1] = 2; @c[comm] = count(); @h = 1; @p = sum(1); }"
+);
+case!(
+    ok_config_env_var_spelling,
+    "config = { BPFTRACE_MAP_KEYS_MAX = 7 }\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_config_unknown_key,
+    "config = { max_map_key = 100 }\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_config_unsupported_key,
+    "config = { max_strlen = 128 }\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_config_bad_value,
+    "config = { max_map_keys = foo; perf_rb_pages = 0 }\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_config_key_twice,
+    "config = { max_map_keys = 1; BPFTRACE_MAP_KEYS_MAX = 2 }\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_map_decl_unknown_kind,
+    "let @x = lruhsh(10);\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_map_decl_bad_size,
+    "let @x = hash(0);\nlet @y = lruhash();\nlet @z = hash($1);\nBEGIN { @x[1] = 1; @y[1] = 1; @z[1] = 1; }"
+);
+case!(
+    err_map_decl_aggregation_in_hash,
+    "let @x = hash(10);\nBEGIN { @x[1] = count(); }"
+);
+case!(
+    err_map_decl_value_in_percpu,
+    "let @x = percpulruhash(10);\nBEGIN { @x[1] = 1; }"
+);
+case!(
+    err_map_declared_twice,
+    "let @x = hash(10);\nlet @x = lruhash(10);\nBEGIN { @x[1] = 1; }"
+);

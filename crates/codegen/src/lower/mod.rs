@@ -17,7 +17,7 @@ mod streams;
 use std::collections::HashMap;
 
 use abi::{Manifest, MapSpec, MapValue, PrintfArg, PrintfSpec, ProgramSpec};
-use sema::{Type, TypedProbe, TypedProgram};
+use sema::{MapKind, Type, TypedProbe, TypedProgram};
 use source::{Diagnostic, Span};
 use syntax::ast::{Item, Program};
 
@@ -39,6 +39,7 @@ mod map_type {
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
     pub const LRU_HASH: u32 = 9;
+    pub const LRU_PERCPU_HASH: u32 = 10;
     pub const RINGBUF: u32 = 27;
 }
 
@@ -51,18 +52,13 @@ pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diag
 }
 
 /// Knobs a user may turn (bpftrace's environment variables).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// How many keys each script map holds (`BPFTRACE_MAP_KEYS_MAX`).
-    pub max_map_entries: u32,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            max_map_entries: DEFAULT_MAP_ENTRIES,
-        }
-    }
+    /// How many keys each script map holds (`BPFTRACE_MAP_KEYS_MAX`);
+    /// `None`: the script's `config = { max_map_keys = N }`, else
+    /// [`DEFAULT_MAP_ENTRIES`]. A map declaration (`let @m = hash(N)`)
+    /// sizes its own map.
+    pub max_map_entries: Option<u32>,
 }
 
 /// [`compile`] with options.
@@ -71,11 +67,20 @@ pub fn compile_with(
     typed: &TypedProgram,
     options: &Options,
 ) -> Result<Compiled, Diagnostic> {
+    // The environment wins over the script's config, which wins over the default.
+    let max_map_entries = options
+        .max_map_entries
+        .or(typed.config.max_map_keys)
+        .unwrap_or(DEFAULT_MAP_ENTRIES)
+        .max(1);
     let manifest_maps: Vec<MapSpec> = typed
         .maps
         .iter()
         .enumerate()
-        .map(|(i, m)| map_spec(i, m, options.max_map_entries.max(1)))
+        .map(|(i, m)| {
+            let size = m.decl.as_ref().map_or(max_map_entries, |d| d.max_entries);
+            map_spec(i, m, size.max(1))
+        })
         .collect();
     let printfs: Vec<PrintfSpec> = typed
         .printfs
@@ -92,12 +97,22 @@ pub fn compile_with(
         .enumerate()
         .map(|(k, s)| streams::StreamLayout::new(k, s))
         .collect();
-    let ringbuf_size = if needs_stream { 1 << 20 } else { 64 << 10 };
+    let ringbuf_size = match typed.config.perf_rb_pages {
+        // As `BPFTRACE_PERF_RB_PAGES`: the kernel wants a power of two.
+        Some(pages) => (pages.max(1) * 4096).next_power_of_two(),
+        None if needs_stream => 1 << 20,
+        None => 64 << 10,
+    };
 
     // Keyless aggregations live in one-entry per-CPU arrays (lookups the
     // verifier inlines, that never miss) unless a probe deletes them: lower
     // again with those as hashes.
-    let mut arrays: Vec<bool> = typed.maps.iter().map(maps::array_backed).collect();
+    // A declared map keeps its declared kind.
+    let mut arrays: Vec<bool> = typed
+        .maps
+        .iter()
+        .map(|m| m.decl.is_none() && maps::array_backed(m))
+        .collect();
     let (functions, programs) = loop {
         let mut functions = Vec::new();
         let mut programs = Vec::new();
@@ -135,12 +150,17 @@ pub fn compile_with(
     let mut elf_maps: Vec<ElfMap> = manifest_maps
         .iter()
         .zip(&arrays)
-        .map(|(m, &array)| ElfMap {
+        .zip(&typed.maps)
+        .map(|((m, &array), info)| ElfMap {
             name: m.bpf_name.clone(),
-            map_type: match (array, m.value.is_per_cpu()) {
+            map_type: match (array, info.decl.as_ref().map(|d| d.kind)) {
                 (true, _) => map_type::PERCPU_ARRAY,
-                (false, true) => map_type::PERCPU_HASH,
-                (false, false) => map_type::HASH,
+                (false, Some(MapKind::Hash)) => map_type::HASH,
+                (false, Some(MapKind::LruHash)) => map_type::LRU_HASH,
+                (false, Some(MapKind::PercpuHash)) => map_type::PERCPU_HASH,
+                (false, Some(MapKind::PercpuLruHash)) => map_type::LRU_PERCPU_HASH,
+                (false, None) if m.value.is_per_cpu() => map_type::PERCPU_HASH,
+                (false, None) => map_type::HASH,
             },
             key_size: if array { 4 } else { m.key_size() },
             value_size: m.value.size(),
@@ -193,7 +213,7 @@ pub fn compile_with(
         flags: 0,
     });
 
-    let stack_maps = stack_maps::stack_maps(typed, options.max_map_entries.max(1));
+    let stack_maps = stack_maps::stack_maps(typed, max_map_entries);
     elf_maps.extend(stack_maps.iter().map(stack_maps::elf_map));
 
     let elf_programs: Vec<ElfProgram<'_>> = programs
