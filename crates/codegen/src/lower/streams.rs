@@ -197,12 +197,7 @@ impl<'a> Lower<'a> {
         self.bind_fields(spec, state);
 
         if let Some(body) = &clause.body {
-            // `return` in a clause ends its block, not the instance's bookkeeping.
-            let (outer, after) = (self.exit, self.asm.label());
-            self.exit = after;
-            self.block(body);
-            self.exit = outer;
-            self.asm.bind(after);
+            self.clause_body(body);
         }
         self.file_link(stream, stage, layout, key, Place::Ptr(state, 0));
         if clause.role == StageRole::End {
@@ -243,66 +238,16 @@ impl<'a> Lower<'a> {
         let key = self.stream_key(clause.key.as_ref(), &info.stages[0].key, layout.key_size);
         let rec = Place::Stack(self.asm.stack(spec.record_size), 0);
         self.zero(rec, spec.record_size);
-        self.store(rec, Src::Imm(EventKind::Stream as i32), Width::W);
-        self.store(rec.offset(4), Src::Imm(stage.stream as i32), Width::W);
-        self.store(rec.offset(STREAM_START_OFFSET), Src::Reg(now), Width::DW);
-        self.store(
-            rec.offset(spec.stages[0].ts_offset),
-            Src::Reg(now),
-            Width::DW,
-        );
-        self.store(
-            rec.offset(spec.stages[0].hits_offset),
-            Src::Imm(1),
-            Width::DW,
-        );
-        let pid_tgid = self.asm.vreg();
-        self.asm
-            .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
-        self.store(
-            rec.offset(STREAM_PID_TGID_OFFSET),
-            Src::Reg(pid_tgid),
-            Width::DW,
-        );
-        let cgroup = self.asm.vreg();
-        self.asm
-            .call(Helper::GET_CURRENT_CGROUP_ID, &[], Some(cgroup));
-        self.store(
-            rec.offset(STREAM_CGROUP_OFFSET),
-            Src::Reg(cgroup),
-            Width::DW,
-        );
-        let comm = self.addr(rec.offset(STREAM_COMM_OFFSET));
-        self.asm.call(
-            Helper::GET_CURRENT_COMM,
-            &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
-            None,
-        );
+        self.fill_fixed_part(rec, stage.stream, spec, now);
         self.vars.clear();
         for f in &spec.fields {
             self.vars.insert(f.name.clone(), rec.offset(f.field.offset));
         }
         if let Some(body) = &clause.body {
-            let (outer, after) = (self.exit, self.asm.label());
-            self.exit = after;
-            self.block(body);
-            self.exit = outer;
-            self.asm.bind(after);
+            self.clause_body(body);
         }
         self.asm.set_span(clause.span);
-        let value = self.addr(rec);
-        let ret = self.update_raw(&spec.state_map, key, Src::Reg(value), 1);
-        let (created, refused) = (self.asm.label(), self.asm.label());
-        self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
-        self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), refused);
-        self.bump_stream_counter(spec, StreamCounter::Replaced);
-        let value = self.addr(rec);
-        let again = self.update_raw(&spec.state_map, key, Src::Reg(value), 0);
-        self.asm.br(Cond::Eq, again, Src::Imm(0), created);
-        self.asm.bind(refused);
-        self.bump_stream_counter(spec, StreamCounter::MapFull);
-        self.asm.jmp(self.exit);
-        self.asm.bind(created);
+        self.file_instance(spec, key, rec);
         self.bump_stream_counter(spec, StreamCounter::Begun);
         self.file_link(stream, stage, layout, key, rec);
         let exit = self.exit;
@@ -376,58 +321,80 @@ impl<'a> Lower<'a> {
             Some(zero),
         );
         self.asm.br(Cond::Eq, zero, Src::Imm(0), self.exit);
-        let ret = self.update_raw(&spec.state_map, key, Src::Reg(zero), 1);
+        self.file_instance(spec, key, Place::Ptr(zero, 0));
+        let state = self.lookup_named(&spec.state_map, key);
+        self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+        self.fill_fixed_part(Place::Ptr(state, 0), stream, spec, now);
+        self.bump_stream_counter(spec, StreamCounter::Begun);
+        state
+    }
+
+    /// Files the record at `value` under `key` in the state map: an open
+    /// instance under the same key is replaced (and counted); a refusal is
+    /// counted and ends the program.
+    fn file_instance(&mut self, spec: &StreamSpec, key: Place, value: Place) {
+        let ptr = self.addr(value);
+        let ret = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 1);
         let (created, refused) = (self.asm.label(), self.asm.label());
         self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
         self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), refused);
         self.bump_stream_counter(spec, StreamCounter::Replaced);
-        let again = self.update_raw(&spec.state_map, key, Src::Reg(zero), 0);
+        let ptr = self.addr(value);
+        let again = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 0);
         self.asm.br(Cond::Eq, again, Src::Imm(0), created);
         self.asm.bind(refused);
         self.bump_stream_counter(spec, StreamCounter::MapFull);
         self.asm.jmp(self.exit);
         self.asm.bind(created);
-        let state = self.lookup_named(&spec.state_map, key);
-        self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
-        self.asm
-            .store(state, 0, Src::Imm(EventKind::Stream as i32), Width::W);
-        self.asm.store(state, 4, Src::Imm(stream as i32), Width::W);
-        self.asm
-            .store(state, STREAM_START_OFFSET as i16, Src::Reg(now), Width::DW);
-        let begin = &spec.stages[0];
-        self.asm
-            .store(state, begin.ts_offset as i16, Src::Reg(now), Width::DW);
-        self.asm
-            .store(state, begin.hits_offset as i16, Src::Imm(1), Width::DW);
+    }
+
+    /// The fixed part of a new record (see `abi::stream`): header, start,
+    /// the begin stage, and who began it.
+    fn fill_fixed_part(&mut self, rec: Place, stream: usize, spec: &StreamSpec, now: VReg) {
+        self.store(rec, Src::Imm(EventKind::Stream as i32), Width::W);
+        self.store(rec.offset(4), Src::Imm(stream as i32), Width::W);
+        self.store(rec.offset(STREAM_START_OFFSET), Src::Reg(now), Width::DW);
+        self.store(
+            rec.offset(spec.stages[0].ts_offset),
+            Src::Reg(now),
+            Width::DW,
+        );
+        self.store(
+            rec.offset(spec.stages[0].hits_offset),
+            Src::Imm(1),
+            Width::DW,
+        );
         let pid_tgid = self.asm.vreg();
         self.asm
             .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
-        self.asm.store(
-            state,
-            STREAM_PID_TGID_OFFSET as i16,
+        self.store(
+            rec.offset(STREAM_PID_TGID_OFFSET),
             Src::Reg(pid_tgid),
             Width::DW,
         );
         let cgroup = self.asm.vreg();
         self.asm
             .call(Helper::GET_CURRENT_CGROUP_ID, &[], Some(cgroup));
-        self.asm.store(
-            state,
-            STREAM_CGROUP_OFFSET as i16,
+        self.store(
+            rec.offset(STREAM_CGROUP_OFFSET),
             Src::Reg(cgroup),
             Width::DW,
         );
-        let comm = self.asm.vreg();
-        self.asm.mov(comm, Src::Reg(state));
-        self.asm
-            .alu(AluOp::Add, comm, Src::Imm(STREAM_COMM_OFFSET as i32));
+        let comm = self.addr(rec.offset(STREAM_COMM_OFFSET));
         self.asm.call(
             Helper::GET_CURRENT_COMM,
             &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
             None,
         );
-        self.bump_stream_counter(spec, StreamCounter::Begun);
-        state
+    }
+
+    /// A clause's block; `return` in it ends the block, not the instance's bookkeeping.
+    fn clause_body(&mut self, body: &syntax::ast::Block) {
+        let (outer, after) = (self.exit, self.asm.label());
+        self.exit = after;
+        self.block(body);
+        self.exit = outer;
+        self.asm.bind(after);
     }
 
     /// An instance older than the stream's timeout is dropped (counted, and
