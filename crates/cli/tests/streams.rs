@@ -227,3 +227,36 @@ fn every_stream_example_compiles() {
     }
     assert_eq!(seen, 4, "examples/streams holds four examples");
 }
+
+#[test]
+fn records_on_the_stack_and_in_the_state_map_hold_odd_sized_fields() {
+    require_root!();
+    // A begin builds records of up to 256 bytes on the stack and larger ones
+    // in the state map; `$c` (9 bytes) puts the fields after it at odd offsets.
+    for extra in ["", " $e = str(args->filename);"] {
+        let path = scratch("odd-record");
+        let p = path.display().to_string();
+        let script = format!(
+            r#"stream big {{
+    begin tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == "{p}"/ by tid {{ $a = str(args->filename); $b = comm; $c = str(args->filename, 8); $d = probe;{extra} }}
+    end tracepoint:syscalls:sys_exit_openat by tid {{ $ret = args->ret; }}
+}}"#
+        );
+        let out = trace_workload(&script, &format!("openat {p} 3"), &["-f", "json"]);
+        let _ = std::fs::remove_file(&path);
+        let records = json_records(&out.stdout);
+        assert_eq!(records.len(), 3, "{}", out.stdout);
+        for r in &records {
+            assert_eq!(r["fields"]["a"], p.as_str());
+            assert_eq!(r["fields"]["b"], "weftwl");
+            // Like bpftrace, `str(s, 8)` keeps 8 characters.
+            assert_eq!(r["fields"]["c"], &p[..8]);
+            assert_eq!(r["fields"]["d"], "tracepoint:syscalls:sys_enter_openat");
+            if !extra.is_empty() {
+                assert_eq!(r["fields"]["e"], p.as_str());
+            }
+            assert!(r["fields"]["ret"].as_i64().unwrap() >= 0, "{r}");
+            assert_eq!(r["comm"], "weftwl");
+        }
+    }
+}

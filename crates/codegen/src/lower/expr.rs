@@ -459,11 +459,12 @@ impl Lower<'_> {
         let mut off = 0;
         while off < data.len() {
             let rest = &data[off..];
-            let (w, k) = match rest.len() {
-                k if k >= 4 => (Width::W, 4),
-                k if k >= 2 => (Width::H, 2),
-                _ => (Width::B, 1),
-            };
+            // Immediates are 32-bit: at most word stores.
+            let (w, k) =
+                match super::chunk(place.offset(off as u32).base_offset(), rest.len() as u32) {
+                    (Width::DW, _) => (Width::W, 4),
+                    (w, k) => (w, k as usize),
+                };
             let mut v = 0u32;
             for (i, b) in rest[..k].iter().enumerate() {
                 v |= (*b as u32) << (8 * i);

@@ -318,7 +318,26 @@ pub(crate) enum Place {
     Ptr(VReg, i16),
 }
 
+/// The widest access (at most `remaining` bytes) that is aligned at `at`, a
+/// byte offset from an 8-aligned base (stack slots, map values and
+/// ring-buffer records all are).
+pub(crate) fn chunk(at: i64, remaining: u32) -> (Width, u32) {
+    for (w, n) in [(Width::DW, 8u32), (Width::W, 4), (Width::H, 2)] {
+        if remaining >= n && at.rem_euclid(n as i64) == 0 {
+            return (w, n);
+        }
+    }
+    (Width::B, 1)
+}
+
 impl Place {
+    /// The byte offset from the place's 8-aligned base.
+    pub(crate) fn base_offset(self) -> i64 {
+        match self {
+            Place::Stack(_, o) | Place::Ptr(_, o) => o as i64,
+        }
+    }
+
     pub(crate) fn offset(self, by: u32) -> Place {
         match self {
             Place::Stack(s, o) => Place::Stack(s, o + by as i16),
@@ -431,12 +450,7 @@ impl<'a> Lower<'a> {
     pub(crate) fn zero(&mut self, place: Place, size: u32) {
         let mut off = 0;
         while off < size {
-            let (w, n) = match size - off {
-                n if n >= 8 => (Width::DW, 8),
-                n if n >= 4 => (Width::W, 4),
-                n if n >= 2 => (Width::H, 2),
-                _ => (Width::B, 1),
-            };
+            let (w, n) = chunk(place.offset(off).base_offset(), size - off);
             self.store(place.offset(off), Src::Imm(0), w);
             off += n;
         }
@@ -477,12 +491,12 @@ impl<'a> Lower<'a> {
         let tmp = self.asm.vreg();
         let mut off = 0;
         while off < size {
-            let (w, n) = match size - off {
-                n if n >= 8 => (Width::DW, 8),
-                n if n >= 4 => (Width::W, 4),
-                n if n >= 2 => (Width::H, 2),
-                _ => (Width::B, 1),
-            };
+            // Both sides must be aligned for the width (the verifier rejects
+            // misaligned stack accesses).
+            let (w, n) = chunk(
+                src.offset(off).base_offset() | dst.offset(off).base_offset(),
+                size - off,
+            );
             self.load(tmp, src.offset(off), w);
             self.store(dst.offset(off), Src::Reg(tmp), w);
             off += n;
