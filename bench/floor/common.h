@@ -116,6 +116,37 @@ static __always_inline void hist_add(void *map, __s64 v)
 		*n += 1;
 }
 
+/* a stack-trace map (127 frames, as bpftrace) and the per-CPU counts of
+ * its stack ids, printed as @counts[id] */
+#define DECLARE_STACKS(NAME)                                              \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                           \
+		__uint(max_entries, 4096);                                        \
+		__uint(key_size, sizeof(__u32));                                  \
+		__uint(value_size, 127 * sizeof(__u64));                          \
+	} NAME SEC(".maps");                                                  \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                           \
+		__uint(max_entries, 4096);                                        \
+		__type(key, __u64);                                               \
+		__type(value, __u64);                                             \
+	} counts SEC(".maps");
+
+static __always_inline void count_stack(void *ctx, void *stacks, void *counts, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, stacks, flags);
+	if (id < 0)
+		return;
+	__u64 key = id;
+	__u64 *n = bpf_map_lookup_elem(counts, &key);
+	if (n) {
+		*n += 1;
+	} else {
+		__u64 one = 1;
+		bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST);
+	}
+}
+
 char LICENSE[] SEC("license") = "GPL";
 
 #endif

@@ -1,8 +1,9 @@
 /* The floor's user side: one minimal libbpf loader for every case.
  *
- *   floor OBJECT.bpf.o PID
+ *   floor OBJECT.bpf.o PID [BINARY FUNCTION]
  *
- * Opens OBJECT, sets target_pid, loads, attaches every program, prints
+ * Opens OBJECT, sets target_pid, loads, attaches every program (uprobe and
+ * uretprobe programs to FUNCTION in BINARY, for every process), prints
  * __BPFTRACE_NOTIFY_PROBES_ATTACHED on stderr, then by case (the object's
  * base name):
  *   startup1/startup20  print (and flush) "hit" per ring buffer record until
@@ -71,7 +72,8 @@ static void print_map(struct bpf_map *map)
 	const char *name = bpf_map__name(map);
 	enum bpf_map_type t = bpf_map__type(map);
 	int fd = bpf_map__fd(map);
-	if (strchr(name, '.') || !strcmp(name, "events") || !strcmp(name, "start"))
+	if (strchr(name, '.') || !strcmp(name, "events") || !strcmp(name, "start") ||
+	    t == BPF_MAP_TYPE_STACK_TRACE)
 		return;
 	if (!strcmp(name, "lost")) {
 		unsigned int k = 0;
@@ -107,10 +109,12 @@ static void print_map(struct bpf_map *map)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: floor OBJECT.bpf.o PID\n");
+	if (argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: floor OBJECT.bpf.o PID [BINARY FUNCTION]\n");
 		return 2;
 	}
+	const char *binary = argc == 5 ? argv[3] : NULL;
+	const char *function = argc == 5 ? argv[4] : NULL;
 	const char *path = argv[1];
 	unsigned int pid = (unsigned int)strtoul(argv[2], NULL, 10);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -151,6 +155,21 @@ int main(int argc, char **argv)
 	}
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog);
+		int ret = !strcmp(sec, "uretprobe");
+		if (ret || !strcmp(sec, "uprobe")) {
+			if (!binary) {
+				fprintf(stderr, "floor: %s needs BINARY FUNCTION\n", sec);
+				return 2;
+			}
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = function, .retprobe = ret);
+			if (!bpf_program__attach_uprobe_opts(prog, -1, binary, 0, &uo)) {
+				fprintf(stderr, "floor: attach %s to %s:%s failed: %s\n", sec,
+					binary, function, strerror(errno));
+				return 1;
+			}
+			continue;
+		}
 		if (!bpf_program__attach(prog)) {
 			fprintf(stderr, "floor: attach %s failed: %s\n",
 				bpf_program__name(prog), strerror(errno));

@@ -45,6 +45,7 @@ fn bench_harness_smoke_mode_runs_every_measure_for_weft() {
     for section in [
         "## Startup, 1 probe",
         "## Per-event overhead",
+        "## Per-event overhead, user probes",
         "## Streaming",
         "## Compile only",
         "## Binary",

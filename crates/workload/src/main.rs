@@ -8,6 +8,7 @@
 //!   read SIZE N            N read()s of SIZE bytes from /dev/zero
 //!   nanosleep NS N         N nanosleep()s of NS nanoseconds
 //!   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
+//!   call N                 N calls of `weft_workload_marker(i)` (for uprobes)
 //!   sleep MS               one sleep of MS milliseconds (not counted)
 //!   touch-pages N          writes one byte to each of N fresh anonymous pages
 //!                          (no huge pages): N page faults
@@ -113,6 +114,12 @@ fn run(args: &[String]) -> Result<(), String> {
                 let ms = count(next("MS")?)?;
                 std::hint::black_box(weft_workload_spin(ms));
             }
+            "call" => {
+                let n = count(next("N")?)?;
+                for i in 0..n {
+                    std::hint::black_box(weft_workload_marker(std::hint::black_box(i)));
+                }
+            }
             "sleep" => std::thread::sleep(Duration::from_millis(count(next("MS")?)?)),
             "touch-pages" => touch_pages(count(next("N")?)? as usize)?,
             "block-read" => {
@@ -149,6 +156,13 @@ pub extern "C" fn weft_workload_spin(ms: u64) -> u64 {
         }
     }
     x
+}
+
+/// A user function with a stable symbol for uprobe benchmarks and tests.
+#[inline(never)]
+#[unsafe(no_mangle)]
+pub extern "C" fn weft_workload_marker(i: u64) -> u64 {
+    i.wrapping_mul(2654435761)
 }
 
 /// Maps `n` fresh anonymous pages and writes one byte to each: `n` minor faults.
