@@ -116,28 +116,17 @@ static __always_inline void hist_add(void *map, __s64 v)
 		*n += 1;
 }
 
-/* a stack-trace map (127 frames, as bpftrace) and the per-CPU counts of
- * its stack ids, printed as @counts[id] */
-#define DECLARE_STACKS(NAME)                                              \
-	struct {                                                              \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                           \
-		__uint(max_entries, 4096);                                        \
-		__uint(key_size, sizeof(__u32));                                  \
-		__uint(value_size, 127 * sizeof(__u64));                          \
-	} NAME SEC(".maps");                                                  \
+/* a per-CPU hash of counts keyed by a u64 (@[tid] = count() and the like) */
+#define DECLARE_COUNTS(NAME)                                              \
 	struct {                                                              \
 		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                           \
 		__uint(max_entries, 4096);                                        \
 		__type(key, __u64);                                               \
 		__type(value, __u64);                                             \
-	} counts SEC(".maps");
+	} NAME SEC(".maps");
 
-static __always_inline void count_stack(void *ctx, void *stacks, void *counts, __u64 flags)
+static __always_inline void count_key(void *counts, __u64 key)
 {
-	long id = bpf_get_stackid(ctx, stacks, flags);
-	if (id < 0)
-		return;
-	__u64 key = id;
 	__u64 *n = bpf_map_lookup_elem(counts, &key);
 	if (n) {
 		*n += 1;
@@ -145,6 +134,57 @@ static __always_inline void count_stack(void *ctx, void *stacks, void *counts, _
 		__u64 one = 1;
 		bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST);
 	}
+}
+
+static __always_inline __u64 current_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* a stack-trace map (127 frames, as bpftrace) and the counts of its stack
+ * ids, printed as @counts[id] */
+#define DECLARE_STACKS(NAME)                                              \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                           \
+		__uint(max_entries, 4096);                                        \
+		__uint(key_size, sizeof(__u32));                                  \
+		__uint(value_size, 127 * sizeof(__u64));                          \
+	} NAME SEC(".maps");                                                  \
+	DECLARE_COUNTS(counts)
+
+static __always_inline void count_stack(void *ctx, void *stacks, void *counts, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, stacks, flags);
+	if (id >= 0)
+		count_key(counts, id);
+}
+
+/* the latency pattern: @s[tid] = nsecs at the start; at the end
+ * @h = hist(nsecs - @s[tid]) and delete(@s[tid]) */
+#define DECLARE_LATENCY(START, HIST)                                      \
+	DECLARE_HIST(HIST)                                                    \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_HASH);                                  \
+		__uint(max_entries, 4096);                                        \
+		__type(key, __u64);                                               \
+		__type(value, __u64);                                             \
+	} START SEC(".maps");
+
+static __always_inline void latency_start(void *start)
+{
+	__u64 tid = current_tid();
+	__u64 ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(start, &tid, &ts, BPF_ANY);
+}
+
+static __always_inline void latency_end(void *start, void *hist)
+{
+	__u64 tid = current_tid();
+	__u64 *ts = bpf_map_lookup_elem(start, &tid);
+	if (!ts)
+		return;
+	hist_add(hist, (__s64)(bpf_ktime_get_ns() - *ts));
+	bpf_map_delete_elem(start, &tid);
 }
 
 char LICENSE[] SEC("license") = "GPL";

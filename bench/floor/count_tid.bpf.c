@@ -1,24 +1,11 @@
 /* per-event (c): @[tid] = count() -- a per-CPU hash keyed by tid */
 #include "common.h"
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u64);
-} counts SEC(".maps");
+DECLARE_COUNTS(counts)
 
 SEC("tracepoint/syscalls/sys_enter_getppid")
 int on_getppid(struct sys_enter_ctx *ctx)
 {
 	PID_FILTER();
-	__u64 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *n = bpf_map_lookup_elem(&counts, &tid);
-	if (n) {
-		*n += 1;
-	} else {
-		__u64 one = 1;
-		bpf_map_update_elem(&counts, &tid, &one, BPF_NOEXIST);
-	}
+	count_key(&counts, current_tid());
 	return 0;
 }

@@ -1,22 +1,13 @@
 /* per-event (e): @s[tid] = nsecs on enter; @h = hist(nsecs - @s[tid]) and
  * delete(@s[tid]) on exit */
 #include "common.h"
-DECLARE_HIST(hist)
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u64);
-} start SEC(".maps");
+DECLARE_LATENCY(start, hist)
 
 SEC("tracepoint/syscalls/sys_enter_getppid")
 int on_enter(struct sys_enter_ctx *ctx)
 {
 	PID_FILTER();
-	__u64 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &tid, &ts, BPF_ANY);
+	latency_start(&start);
 	return 0;
 }
 
@@ -24,11 +15,6 @@ SEC("tracepoint/syscalls/sys_exit_getppid")
 int on_exit(struct sys_exit_ctx *ctx)
 {
 	PID_FILTER();
-	__u64 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *ts = bpf_map_lookup_elem(&start, &tid);
-	if (!ts)
-		return 0;
-	hist_add(&hist, (__s64)(bpf_ktime_get_ns() - *ts));
-	bpf_map_delete_elem(&start, &tid);
+	latency_end(&start, &hist);
 	return 0;
 }
