@@ -87,4 +87,7 @@ pub struct StreamSpec {
     pub max_instances: u32,
     /// Emit records for expired and evicted instances too (`incomplete` clause).
     pub emit_incomplete: bool,
+    /// The begin probe fills `cgroup` and `comm`; when nothing can show
+    /// them they stay zero.
+    pub captures_identity: bool,
 }

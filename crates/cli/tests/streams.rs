@@ -260,3 +260,41 @@ fn records_on_the_stack_and_in_the_state_map_hold_odd_sized_fields() {
         }
     }
 }
+
+#[test]
+fn a_handler_reads_the_comm_and_cgroup_its_instance_began_with() {
+    require_root!();
+    // Nothing is emitted, so the begin probe captures comm and cgroup only
+    // because the handler reads them.
+    let script = r#"stream rr {
+    begin tracepoint:syscalls:sys_enter_read /pid == cpid/ by tid
+    end   tracepoint:syscalls:sys_exit_read by tid
+}
+stream:rr { @by_comm[args->comm] = count(); @cgroup_set = sum(args->cgroup != 0); }"#;
+    let out = trace_workload(script, "read 16 12", &[]);
+    assert!(
+        out.stdout.lines().any(|l| l == "@by_comm[weftwl]: 12"),
+        "{}",
+        out.stdout
+    );
+    // Reads made before the workload renames itself count under its old
+    // comm; every instance has a cgroup.
+    let total: u64 = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("@by_comm[")?
+                .split(": ")
+                .nth(1)?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l == format!("@cgroup_set: {total}")),
+        "{}",
+        out.stdout
+    );
+}

@@ -42,3 +42,33 @@ fn a_linked_key_and_a_handler() {
     let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm\n  end tracepoint:sched:sched_wakeup by args->comm\n}\nstream:s { @ = hist(args->duration); }";
     insta::assert_snapshot!(function_name!(), lower(src), src);
 }
+
+/// The begin program reads the task's comm and cgroup only when something
+/// can show them: a record that is emitted (no handler, `emit()`, or
+/// `incomplete`), or `args->comm` / `args->cgroup` in a handler.
+#[test]
+fn comm_and_cgroup_are_captured_only_when_something_shows_them() {
+    let stream = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  end tracepoint:syscalls:sys_exit_read by tid\n";
+    let captures = |rest: &str| {
+        let src = format!("{stream}{rest}");
+        let code = lower(&src);
+        let comm = code.contains("bpf_get_current_comm");
+        let cgroup = code.contains("bpf_get_current_cgroup_id");
+        assert_eq!(comm, cgroup, "comm and cgroup go together:\n{src}\n{code}");
+        comm
+    };
+    assert!(captures("}"), "no handler: every record is printed");
+    assert!(captures("}\nstream:s { emit(); }"));
+    assert!(captures("}\nstream:s { @[args->comm] = count(); }"));
+    assert!(captures("}\nstream:s { @[args->cgroup] = count(); }"));
+    assert!(captures(
+        "}\nstream:s /args->comm == \"x\"/ { @ = count(); }"
+    ));
+    assert!(captures(
+        "  timeout 1s\n  incomplete\n}\nstream:s { @ = hist(args->duration); }"
+    ));
+    assert!(!captures("}\nstream:s { @ = hist(args->duration); }"));
+    assert!(!captures(
+        "}\nstream:s { @[args->pid, args->tid] = count(); }"
+    ));
+}

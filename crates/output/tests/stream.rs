@@ -33,6 +33,7 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         offset += layout.size();
     }
     StreamSpec {
+        captures_identity: true,
         name: name.to_string(),
         state_map: format!("{name}_state"),
         link_maps: Vec::new(),

@@ -462,6 +462,7 @@ impl<'a> Checker<'a> {
                 }),
             incomplete: st.incomplete,
             has_handlers: false,
+            captures_identity: true,
         })
     }
 
@@ -479,6 +480,13 @@ impl<'a> Checker<'a> {
             info.has_handlers = instances
                 .iter()
                 .any(|i| matches!(i.role, Role::Handler { stream } if stream == k));
+            info.captures_identity = !info.has_handlers
+                || info.incomplete
+                || self
+                    .handlers
+                    .iter()
+                    .filter(|h| matches!(h.resolved.context, Context::Stream(s) if s == k))
+                    .any(shows_identity);
             let key_of = |i: usize| {
                 self.stage_keys
                     .get(&(k, i))
@@ -1797,4 +1805,16 @@ impl<'a> Checker<'a> {
     fn btf(&self) -> Option<&'a ktypes::Btf> {
         self.kernel?.btf().ok()
     }
+}
+
+/// A handler that emits its record, or reads `args->comm` or `args->cgroup`.
+fn shows_identity(handler: &TypedProbe) -> bool {
+    handler
+        .calls
+        .values()
+        .any(|c| matches!(c, CallTarget::Emit))
+        || handler
+            .stream_args
+            .values()
+            .any(|a| matches!(a, streams::StreamArg::Comm | streams::StreamArg::Cgroup))
 }

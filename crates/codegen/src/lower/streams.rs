@@ -78,6 +78,7 @@ impl StreamLayout {
                 timeout_ns: info.timeout_ns,
                 max_instances: info.max_instances,
                 emit_incomplete: info.incomplete,
+                captures_identity: info.captures_identity,
             },
             key_size,
             link_key_sizes: info
@@ -372,6 +373,9 @@ impl<'a> Lower<'a> {
             Src::Reg(pid_tgid),
             Width::DW,
         );
+        if !spec.captures_identity {
+            return;
+        }
         let cgroup = self.asm.vreg();
         self.asm
             .call(Helper::GET_CURRENT_CGROUP_ID, &[], Some(cgroup));
