@@ -375,3 +375,20 @@ fn uaddr_errors_are_one_clear_sentence() {
         assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
     }
 }
+
+#[test]
+fn an_indirect_function_is_probed_where_its_calls_land() {
+    require_root!();
+    // glibc's strlen is an IFUNC: its symbol is the resolver, run once at
+    // load time; the probes must sit on the implementation this CPU uses.
+    let script = r#"uprobe:libc:strlen /pid == cpid/ { @calls[str(arg0)] = count(); }
+uretprobe:libc:strlen /pid == cpid && retval == 26/ { @returned = count(); }"#;
+    let out = common::trace_workload(script, "strlen 25", &[]);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines.contains(&"@calls[weft workload strlen probe]: 25"),
+        "{}",
+        out.stdout
+    );
+    assert!(lines.contains(&"@returned: 25"), "{}", out.stdout);
+}

@@ -13,6 +13,8 @@ use crate::{
 pub struct FixtureKernel {
     tracepoints: BTreeMap<(String, String), String>,
     files: BTreeMap<String, Vec<u8>>,
+    /// `(path, symbol)` of an indirect function → its implementation's address.
+    ifuncs: BTreeMap<(String, String), u64>,
     btf: Option<Arc<Btf>>,
     kernel_functions: Option<Vec<KernelFunction>>,
     tracing_features: Option<TracingFeatures>,
@@ -33,6 +35,13 @@ impl FixtureKernel {
     /// Adds a file that [`KernelInfo::read_file`] returns (a binary for uprobe tests).
     pub fn with_file(mut self, path: &str, bytes: Vec<u8>) -> FixtureKernel {
         self.files.insert(path.into(), bytes);
+        self
+    }
+
+    /// Makes the indirect function `symbol` of `path` resolve to `address`
+    /// (see [`KernelInfo::ifunc_target`]).
+    pub fn with_ifunc(mut self, path: &str, symbol: &str, address: u64) -> FixtureKernel {
+        self.ifuncs.insert((path.into(), symbol.into()), address);
         self
     }
 
@@ -190,6 +199,15 @@ impl KernelInfo for FixtureKernel {
             .get(path)
             .cloned()
             .ok_or_else(|| KernelInfoError::NotFound(format!("{path}: no such file")))
+    }
+
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, KernelInfoError> {
+        self.ifuncs
+            .get(&(path.to_string(), symbol.to_string()))
+            .copied()
+            .ok_or_else(|| {
+                KernelInfoError::Unavailable(format!("{path} is not loaded in this process"))
+            })
     }
 }
 

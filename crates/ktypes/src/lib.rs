@@ -56,6 +56,15 @@ pub trait KernelInfo {
         Err(KernelInfoError::NotFound(format!("{path}: no such file")))
     }
 
+    /// Where calls to the indirect function `symbol` of the library at
+    /// `path` land on this machine: the implementation's address as linked
+    /// in that file (what its resolver picked when the library was loaded).
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, KernelInfoError> {
+        Err(KernelInfoError::Unavailable(format!(
+            "cannot resolve the indirect function `{symbol}` of {path} here"
+        )))
+    }
+
     /// The directories of `$PATH`, where a program named without a `/` is looked up.
     fn executable_search_path(&self) -> Vec<String> {
         Vec::new()

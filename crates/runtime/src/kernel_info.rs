@@ -64,6 +64,10 @@ impl KernelInfo for SysKernelInfo {
         std::fs::read(path).map_err(|e| io_error(path.to_string(), e))
     }
 
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, KernelInfoError> {
+        crate::ifunc::target(path, symbol)
+    }
+
     fn btf(&self) -> Result<&Btf, KernelInfoError> {
         vmlinux_btf().map_err(Clone::clone)
     }

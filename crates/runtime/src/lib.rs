@@ -14,6 +14,7 @@
 mod attach;
 mod error;
 pub mod features;
+pub(crate) mod ifunc;
 pub mod kernel_features;
 mod kernel_info;
 mod libbpf_log;

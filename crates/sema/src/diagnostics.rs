@@ -312,6 +312,21 @@ pub fn usdt_bad_args(span: Span, probe: &str, spec: &str, at: usize, message: &s
     .with_note(format!("the spec is:\n    {spec}\n    {}^", " ".repeat(at)))
 }
 
+pub fn ifunc_unresolved(span: Span, path: &str, symbol: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`{symbol}` in `{path}` is an indirect function whose implementation is not known here"
+    ))
+    .with_code("E0446")
+    .with_label(
+        span,
+        "an IFUNC: calls reach the implementation its resolver picked at load time",
+    )
+    .with_note(why.to_string())
+    .with_help(format!(
+        "probe an implementation by name; list them with: weft -l 'uprobe:{path}:*{symbol}*'"
+    ))
+}
+
 pub fn stream_shape(span: Span, stream: &str, needs: &str) -> Diagnostic {
     Diagnostic::error(format!("stream `{stream}` needs {needs}"))
         .with_code("E0410")

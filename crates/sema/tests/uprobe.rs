@@ -5,7 +5,7 @@
 use ktypes::FixtureKernel;
 use sema::{CheckOptions, check};
 use source::{SourceMap, render_all};
-use uelf::testing::{LOAD_VADDR, Probe, tiny_elf};
+use uelf::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf};
 
 fn kernel() -> FixtureKernel {
     let probes = [
@@ -40,6 +40,13 @@ fn kernel() -> FixtureKernel {
         .with_file("/opt/app", elf.clone())
         .with_file("/opt/lib/libapp.so.1", elf)
         .with_file("/etc/ld.so.cache", cache)
+        // Two indirect functions; this machine's loader resolves `fast_len`
+        // to `plain` and cannot resolve `slow_len`.
+        .with_file(
+            "/opt/lib/libifunc.so",
+            tiny_elf(&["plain", "ifunc:fast_len", "ifunc:slow_len"], &[]),
+        )
+        .with_ifunc("/opt/lib/libifunc.so", "fast_len", LOAD_VADDR + TEXT_OFFSET)
 }
 
 fn run(src: &str, pid: Option<u32>) -> String {
@@ -93,6 +100,18 @@ case!(
 case!(
     usdt_with_semaphore,
     "usdt:/opt/app:weft:tick { @ = sum(arg0); @s[str(arg1)] = count(); }"
+);
+case!(
+    indirect_function_at_its_implementation,
+    "uprobe:/opt/lib/libifunc.so:fast_len, uretprobe:/opt/lib/libifunc.so:fast_len { }"
+);
+case!(
+    wildcard_leaves_out_unresolved_indirect_functions,
+    "uprobe:/opt/lib/libifunc.so:*_len { @[func] = count(); }"
+);
+case!(
+    err_indirect_function_unresolved,
+    "uprobe:/opt/lib/libifunc.so:slow_len { }"
 );
 case!(err_unknown_binary, "uprobe:nosuchthing:marker { }");
 case!(err_unknown_symbol, "uprobe:/opt/app:markr { }");

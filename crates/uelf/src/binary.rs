@@ -35,6 +35,10 @@ pub struct Symbol {
     /// Virtual address as linked (`st_value`).
     pub address: u64,
     pub size: u64,
+    /// An indirect function (`STT_GNU_IFUNC`, like glibc's `strlen`):
+    /// `address` is its resolver, which picks the implementation that
+    /// calls reach when the library is loaded.
+    pub ifunc: bool,
 }
 
 /// The parts of an ELF file probes need.
@@ -87,8 +91,9 @@ impl Binary {
         let mut objects: Vec<Symbol> = Vec::new();
         for table in [file.elf_symbol_table(), file.elf_dynamic_symbol_table()] {
             for sym in table.symbols() {
+                let ifunc = sym.st_type() == elf::STT_GNU_IFUNC;
                 let list = match sym.st_type() {
-                    elf::STT_FUNC => &mut functions,
+                    elf::STT_FUNC | elf::STT_GNU_IFUNC => &mut functions,
                     elf::STT_OBJECT => &mut objects,
                     _ => continue,
                 };
@@ -108,6 +113,7 @@ impl Binary {
                     name: name.to_string(),
                     address: sym.st_value(endian),
                     size: sym.st_size(endian),
+                    ifunc,
                 });
             }
         }
@@ -202,6 +208,16 @@ mod tests {
         assert_eq!(b.usdt.len(), 1);
         assert_eq!(b.usdt[0].address, LOAD_VADDR + TEXT_OFFSET);
         assert_eq!(b.file_offset(b.usdt[0].semaphore), Some(8));
+        assert!(!answer.ifunc);
+    }
+
+    #[test]
+    fn indirect_functions_are_functions_marked_as_such() {
+        let b = Binary::parse(&tiny_elf(&["marker", "ifunc:strlen"], &[])).unwrap();
+        let strlen = b.function("strlen").unwrap();
+        assert!(strlen.ifunc);
+        assert_eq!(strlen.address, LOAD_VADDR + TEXT_OFFSET + 16);
+        assert!(!b.function("marker").unwrap().ifunc);
     }
 
     #[test]

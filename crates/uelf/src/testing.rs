@@ -34,8 +34,9 @@ fn push_u64(v: &mut Vec<u8>, x: u64) {
     v.extend_from_slice(&x.to_le_bytes());
 }
 
-/// An `ET_DYN` file with these functions (in order, at [`TEXT_OFFSET`] + 16·i)
-/// and USDT probes (the i-th at the start of the i-th function).
+/// An `ET_DYN` file with these functions (in order, at [`TEXT_OFFSET`] + 16·i;
+/// a name written `ifunc:NAME` is an indirect function `NAME`) and USDT
+/// probes (the i-th at the start of the i-th function).
 pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     let mut f = vec![0u8; TEXT_OFFSET as usize];
     let text_off = f.len();
@@ -67,7 +68,7 @@ pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     let mut name_offsets = Vec::new();
     for name in functions {
         name_offsets.push((f.len() - strtab_off) as u32);
-        f.extend_from_slice(name.as_bytes());
+        f.extend_from_slice(name.trim_start_matches("ifunc:").as_bytes());
         f.push(0);
     }
     let strtab_size = f.len() - strtab_off;
@@ -77,7 +78,12 @@ pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     f.extend_from_slice(&[0u8; 24]);
     for (i, off) in name_offsets.iter().enumerate() {
         push_u32(&mut f, *off);
-        f.push(0x12); // STB_GLOBAL, STT_FUNC
+        // STB_GLOBAL with STT_GNU_IFUNC or STT_FUNC
+        f.push(if functions[i].starts_with("ifunc:") {
+            0x1a
+        } else {
+            0x12
+        });
         f.push(0);
         push_u16(&mut f, 1); // .text
         push_u64(&mut f, LOAD_VADDR + TEXT_OFFSET + 16 * i as u64);

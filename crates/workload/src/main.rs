@@ -9,6 +9,8 @@
 //!   nanosleep NS N         N nanosleep()s of NS nanoseconds
 //!   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
 //!   call N                 N calls of `weft_workload_marker(i)` (for uprobes)
+//!   strlen N               N calls of libc's `strlen` (an indirect function)
+//!                          on "weft workload strlen probe" (26 bytes)
 //!   sleep MS               one sleep of MS milliseconds (not counted)
 //!   touch-pages N          writes one byte to each of N fresh anonymous pages
 //!                          (no huge pages): N page faults
@@ -118,6 +120,16 @@ fn run(args: &[String]) -> Result<(), String> {
                 let n = count(next("N")?)?;
                 for i in 0..n {
                     std::hint::black_box(weft_workload_marker(std::hint::black_box(i)));
+                }
+            }
+            "strlen" => {
+                let n = count(next("N")?)?;
+                let text = c"weft workload strlen probe";
+                for _ in 0..n {
+                    // SAFETY: text is NUL-terminated; black_box keeps the call.
+                    std::hint::black_box(unsafe {
+                        libc::strlen(std::hint::black_box(text.as_ptr()))
+                    });
                 }
             }
             "sleep" => std::thread::sleep(Duration::from_millis(count(next("MS")?)?)),

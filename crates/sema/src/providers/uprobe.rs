@@ -8,6 +8,10 @@
 //!   through the `PT_LOAD` program headers, which is what PIE executables
 //!   and shared libraries need.
 //!
+//! - An indirect function (glibc's `strlen`, `memcpy`, ...) is probed where
+//!   its calls land: the implementation its resolver picked on this machine
+//!   (bpftrace probes the resolver itself, which runs once at load time).
+//!
 //! The context is the thread's `struct pt_regs`: `arg0`..`argN` (uprobe),
 //! `retval` (uretprobe) and `func` read it.
 
@@ -70,12 +74,24 @@ pub fn resolve(
             .map_or_else(|| format!("{address:#x}"), |s| s.name.clone());
         return probe(&func, target, address).map(|p| vec![p]);
     }
+    // Where calls to a function land: an indirect function's implementation.
+    let entry = |sym: &uelf::Symbol| -> Result<u64, String> {
+        if !sym.ifunc {
+            return Ok(sym.address);
+        }
+        kernel
+            .ifunc_target(path, &sym.name)
+            .map_err(|e| e.to_string())
+    };
     if target.contains(['*', '?']) {
+        // An indirect function that cannot be resolved is left out: its
+        // resolver alone would fire only when the library is loaded.
         let matched: Vec<ResolvedProbe> = binary
             .functions
             .iter()
             .filter(|s| glob_match(target, &s.name))
-            .map(|s| probe(&s.name, &s.name, s.address))
+            .filter_map(|s| entry(s).ok().map(|at| (s, at)))
+            .map(|(s, at)| probe(&s.name, &s.name, at))
             .collect::<Result<_, _>>()?;
         if matched.is_empty() {
             return Err(diag::no_probe_matches(ap.span, ap.raw));
@@ -97,7 +113,8 @@ pub fn resolve(
         let known: Vec<&str> = binary.functions.iter().map(|s| s.name.as_str()).collect();
         return Err(diag::symbol_not_found(ap.span, path, name, &known));
     };
-    probe(name, target, sym.address + extra).map(|p| vec![p])
+    let at = entry(sym).map_err(|why| diag::ifunc_unresolved(ap.span, path, name, &why))?;
+    probe(name, target, at + extra).map(|p| vec![p])
 }
 
 /// A decimal or `0x` hexadecimal number.
