@@ -159,6 +159,9 @@ pub enum Attach {
         pid: Option<u32>,
         /// File offset of a USDT semaphore the kernel increments while attached, or 0.
         ref_ctr_offset: u64,
+        /// One of the functions a wildcard matched: if the kernel cannot
+        /// place a uprobe there, the run goes on without it (with a warning).
+        from_wildcard: bool,
     },
     /// `profile`, `software` and `hardware`: a sampling perf event of this
     /// `perf_event_attr` type and config, opened on every online CPU, whose

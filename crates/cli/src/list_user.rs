@@ -17,13 +17,16 @@ pub fn run(provider: &str, rest: &str, verbose: bool) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let kernel = SysKernelInfo::new();
-    let user = match userbin::open(binary, None, &kernel, source::Span::DUMMY) {
+    let mut user = match userbin::open(binary, None, &kernel, source::Span::DUMMY) {
         Ok(u) => u,
         Err(d) => {
             eprintln!("weft: error: {}", d.message);
             return ExitCode::FAILURE;
         }
     };
+    if provider != "usdt" {
+        user.load_debug_symbols(&kernel);
+    }
     let path = &user.path;
     // Full probe name → USDT argument specs (empty for functions).
     let mut probes: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -74,6 +74,9 @@ pub fn run(
     let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
         session.attach()?;
+        for refused in session.skipped() {
+            eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
+        }
         if opts.notify_attached {
             eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
         }

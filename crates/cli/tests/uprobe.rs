@@ -392,3 +392,90 @@ uretprobe:libc:strlen /pid == cpid && retval == 26/ { @returned = count(); }"#;
     );
     assert!(lines.contains(&"@returned: 25"), "{}", out.stdout);
 }
+
+#[test]
+fn a_stripped_binary_is_probed_through_its_debug_file() {
+    require_root!();
+    // A stripped copy of the target with its symbols in a separate file
+    // beside it, named by .gnu_debuglink (as `objcopy` and distributions'
+    // -dbg packages make them).
+    let full = &targets().pie;
+    let stripped = scratch("ut-stripped").display().to_string();
+    let debug = scratch("ut-stripped.debug").display().to_string();
+    let objcopy = |args: &[&str]| {
+        let status = Command::new("objcopy")
+            .args(args)
+            .status()
+            .expect("run objcopy (binutils)");
+        assert!(status.success(), "objcopy {args:?}");
+    };
+    objcopy(&["--only-keep-debug", full, &debug]);
+    objcopy(&[
+        "--strip-all",
+        &format!("--add-gnu-debuglink={debug}"),
+        full,
+        &stripped,
+    ]);
+    let script =
+        format!("uprobe:{stripped}:local_step /pid == cpid/ {{ @ = count(); @s = sum(arg0); }}");
+    let out = trace(&stripped, "4 6", &script);
+    assert_eq!(lines(&out), ["@: 6", "@s: 21"], "{out}");
+    // -l lists it too.
+    let listed = run_weft(
+        &["-l", &format!("uprobe:{stripped}:local_*")],
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        listed.stdout.trim(),
+        format!("uprobe:{stripped}:local_step")
+    );
+    // Without its debug file the name is unknown, said clearly.
+    std::fs::remove_file(&debug).unwrap();
+    let out = run_weft(&["-e", &script], Duration::from_secs(30));
+    assert_ne!(out.status, Some(0));
+    assert!(
+        out.stderr.contains("has no function `local_step`"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_file(&stripped);
+}
+
+#[test]
+fn a_wildcard_leaves_out_functions_the_kernel_cannot_probe() {
+    require_root!();
+    // Where the CPU has AVX2, glibc's strchr and strchrnul start with an AVX
+    // instruction, on which x86 uprobes cannot be placed: the wildcard goes
+    // on without them, and says so; the exact name is an error.
+    let out = run_weft(
+        &[
+            "-e",
+            "uprobe:libc:strchr* { @ = count(); } interval:ms:100 { exit(); }",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
+    for w in &warnings {
+        assert!(
+            w.contains("the kernel cannot place a uprobe")
+                && w.ends_with("left out of the wildcard's probes"),
+            "{w}"
+        );
+    }
+    if warnings.iter().any(|w| w.contains("libc.so.6:strchr:")) {
+        let exact = run_weft(&["-e", "uprobe:libc:strchr { }"], Duration::from_secs(30));
+        assert_ne!(exact.status, Some(0));
+        assert!(
+            exact
+                .stderr
+                .contains("the kernel cannot place a uprobe on the instruction at offset"),
+            "{}",
+            exact.stderr
+        );
+    }
+}

@@ -122,6 +122,17 @@ pub enum AttachError {
         func: String,
         offset: u64,
     },
+    /// uprobe, `ENOTSUPP`: the kernel cannot single-step the instruction at
+    /// this place (x86 uprobes refuse AVX instructions, which begin some of
+    /// glibc's string functions).
+    #[error(
+        "{probe}: the kernel cannot place a uprobe on the instruction at offset {offset:#x} of {path} (uprobes cannot step over some instructions, such as AVX ones); probe a caller instead"
+    )]
+    UprobeRefused {
+        probe: String,
+        path: String,
+        offset: u64,
+    },
     /// kprobe, `EPERM`/`EACCES`: no capability, or the kernel forbids kprobes
     /// (lockdown).
     #[error("{probe}: the kernel did not permit this kprobe (permission denied)")]
@@ -141,6 +152,7 @@ impl AttachError {
             | AttachError::MissingProgram { probe, .. }
             | AttachError::KprobeNotFound { probe, .. }
             | AttachError::KprobeRefused { probe, .. }
+            | AttachError::UprobeRefused { probe, .. }
             | AttachError::KprobePermission { probe } => probe,
         }
     }

@@ -41,6 +41,7 @@ pub struct Session {
     ncpus: usize,
     start_ns: u64,
     attached: bool,
+    skipped: Vec<AttachError>,
     object: Object,
 }
 
@@ -238,6 +239,7 @@ impl Session {
             ncpus,
             start_ns,
             attached: false,
+            skipped: Vec::new(),
             object,
         })
     }
@@ -322,11 +324,31 @@ impl Session {
                     probe: spec.probe.clone(),
                     program: spec.name.clone(),
                 })?;
-            let links = attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe)?;
-            self.links.extend(links);
+            match attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe) {
+                Ok(links) => self.links.extend(links),
+                // A wildcard's function the kernel cannot probe: go on without it.
+                Err(e @ AttachError::UprobeRefused { .. })
+                    if matches!(
+                        spec.attach,
+                        Attach::Uprobe {
+                            from_wildcard: true,
+                            ..
+                        }
+                    ) =>
+                {
+                    self.skipped.push(e)
+                }
+                Err(e) => return Err(e),
+            }
         }
         self.attached = true;
         Ok(self.links.len() - before)
+    }
+
+    /// Probes that a wildcard matched but the kernel refused, left out by
+    /// [`Session::attach`] (the caller warns about them).
+    pub fn skipped(&self) -> &[AttachError] {
+        &self.skipped
     }
 
     /// Number of probes currently attached.

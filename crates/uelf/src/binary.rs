@@ -18,6 +18,25 @@ impl std::fmt::Display for ElfError {
 
 impl std::error::Error for ElfError {}
 
+/// The build id in a `.note.gnu.build-id` section (note type 3, owner "GNU").
+fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+    let word = |at: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(notes.get(at..at + 4)?.try_into().ok()?) as usize)
+    };
+    let mut at = 0;
+    while at + 12 <= notes.len() {
+        let (namesz, descsz, kind) = (word(at)?, word(at + 4)?, word(at + 8)?);
+        let name_at = at + 12;
+        let desc_at = name_at + namesz.next_multiple_of(4);
+        let desc = notes.get(desc_at..desc_at.checked_add(descsz)?)?;
+        if kind == 3 && notes.get(name_at..name_at + namesz)? == b"GNU\0" {
+            return Some(desc.to_vec());
+        }
+        at = desc_at + descsz.next_multiple_of(4);
+    }
+    None
+}
+
 /// A `PT_LOAD` program header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -54,6 +73,12 @@ pub struct Binary {
     pub usdt: Vec<UsdtNote>,
     /// `ET_DYN` (a PIE executable or a shared library) rather than `ET_EXEC`.
     pub position_independent: bool,
+    /// The `NT_GNU_BUILD_ID` note: names the separate debug file in
+    /// `/usr/lib/debug/.build-id/`.
+    pub build_id: Option<Vec<u8>>,
+    /// The file name in `.gnu_debuglink`: the separate debug file beside
+    /// the binary (see [`Binary::debug_file_paths`]).
+    pub debuglink: Option<String>,
 }
 
 impl Binary {
@@ -126,13 +151,28 @@ impl Binary {
         let sections = file.elf_section_table();
         let mut note_data: Option<&[u8]> = None;
         let mut stapsdt_base: Option<u64> = None;
+        let mut build_id = None;
+        let mut debuglink = None;
         for section in sections.iter() {
             let name = sections.section_name(endian, section).unwrap_or(b"");
+            let is_note = section.sh_type(endian) == elf::SHT_NOTE;
             match name {
-                b".note.stapsdt" if section.sh_type(endian) == elf::SHT_NOTE => {
+                b".note.stapsdt" if is_note => {
                     note_data = section.data(endian, data).ok();
                 }
                 b".stapsdt.base" => stapsdt_base = Some(section.sh_addr(endian)),
+                b".note.gnu.build-id" if is_note => {
+                    build_id = section.data(endian, data).ok().and_then(gnu_build_id);
+                }
+                b".gnu_debuglink" => {
+                    debuglink = section
+                        .data(endian, data)
+                        .ok()
+                        .and_then(|d| d.split(|&b| b == 0).next())
+                        .and_then(|n| std::str::from_utf8(n).ok())
+                        .filter(|n| !n.is_empty() && !n.contains('/'))
+                        .map(str::to_string);
+                }
                 _ => {}
             }
         }
@@ -146,7 +186,54 @@ impl Binary {
             objects,
             usdt,
             position_independent,
+            build_id,
+            debuglink,
         })
+    }
+
+    /// Where the separate debug file of this binary, found at `path`, may
+    /// be, in the order gdb looks: by build id, then by debug link beside
+    /// the binary, in its `.debug/`, and under `/usr/lib/debug`.
+    pub fn debug_file_paths(&self, path: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(id) = self.build_id.as_ref().filter(|id| id.len() >= 2) {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            out.push(format!(
+                "/usr/lib/debug/.build-id/{}/{}.debug",
+                &hex[..2],
+                &hex[2..]
+            ));
+        }
+        if let Some(link) = &self.debuglink {
+            let dir = path.rsplit_once('/').map_or(".", |(d, _)| d);
+            out.push(format!("{dir}/{link}"));
+            out.push(format!("{dir}/.debug/{link}"));
+            out.push(format!("/usr/lib/debug{dir}/{link}"));
+        }
+        out.retain(|p| p != path);
+        out
+    }
+
+    /// Adds the symbols of this binary's separate debug file (local
+    /// functions that stripping removed); a name already known keeps its
+    /// symbol. A debug file whose build id differs is for another build and
+    /// is ignored; returns whether the symbols were taken.
+    pub fn add_debug_symbols(&mut self, debug: &Binary) -> bool {
+        if let (Some(a), Some(b)) = (&self.build_id, &debug.build_id) {
+            if a != b {
+                return false;
+            }
+        }
+        for (mine, theirs) in [
+            (&mut self.functions, &debug.functions),
+            (&mut self.objects, &debug.objects),
+        ] {
+            mine.extend(theirs.iter().cloned());
+            // stable: the binary's own entry comes first and stays
+            mine.sort_by(|a, b| a.name.cmp(&b.name));
+            mine.dedup_by(|a, b| a.name == b.name);
+        }
+        true
     }
 
     /// The file offset of virtual address `addr`, through the `PT_LOAD`
@@ -209,6 +296,66 @@ mod tests {
         assert_eq!(b.usdt[0].address, LOAD_VADDR + TEXT_OFFSET);
         assert_eq!(b.file_offset(b.usdt[0].semaphore), Some(8));
         assert!(!answer.ifunc);
+    }
+
+    #[test]
+    fn debug_files_are_looked_for_by_build_id_then_by_debug_link() {
+        let b = Binary {
+            build_id: Some(vec![0x93, 0xac, 0x61, 0x0e]),
+            debuglink: Some("libc.so.6.debug".into()),
+            ..Binary::default()
+        };
+        assert_eq!(
+            b.debug_file_paths("/lib/x86_64-linux-gnu/libc.so.6"),
+            [
+                "/usr/lib/debug/.build-id/93/ac610e.debug",
+                "/lib/x86_64-linux-gnu/libc.so.6.debug",
+                "/lib/x86_64-linux-gnu/.debug/libc.so.6.debug",
+                "/usr/lib/debug/lib/x86_64-linux-gnu/libc.so.6.debug",
+            ]
+        );
+        assert!(Binary::default().debug_file_paths("/bin/true").is_empty());
+    }
+
+    #[test]
+    fn debug_symbols_add_names_and_keep_the_binarys_own() {
+        let mut b = Binary::parse(&tiny_elf(&["marker", "answer"], &[])).unwrap();
+        let debug = Binary::parse(&tiny_elf(&["local_a", "answer", "local_b"], &[])).unwrap();
+        assert!(b.add_debug_symbols(&debug));
+        let names: Vec<&str> = b.functions.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["answer", "local_a", "local_b", "marker"]);
+        // `answer` keeps the binary's address (second function), not the debug file's (first).
+        assert_eq!(
+            b.function("answer").unwrap().address,
+            LOAD_VADDR + TEXT_OFFSET + 16
+        );
+        // A debug file of another build is refused.
+        let mut other = Binary::parse(&tiny_elf(&["marker"], &[])).unwrap();
+        other.build_id = Some(vec![1; 20]);
+        let mut foreign = debug.clone();
+        foreign.build_id = Some(vec![2; 20]);
+        assert!(!other.add_debug_symbols(&foreign));
+        assert!(other.function("local_a").is_none());
+    }
+
+    #[test]
+    fn build_id_notes() {
+        let mut notes = Vec::new();
+        // an unrelated note first, then the GNU build id
+        for (name, kind, desc) in [
+            (&b"XYZ\0"[..], 1u32, &[7u8, 7][..]),
+            (b"GNU\0", 3, &[0xab, 0xcd, 0xef]),
+        ] {
+            notes.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&kind.to_le_bytes());
+            notes.extend_from_slice(name);
+            notes.extend_from_slice(desc);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+        assert_eq!(gnu_build_id(&notes), Some(vec![0xab, 0xcd, 0xef]));
+        assert_eq!(gnu_build_id(&notes[..20]), None);
+        assert_eq!(gnu_build_id(&[]), None);
     }
 
     #[test]

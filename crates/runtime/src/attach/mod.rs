@@ -61,6 +61,7 @@ pub(crate) fn attach(
             retprobe,
             pid,
             ref_ctr_offset,
+            from_wildcard: _,
         } => uprobe::open(
             &uprobe::Target {
                 path,

@@ -81,7 +81,15 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
     };
     let fd = sys::perf_event_open(&attr, pid, cpu);
     drop(path);
-    fd.map_err(|e| super::classify(probe, e, "CAP_PERFMON"))
+    fd.map_err(|e| match e.errno() {
+        // ENOTSUPP (kernel-internal 524): the instruction cannot be probed.
+        Some(524) => AttachError::UprobeRefused {
+            probe: probe.to_string(),
+            path: t.path.to_string(),
+            offset: t.offset,
+        },
+        _ => super::classify(probe, e, "CAP_PERFMON"),
+    })
 }
 
 /// Parses a PMU format file such as `config:0` or `config:32-63` into the

@@ -8,6 +8,8 @@
 //!   through the `PT_LOAD` program headers, which is what PIE executables
 //!   and shared libraries need.
 //!
+//! - Symbols come from the binary and, for wildcards and names it lacks,
+//!   from its separate debug file (`/usr/lib/debug`, `.gnu_debuglink`).
 //! - An indirect function (glibc's `strlen`, `memcpy`, ...) is probed where
 //!   its calls land: the implementation its resolver picked on this machine
 //!   (bpftrace probes the resolver itself, which runs once at load time).
@@ -42,8 +44,17 @@ pub fn resolve(
     if target.is_empty() {
         return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
     }
-    let user = userbin::open(binary, pid, kernel, ap.span)?;
+    let mut user = userbin::open(binary, pid, kernel, ap.span)?;
+    // A separate debug file is read only when the binary's own symbols
+    // cannot answer: wildcards (bpftrace matches debug symbols too) and
+    // names it lacks.
+    let named = target.split_once('+').map_or(target.as_str(), |(n, _)| n);
+    let numeric = target.starts_with(|c: char| c.is_ascii_digit());
+    if !numeric && (target.contains(['*', '?']) || user.binary.function(named).is_none()) {
+        user.load_debug_symbols(kernel);
+    }
     let UserBinary { path, binary } = &user;
+    let from_wildcard = target.contains(['*', '?']);
     let probe = |func: &str, label: &str, address: u64| -> Result<ResolvedProbe, Diagnostic> {
         let offset = binary
             .file_offset(address)
@@ -55,6 +66,7 @@ pub fn resolve(
                 retprobe,
                 pid,
                 ref_ctr_offset: 0,
+                from_wildcard,
             },
             section: kind.to_string(),
             name: format!("{kind}:{path}:{label}"),
@@ -83,7 +95,7 @@ pub fn resolve(
             .ifunc_target(path, &sym.name)
             .map_err(|e| e.to_string())
     };
-    if target.contains(['*', '?']) {
+    if from_wildcard {
         // An indirect function that cannot be resolved is left out: its
         // resolver alone would fire only when the library is loaded.
         let matched: Vec<ResolvedProbe> = binary

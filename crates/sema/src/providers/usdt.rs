@@ -58,6 +58,7 @@ pub fn resolve(
                 retprobe: false,
                 pid,
                 ref_ctr_offset,
+                from_wildcard: false,
             },
             section: "uprobe".into(),
             name: full,

@@ -16,6 +16,25 @@ pub struct UserBinary {
     pub binary: Binary,
 }
 
+impl UserBinary {
+    /// Adds the symbols of the binary's separate debug file when one is
+    /// installed (a `-dbg` or `-dbgsym` package, or a debug link beside
+    /// it): local functions that stripping removed. Without one, nothing
+    /// changes.
+    pub fn load_debug_symbols(&mut self, kernel: &dyn KernelInfo) {
+        for path in self.binary.debug_file_paths(&self.path) {
+            let Ok(bytes) = kernel.read_file(&path) else {
+                continue;
+            };
+            if let Ok(debug) = Binary::parse(&bytes) {
+                if self.binary.add_debug_symbols(&debug) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// The standard library directories, searched last.
 const LIBRARY_DIRS: &[&str] = &[
     "/lib64",
