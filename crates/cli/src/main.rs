@@ -93,10 +93,12 @@ fn trace(args: &Args) -> Result<(), String> {
     };
     let mut dumps = String::new();
     let started = std::time::Instant::now();
+    let as_written = pipeline::AsWritten(&kernel);
+    let compile_for: &dyn ktypes::KernelInfo = if emit_only { &as_written } else { &kernel };
     let result = pipeline::compile(
         &sources,
         file,
-        &kernel,
+        compile_for,
         &opts,
         &codegen_options_from_env()?,
         args.dump,

@@ -180,3 +180,46 @@ fn missing_kernel_features(
     }
     out
 }
+
+/// The kernel as `--emit-elf` and `-d` see it: probes are compiled as
+/// written (a kprobe stays a kprobe), not fitted to, or refused for, what
+/// this machine's kernel can attach; the object may be meant for another.
+pub struct AsWritten<'a>(pub &'a dyn KernelInfo);
+
+impl KernelInfo for AsWritten<'_> {
+    fn tracepoint_format(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<ktypes::TracepointFormat, ktypes::KernelInfoError> {
+        self.0.tracepoint_format(category, name)
+    }
+
+    fn tracepoints(&self) -> Result<Vec<(String, String)>, ktypes::KernelInfoError> {
+        self.0.tracepoints()
+    }
+
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ktypes::KernelInfoError> {
+        self.0.read_file(path)
+    }
+
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, ktypes::KernelInfoError> {
+        self.0.ifunc_target(path, symbol)
+    }
+
+    fn executable_search_path(&self) -> Vec<String> {
+        self.0.executable_search_path()
+    }
+
+    fn btf(&self) -> Result<&ktypes::Btf, ktypes::KernelInfoError> {
+        self.0.btf()
+    }
+
+    fn tracing_features(&self) -> Option<ktypes::TracingFeatures> {
+        None
+    }
+
+    fn kernel_functions(&self) -> Result<Vec<ktypes::KernelFunction>, ktypes::KernelInfoError> {
+        self.0.kernel_functions()
+    }
+}

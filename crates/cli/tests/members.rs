@@ -38,6 +38,28 @@ fn curtask_members_match_pid_tid_and_comm() {
     assert!(!out.stdout.contains("[0]"), "{}", out.stdout);
 }
 
+#[test]
+fn a_struct_pointer_kept_in_a_variable_keeps_its_members() {
+    require_root!();
+    if SysKernelInfo::new().btf().is_err() {
+        eprintln!("skipped: this kernel has no BTF, which struct members need");
+        return;
+    }
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { $t = (struct task_struct *)curtask; @tgid[$t->tgid == pid] = count(); $parent = $t->real_parent; @parent[$parent->tgid == $t->real_parent->pid] = count(); }",
+        "getppid 17",
+        &[],
+    );
+    for line in ["@tgid[1]: 17", "@parent[1]: 17"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "expected `{line}` in:\n{}\nstderr:\n{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}
+
 /// The running kernel, but saying it has kprobes and no BPF trampolines.
 struct KprobesOnly(SysKernelInfo);
 
@@ -95,6 +117,8 @@ fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
         "fexit:vfs_read { @r = hist(retval); }",
         "kprobe:vfs_read { @[str(((struct file *)arg0)->f_path.dentry->d_name.name)] = count(); @m = max(((struct file *)arg0)->f_pos); }",
         "kprobe:tcp_connect { @[ntop(((struct sockaddr_in *)arg1)->sin_addr.s_addr)] = count(); }",
+        // bpftrace's tcpconnect.bt: a struct pointer kept in a variable
+        "kprobe:tcp_connect { $sk = ((struct sock *) arg0); $inet_family = $sk->__sk_common.skc_family; if ($inet_family == 2) { @[ntop($sk->__sk_common.skc_daddr), $sk->__sk_common.skc_dport] = count(); } }",
     ];
     for src in scripts {
         let compiled = compile(src, &kernel);

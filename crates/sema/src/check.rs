@@ -723,8 +723,14 @@ impl<'a> Checker<'a> {
                     ));
                     return;
                 }
-                self.define_var(s, name, t.stored(), value.span);
-                s.probe.types.insert(target.id, t.stored());
+                // A variable keeps a pointer's C type, so `$sk->member`
+                // works after `$sk = (struct sock *)arg0` (as in bpftrace).
+                let stored = match &t {
+                    Type::Pointer { .. } => t.clone(),
+                    _ => t.stored(),
+                };
+                self.define_var(s, name, stored.clone(), value.span);
+                s.probe.types.insert(target.id, stored);
             }
             (ExprKind::Var(name), AssignOp::Compound(bop)) => {
                 let vt = self.expr(s, value);

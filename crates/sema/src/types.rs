@@ -130,6 +130,9 @@ impl Type {
     /// (`string[4]` and `string[16]` give `string[16]`).
     pub fn unify(&self, other: &Type) -> Option<Type> {
         match (self, other) {
+            // The same pointer type stays typed (a `$sk = (struct sock *)arg0`
+            // checked again keeps its `->`).
+            (Type::Pointer { .. }, Type::Pointer { .. }) if self == other => Some(self.clone()),
             (Type::Int { signed: a, .. }, Type::Int { signed: b, .. }) => Some(Type::Int {
                 size: 8,
                 signed: *a || *b,
@@ -224,6 +227,16 @@ mod tests {
         let b = Type::Str { size: 16 };
         assert_eq!(a.unify(&b), Some(b.clone()));
         assert_eq!(Type::U32.unify(&Type::I64), Some(Type::I64));
+        let sock = Type::Pointer {
+            c_type: "struct sock *".into(),
+        };
+        assert_eq!(sock.unify(&sock), Some(sock.clone()));
+        // Different pointers, or a pointer and an integer, meet as an address.
+        let file = Type::Pointer {
+            c_type: "struct file *".into(),
+        };
+        assert_eq!(sock.unify(&file), Some(Type::U64));
+        assert_eq!(sock.unify(&Type::I64), Some(Type::U64));
         assert_eq!(a.unify(&Type::I64), None);
         assert_eq!(
             Type::Agg(Aggregation::Count).unify(&Type::Agg(Aggregation::Hist)),
