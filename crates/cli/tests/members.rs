@@ -133,3 +133,28 @@ fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
             .unwrap_or_else(|e| panic!("{src}: the verifier must accept it: {e}"));
     }
 }
+
+#[test]
+fn kernel_enumerators_are_constants() {
+    require_root!();
+    if SysKernelInfo::new().btf().is_err() {
+        eprintln!("skipped: this kernel has no BTF, where enumerators are found");
+        return;
+    }
+    // Values fixed by the kernel's ABI: enum tcp_state and enum bpf_map_type.
+    let out = common::run_weft(
+        &[
+            "-e",
+            "BEGIN { @fin_wait1 = TCP_FIN_WAIT1; @ringbuf = BPF_MAP_TYPE_RINGBUF; @sum = TCP_ESTABLISHED + TCP_FIN_WAIT1; exit(); }",
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    for line in ["@fin_wait1: 4", "@ringbuf: 27", "@sum: 5"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "{line}:\n{}",
+            out.stdout
+        );
+    }
+}

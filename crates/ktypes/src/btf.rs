@@ -148,6 +148,8 @@ pub struct Btf {
     offsets: Vec<u32>,
     /// FUNC and TYPEDEF names to type ids, built on the first lookup.
     names: OnceLock<HashMap<(u32, Box<str>), u32>>,
+    /// Enumerator names to values (`TCP_ESTABLISHED` → 1), built on the first lookup.
+    enumerators: OnceLock<HashMap<Box<str>, i64>>,
 }
 
 impl std::fmt::Debug for Btf {
@@ -210,6 +212,7 @@ impl Btf {
             str_len,
             offsets: Vec::new(),
             names: OnceLock::new(),
+            enumerators: OnceLock::new(),
         };
         btf.index()?;
         Ok(btf)
@@ -328,6 +331,44 @@ impl Btf {
             self.type_by_id(id)
                 .is_some_and(|t| t.kind == kind && self.name(&t) == name)
         })
+    }
+
+    /// The value of the enumerator `name` of any enum (`TCP_FIN_WAIT1`,
+    /// `SKB_DROP_REASON_NOT_SPECIFIED`), as C would see it; the first wins
+    /// if two enums reuse a name.
+    pub fn enum_value(&self, name: &str) -> Option<i64> {
+        self.enumerators
+            .get_or_init(|| {
+                let mut map = HashMap::new();
+                for id in 1..=self.offsets.len() as u32 {
+                    let Some(t) = self.type_by_id(id) else {
+                        continue;
+                    };
+                    let signed = t.kind_flag;
+                    for i in 0..t.vlen {
+                        let (name_off, value) = match t.kind {
+                            kind::ENUM => {
+                                let (n, v) = self.pair(&t, i);
+                                (n, if signed { v as i32 as i64 } else { v as i64 })
+                            }
+                            kind::ENUM64 => {
+                                let at = t.offset + 12 + 12 * i as usize;
+                                let lo = self.section_u32(at + 4) as u64;
+                                let hi = self.section_u32(at + 8) as u64;
+                                (self.section_u32(at), ((hi << 32) | lo) as i64)
+                            }
+                            _ => break,
+                        };
+                        let name = self.string(name_off);
+                        if !name.is_empty() {
+                            map.entry(name.into()).or_insert(value);
+                        }
+                    }
+                }
+                map
+            })
+            .get(name)
+            .copied()
     }
 
     /// Names of every type of `kind` (FUNC, TYPEDEF, STRUCT or UNION), sorted, without duplicates.
@@ -707,6 +748,17 @@ impl BtfBuilder {
         id
     }
 
+    /// An enum of `size` bytes with these enumerators.
+    pub fn enumeration(&mut self, name: &str, size: u32, values: &[(&str, i64)]) -> u32 {
+        let signed = values.iter().any(|&(_, v)| v < 0);
+        let id = self.record(name, kind::ENUM, values.len() as u32, signed, size);
+        for (n, v) in values {
+            let n = self.str(n);
+            self.words(&[n, *v as u32]);
+        }
+        id
+    }
+
     /// A struct whose members are `(name, type, bit offset, bitfield bits)`
     /// (bits 0 for an ordinary member), encoded with `kind_flag` set.
     pub fn structure_bits(
@@ -888,5 +940,15 @@ pub fn fixture_btf() -> Vec<u8> {
             ("sin_addr", in_addr, 4),
         ],
     );
+    b.enumeration(
+        "",
+        4,
+        &[
+            ("TCP_ESTABLISHED", 1),
+            ("TCP_SYN_SENT", 2),
+            ("TCP_FIN_WAIT1", 4),
+        ],
+    );
+    b.enumeration("weft_signed", 4, &[("WEFT_BELOW_ZERO", -3)]);
     b.build()
 }

@@ -97,6 +97,16 @@ fn missing_names_and_bad_blobs() {
 }
 
 #[test]
+fn enumerators_by_name() {
+    let btf = Btf::parse(fixture_btf()).unwrap();
+    assert_eq!(btf.enum_value("TCP_ESTABLISHED"), Some(1));
+    assert_eq!(btf.enum_value("TCP_FIN_WAIT1"), Some(4));
+    assert_eq!(btf.enum_value("WEFT_BELOW_ZERO"), Some(-3));
+    assert_eq!(btf.enum_value("TCP_NO_SUCH_STATE"), None);
+    assert_eq!(btf.enum_value(""), None);
+}
+
+#[test]
 fn the_running_kernels_vmlinux() {
     let Ok(bytes) = std::fs::read("/sys/kernel/btf/vmlinux") else {
         eprintln!("skipped: /sys/kernel/btf/vmlinux is not readable here");
@@ -124,6 +134,10 @@ fn the_running_kernels_vmlinux() {
         read.ret.as_ref().map(|r| r.c_type.as_str()),
         Some("ssize_t")
     );
+    // Enumerators of the real kernel (values fixed by its ABI).
+    assert_eq!(btf.enum_value("TCP_ESTABLISHED"), Some(1));
+    assert_eq!(btf.enum_value("TCP_FIN_WAIT1"), Some(4));
+    assert_eq!(btf.enum_value("BPF_MAP_TYPE_RINGBUF"), Some(27));
     let enter = btf
         .raw_tracepoint("sys_enter")
         .expect("btf_trace_sys_enter");

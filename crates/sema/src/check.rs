@@ -362,6 +362,7 @@ impl<'a> Checker<'a> {
                     vars: Default::default(),
                     stage: None,
                     stream_args: HashMap::new(),
+                    constants: HashMap::new(),
                 },
                 loop_depth: 0,
             };
@@ -1281,6 +1282,12 @@ impl<'a> Checker<'a> {
                 self.unsupported(e, &what)
             }
             None => {
+                // An enumerator of the kernel's types, as bpftrace finds them
+                // in its headers (`TCP_FIN_WAIT1`, `SKB_DROP_REASON_*`).
+                if let Some(v) = self.btf().and_then(|btf| btf.enum_value(name)) {
+                    s.probe.constants.insert(e.id, v);
+                    return Type::I64;
+                }
                 self.error(diag::unknown_builtin(e.span, name, BUILTIN_NAMES));
                 Type::I64
             }

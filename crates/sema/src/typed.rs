@@ -78,6 +78,8 @@ pub struct TypedProbe {
     pub stage: Option<crate::streams::StageRef>,
     /// `args->NAME` in a `stream:NAME` handler.
     pub stream_args: HashMap<NodeId, crate::streams::StreamArg>,
+    /// Identifiers that name a kernel enumerator (`TCP_FIN_WAIT1`), with its value.
+    pub constants: HashMap<NodeId, i64>,
 }
 
 /// A checked script.

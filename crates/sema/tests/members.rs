@@ -133,3 +133,11 @@ case!(
     "kprobe:vfs_read { @ = sum(arg5); }",
     no_kprobes()
 );
+case!(
+    pointer_kept_in_a_variable_and_kernel_enumerators,
+    "kprobe:vfs_read { $f = (struct file *)arg0; @n[str($f->f_path.dentry->d_name.name)] = count(); $d = $f->f_path.dentry; @l = sum($d->d_name.len); @s[TCP_FIN_WAIT1, WEFT_BELOW_ZERO] = count(); }"
+);
+case!(
+    err_unknown_identifier_is_no_enumerator,
+    "kprobe:vfs_read { @ = TCP_NO_SUCH_STATE; }"
+);

@@ -27,7 +27,7 @@ impl Lower<'_> {
             ExprKind::PositionalCount => self.constant(self.typed.positional.len() as i64),
             ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
                 Some(b) => self.builtin_scalar(*b),
-                None => self.constant(0),
+                None => self.constant(self.probe.constants.get(&e.id).copied().unwrap_or(0)),
             },
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
