@@ -158,3 +158,29 @@ fn kernel_enumerators_are_constants() {
         );
     }
 }
+
+#[test]
+fn header_constants_are_found_through_includes() {
+    require_root!();
+    if !std::path::Path::new("/usr/include/sys/socket.h").exists() {
+        eprintln!("skipped: no C library headers (libc6-dev)");
+        return;
+    }
+    // bpftrace's tcpconnect.bt: AF_INET comes from <sys/socket.h> through
+    // <bits/socket.h> (AF_INET → PF_INET → 2).
+    let out = common::run_weft(
+        &[
+            "-e",
+            "#ifndef BPFTRACE_HAVE_BTF\n#include <linux/socket.h>\n#else\n#include <sys/socket.h>\n#endif\nBEGIN { @inet = AF_INET; @inet6 = AF_INET6; exit(); }",
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    for line in ["@inet: 2", "@inet6: 10"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "{line}:\n{}",
+            out.stdout
+        );
+    }
+}

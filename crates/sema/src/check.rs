@@ -162,6 +162,7 @@ pub fn check(
     let mut known: Vec<MapInfo> = Vec::new();
     let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
+    let macros = std::cell::OnceCell::new();
     for _ in 0..4 {
         let mut checker = Checker::new(
             program,
@@ -173,6 +174,7 @@ pub fn check(
         );
         checker.binaries = Some(&binaries);
         checker.kernel = Some(kernel);
+        checker.macros = Some(&macros);
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -184,6 +186,7 @@ pub fn check(
     let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
     checker.binaries = Some(&binaries);
     checker.kernel = Some(kernel);
+    checker.macros = Some(&macros);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -278,6 +281,9 @@ struct Checker<'a> {
     /// Asked for vmlinux BTF only when a script reads a struct member:
     /// reading it costs milliseconds and megabytes.
     kernel: Option<&'a dyn KernelInfo>,
+    /// The script's preprocessor constants, read on the first identifier
+    /// that is no builtin (shared by every round).
+    macros: Option<&'a std::cell::OnceCell<crate::macros::Macros>>,
 }
 
 /// Why a program is checked.
@@ -338,6 +344,7 @@ impl<'a> Checker<'a> {
             handlers: Vec::new(),
             binaries: None,
             kernel: None,
+            macros: None,
         }
     }
 
@@ -1282,9 +1289,13 @@ impl<'a> Checker<'a> {
                 self.unsupported(e, &what)
             }
             None => {
-                // An enumerator of the kernel's types, as bpftrace finds them
-                // in its headers (`TCP_FIN_WAIT1`, `SKB_DROP_REASON_*`).
-                if let Some(v) = self.btf().and_then(|btf| btf.enum_value(name)) {
+                // A constant of the script's headers (`AF_INET`), or an
+                // enumerator of the kernel's types (`TCP_FIN_WAIT1`), as
+                // bpftrace's preprocessor and headers give them.
+                if let Some(v) = self
+                    .macro_value(name)
+                    .or_else(|| self.btf().and_then(|btf| btf.enum_value(name)))
+                {
                     s.probe.constants.insert(e.id, v);
                     return Type::I64;
                 }
@@ -1817,6 +1828,14 @@ impl<'a> Checker<'a> {
     /// The kernel's BTF, read on first use.
     fn btf(&self) -> Option<&'a ktypes::Btf> {
         self.kernel?.btf().ok()
+    }
+
+    fn macro_value(&self, name: &str) -> Option<i64> {
+        let (cell, kernel) = (self.macros?, self.kernel?);
+        cell.get_or_init(|| {
+            crate::macros::Macros::collect(&self.program.items, kernel, self.btf().is_some())
+        })
+        .value(name)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod builtins;
 mod check;
 pub mod config;
 pub mod diagnostics;
+mod macros;
 pub mod mechanism;
 pub mod providers;
 pub mod streams;

@@ -200,3 +200,34 @@ case!(
     err_map_declared_twice,
     "let @x = hash(10);\nlet @x = lruhash(10);\nBEGIN { @x[1] = 1; }"
 );
+
+/// Constants from the script's `#define`s and the headers it includes,
+/// with `BPFTRACE_HAVE_BTF` defined (the fixture kernel has BTF), and
+/// enumerators of the kernel's BTF.
+#[test]
+fn preprocessor_constants_and_kernel_enumerators() {
+    let multiarch = format!("/usr/include/{}-linux-gnu", std::env::consts::ARCH);
+    let kernel = FixtureKernel::typical()
+        .with_file(
+            "/usr/include/sys/socket.h",
+            b"#pragma once\n#include <bits/socket.h>\n#define SOMAXCONN 4096 /* max */\n".to_vec(),
+        )
+        .with_file(
+            &format!("{multiarch}/bits/socket.h"),
+            b"#define PF_INET 2\n#define AF_INET PF_INET\n#define AF_UNSPEC (0)\n#define SOCK_FN(x) ((x) + 1)\n#include <sys/socket.h>\n".to_vec(),
+        );
+    let src = "#include <sys/socket.h>\n#ifndef BPFTRACE_HAVE_BTF\n#define WEFT_MODE 7\n#else\n#define WEFT_MODE 9\n#endif\n#define WEFT_HEX 0x10\nBEGIN { @v = (AF_INET, SOMAXCONN, AF_UNSPEC, WEFT_MODE, WEFT_HEX, TCP_FIN_WAIT1); }";
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, _) = syntax::parse(map.file(id));
+    let (typed, diags) = check(&program, &kernel, &CheckOptions::default());
+    assert!(!diags.has_errors(), "{}", render_all(diags.iter(), &map));
+    let mut values: Vec<i64> = typed.probes[0].constants.values().copied().collect();
+    values.sort_unstable();
+    assert_eq!(values, [0, 2, 4, 9, 16, 4096]);
+    // A function-like macro is not a constant.
+    let f = map.add("f.bt", "#include <sys/socket.h>\nBEGIN { @ = SOCK_FN; }");
+    let (program, _) = syntax::parse(map.file(f));
+    let (_, diags) = check(&program, &kernel, &CheckOptions::default());
+    assert!(diags.has_errors());
+}
