@@ -732,9 +732,10 @@ impl<'a> Checker<'a> {
                     return;
                 }
                 // A variable keeps a pointer's C type, so `$sk->member`
-                // works after `$sk = (struct sock *)arg0` (as in bpftrace).
+                // works after `$sk = (struct sock *)arg0`, and an integer's
+                // width, so `bswap($dport)` swaps a `__be16` (as in bpftrace).
                 let stored = match &t {
-                    Type::Pointer { .. } => t.clone(),
+                    Type::Pointer { .. } | Type::Int { .. } => t.clone(),
                     _ => t.stored(),
                 };
                 self.define_var(s, name, stored.clone(), value.span);
@@ -1604,12 +1605,18 @@ impl<'a> Checker<'a> {
                     }
                 };
                 let t = self.expr(s, addr);
+                // A tracepoint's byte array, or a struct member's
+                // (`$sk->__sk_common.skc_v6_daddr.in6_u.u6_addr8`).
                 let array_len = s
                     .probe
                     .fields
                     .get(&addr.id)
                     .and_then(|f| match f.field.kind {
                         FieldKind::Array { len } if f.field.size == len => Some(len),
+                        _ => None,
+                    })
+                    .or_else(|| match s.probe.members.get(&addr.id)?.value {
+                        members::MemberValue::Chars { len } => Some(len),
                         _ => None,
                     });
                 match array_len {
@@ -1658,6 +1665,34 @@ impl<'a> Checker<'a> {
                     }
                 }
                 Type::Sym { user: *user }
+            }
+            Function::Bswap { .. } => {
+                let [arg] = args else {
+                    for a in args {
+                        self.expr(s, a);
+                    }
+                    self.error(diag::wrong_arg_count(
+                        e.span,
+                        name,
+                        "one integer",
+                        args.len(),
+                    ));
+                    return Type::U64;
+                };
+                let t = self.expr(s, arg);
+                self.expect_int(arg, &t, "bswap()");
+                // The width of the argument's type: a `__be16` port swaps two bytes.
+                let size = match t {
+                    Type::Int { size, .. } => size,
+                    _ => 8,
+                };
+                s.probe
+                    .calls
+                    .insert(e.id, CallTarget::Function(Function::Bswap { size }));
+                return Type::Int {
+                    size,
+                    signed: false,
+                };
             }
             Function::Uaddr { .. } => {
                 let Some(binaries) = self.binaries else {

@@ -132,7 +132,7 @@ impl Type {
         match (self, other) {
             // The same pointer type stays typed (a `$sk = (struct sock *)arg0`
             // checked again keeps its `->`).
-            (Type::Pointer { .. }, Type::Pointer { .. }) if self == other => Some(self.clone()),
+            (Type::Pointer { .. } | Type::Int { .. }, _) if self == other => Some(self.clone()),
             (Type::Int { signed: a, .. }, Type::Int { signed: b, .. }) => Some(Type::Int {
                 size: 8,
                 signed: *a || *b,

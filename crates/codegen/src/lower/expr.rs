@@ -617,11 +617,16 @@ impl Lower<'_> {
                 FieldKind::Array { len } if f.field.size == len => Some(f.field.clone()),
                 _ => None,
             });
-        let default_family = if array.as_ref().is_some_and(|f| f.size == 16) {
-            10
-        } else {
-            2
+        let member_bytes = match self.probe.members.get(&addr.id).map(|m| m.value) {
+            Some(sema::MemberValue::Chars { len }) => Some(len.min(16)),
+            _ => None,
         };
+        let default_family =
+            if array.as_ref().is_some_and(|f| f.size == 16) || member_bytes == Some(16) {
+                10
+            } else {
+                2
+            };
         match args.as_slice() {
             [af, _] => {
                 let v = self.scalar(af);
@@ -630,6 +635,11 @@ impl Lower<'_> {
             _ => self.store(place, Src::Imm(default_family), Width::DW),
         }
         self.set_span(addr.span);
+        if let Some(len) = member_bytes {
+            let dst = place.offset(8);
+            self.member_bytes(addr, dst, len);
+            return;
+        }
         match array {
             Some(f) => {
                 // Tracepoint arrays need not be aligned for a direct load: copy them.

@@ -62,6 +62,17 @@ impl Lower<'_> {
         r
     }
 
+    /// A byte array member copied as it is (an address for `ntop()`), `len` bytes.
+    pub(crate) fn member_bytes(&mut self, e: &Expr, place: Place, len: u32) {
+        let src = self.member_addr(e);
+        let dst = self.addr(place);
+        self.asm.call(
+            Helper::PROBE_READ_KERNEL,
+            &[Src::Reg(dst), Src::Imm(len as i32), Src::Reg(src)],
+            None,
+        );
+    }
+
     /// A `char` array member, as a string of at most `size` bytes.
     pub(crate) fn member_string(&mut self, e: &Expr, place: Place, size: u32) {
         let Some(MemberValue::Chars { len }) = self.probe.members.get(&e.id).map(|a| a.value)

@@ -29,13 +29,16 @@ pub enum Function {
     /// `uaddr("NAME")`: a symbol's address in the probed binary, found when
     /// checking (see `builtins::uaddr`); 0 until then.
     Uaddr { address: u64 },
+    /// `bswap(n)`: `n` with its bytes reversed, over the `size` bytes of its
+    /// integer type (found when checking; 8 until then).
+    Bswap { size: u8 },
 }
 
 /// Every function name weft knows, for suggestions.
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym", "uaddr",
+    "usym", "uaddr", "bswap",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
@@ -61,7 +64,6 @@ const PLANNED: &[&str] = &[
     "unwatch",
     "skboutput",
     "pton",
-    "bswap",
     "offsetof",
     "errorf",
     "warnf",
@@ -99,6 +101,7 @@ pub fn function(name: &str) -> Option<Function> {
         "ksym" => Function::Sym { user: false },
         "usym" => Function::Sym { user: true },
         "uaddr" => Function::Uaddr { address: 0 },
+        "bswap" => Function::Bswap { size: 8 },
         _ => return None,
     })
 }

@@ -45,6 +45,21 @@ pub enum MemberValue {
     Chars { len: u32 },
 }
 
+/// How an anonymous struct or union is named in a [`Type`]: it has no C
+/// name to find it by again, so the name carries its BTF id.
+const ANONYMOUS: &str = "(anonymous #";
+
+/// The C spelling of struct or union `id`, or for an anonymous one (such
+/// as `in6_u` in `struct in6_addr`) `union (anonymous #ID)`.
+fn struct_c_type(btf: &Btf, id: u32) -> String {
+    let id = btf.skip_aliases(id);
+    let c = btf.c_type(id);
+    match c.trim_end() {
+        "struct" | "union" => format!("{} {ANONYMOUS}{id})", c.trim_end()),
+        _ => c,
+    }
+}
+
 /// The C type `curtask` has.
 const TASK_STRUCT_PTR: &str = "struct task_struct *";
 
@@ -82,6 +97,12 @@ fn struct_named(btf: &Btf, c_type: &str) -> Option<u32> {
             Some(("const" | "volatile", rest)) => name = rest.trim(),
             _ => break,
         }
+    }
+    if let Some(id) = name
+        .split_once(ANONYMOUS)
+        .and_then(|(_, rest)| rest.trim_end_matches(')').parse::<u32>().ok())
+    {
+        return matches!(btf.kind_of(id), Some(kind::STRUCT | kind::UNION)).then_some(id);
     }
     let id = if let Some(n) = name.strip_prefix("struct ") {
         btf.find(kind::STRUCT, n.trim())?
@@ -254,7 +275,7 @@ impl Checker<'_> {
             Some(kind::STRUCT | kind::UNION) => (
                 MemberValue::Struct,
                 Type::Struct {
-                    c_type: member_c_type,
+                    c_type: struct_c_type(btf, m.type_id),
                 },
             ),
             Some(kind::ARRAY) => match btf.array(m.type_id) {

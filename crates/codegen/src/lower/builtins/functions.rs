@@ -63,7 +63,8 @@ impl Lower<'_> {
                 | Function::Aggregate(_)
                 | Function::Stack { .. }
                 | Function::Sym { .. }
-                | Function::Uaddr { .. },
+                | Function::Uaddr { .. }
+                | Function::Bswap { .. },
             ) => {}
         }
     }

@@ -60,6 +60,15 @@ impl Lower<'_> {
                 let address = *address as i64;
                 self.constant(address)
             }
+            Some(sema::CallTarget::Function(sema::builtins::Function::Bswap { size })) => {
+                let size = *size;
+                match &e.kind {
+                    syntax::ast::ExprKind::Call { args, .. } if args.len() == 1 => {
+                        self.bswap(&args[0], size)
+                    }
+                    _ => self.constant(0),
+                }
+            }
             _ => self.constant(0),
         }
     }
