@@ -227,7 +227,10 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
         "tcplife",
         "tcpretrans",
         "tcpsynbl",
+        "vfscount",
+        "vfsstat",
         "writeback",
+        "xfsdist",
     ];
     let mut checked = 0;
     for tool in tools {
