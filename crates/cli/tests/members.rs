@@ -210,6 +210,7 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
     let tools = [
         "bashreadline",
         "bitesize",
+        "capable",
         "cpuwalk",
         "execsnoop",
         "gethostlatency",

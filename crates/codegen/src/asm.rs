@@ -528,7 +528,10 @@ pub struct Asm {
     span: Span,
     next_vreg: u32,
     next_label: u32,
+    /// The frame reserved now; [`Asm::stack_release`] gives back a statement's slots.
     frame: u32,
+    /// The most frame ever reserved at once: what the function needs.
+    frame_peak: u32,
     error: Option<AsmError>,
 }
 
@@ -549,6 +552,7 @@ impl Asm {
             next_vreg: 1,
             next_label: 0,
             frame: 0,
+            frame_peak: 0,
             error: None,
         }
     }
@@ -577,6 +581,7 @@ impl Asm {
     pub fn stack(&mut self, size: u32) -> Slot {
         let reserve = size.max(1).next_multiple_of(8);
         self.frame = self.frame.saturating_add(reserve);
+        self.frame_peak = self.frame_peak.max(self.frame);
         if self.frame > MAX_STACK {
             self.fail(AsmError::StackTooLarge {
                 span: self.span,
@@ -589,9 +594,20 @@ impl Asm {
         }
     }
 
-    /// Bytes of frame reserved by [`Asm::stack`] so far.
+    /// Bytes of frame the function needs (the most reserved at once).
     pub fn frame_size(&self) -> u32 {
+        self.frame_peak
+    }
+
+    /// Where the frame ends now, to give back what is reserved after it.
+    pub fn stack_mark(&self) -> u32 {
         self.frame
+    }
+
+    /// Gives back every slot reserved since `mark`: the caller promises that
+    /// nothing reads them any more (a statement's temporaries, once it is done).
+    pub fn stack_release(&mut self, mark: u32) {
+        self.frame = self.frame.min(mark);
     }
 
     fn fail(&mut self, e: AsmError) {
@@ -783,7 +799,10 @@ impl Asm {
             return Err(e);
         }
         let Asm {
-            ops, spans, frame, ..
+            ops,
+            spans,
+            frame_peak: frame,
+            ..
         } = self;
         let (ops, spans) = check_and_prune(ops, spans)?;
         let nvregs = ops

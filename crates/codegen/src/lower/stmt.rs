@@ -9,7 +9,12 @@ use crate::asm::{Src, Width};
 impl Lower<'_> {
     pub(crate) fn block(&mut self, block: &Block) {
         for stmt in &block.stmts {
+            // A statement's temporaries (keys, values, strings, printf
+            // records) are dead once it is done: the next one reuses their
+            // stack. Variables have their slots from the start.
+            let mark = self.asm.stack_mark();
             self.stmt(stmt);
+            self.asm.stack_release(mark);
         }
         if let Some(tail) = &block.tail {
             self.effect(tail);
