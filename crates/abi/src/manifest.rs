@@ -136,6 +136,9 @@ pub struct PrintfSpec {
     pub args: Vec<PrintfArg>,
     /// Total record size, header included.
     pub size: u32,
+    /// `cat(fmt, ...)`: user space prints the contents of the file the
+    /// formatted text names, not the text.
+    pub cat: bool,
 }
 
 /// Where and how a program attaches.

@@ -32,6 +32,7 @@ enum Action {
     Printf {
         format: Box<Format>,
         args: Vec<output::Value>,
+        cat: bool,
     },
 }
 
@@ -242,12 +243,13 @@ fn drain(
                     actions.push_back(Action::Printf {
                         format: Box::new(format.clone()),
                         args: std::mem::take(&mut args),
+                        cat: spec.cat,
                     });
                     return ControlFlow::Break(());
                 }
                 text.clear();
                 format.render_into(&args, &mut text);
-                if let Err(e) = sink.printf(&text) {
+                if let Err(e) = print_text(sink, &text, spec.cat) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -338,9 +340,13 @@ fn handle_actions(
                     print_map(session, sink, spec, kept, top, div, symbols)?;
                 }
             }
-            Action::Printf { format, mut args } => {
+            Action::Printf {
+                format,
+                mut args,
+                cat,
+            } => {
                 crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
-                sink.printf(&format.render(&args)).map_err(io_error)?;
+                print_text(sink, &format.render(&args), cat).map_err(io_error)?;
             }
             Action::Clear(map) => {
                 if let Some(spec) = manifest.maps.get(map) {
@@ -417,6 +423,22 @@ impl From<runtime::AttachError> for RunError {
 impl From<runtime::MapError> for RunError {
     fn from(e: runtime::MapError) -> RunError {
         RunError::Runtime(e.into())
+    }
+}
+
+/// A printf's text, or for `cat()` the contents of the file it names (a
+/// file that cannot be read is said on stderr, as bpftrace does).
+fn print_text(sink: &mut dyn Sink, text: &[u8], cat: bool) -> std::io::Result<()> {
+    if !cat {
+        return sink.printf(text);
+    }
+    let path = String::from_utf8_lossy(text);
+    match std::fs::read(path.as_ref()) {
+        Ok(bytes) => sink.printf(&bytes),
+        Err(e) => {
+            eprintln!("weft: cat: cannot read '{path}': {e}");
+            Ok(())
+        }
     }
 }
 

@@ -828,3 +828,30 @@ fn output_keeps_its_order_around_map_prints_in_end() {
         "Attaching 2 probes...\n@a: 1\nx\n@a: 1\ny\n\n\n@a: 1\n"
     );
 }
+
+#[test]
+fn cat_prints_the_file_its_formatted_path_names() {
+    require_root!();
+    let file = scratch("cat-me.txt");
+    std::fs::write(&file, "hello\nworld").unwrap();
+    let path = file.display().to_string();
+    let (dir, name) = path.rsplit_once('/').unwrap();
+    let script = format!(
+        r#"BEGIN {{ cat("{path}"); printf("|after\n"); cat("{dir}/%s", "{name}"); printf("|\n"); cat("/nonexistent/weft"); printf("|end\n"); exit(); }}"#
+    );
+    let out = run_weft(&["-q", "-e", &script], Duration::from_secs(20));
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    // As bpftrace 0.17 prints it: the contents as they are, nothing added.
+    assert!(
+        out.stdout
+            .starts_with("hello\nworld|after\nhello\nworld|\n|end\n"),
+        "{:?}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("cannot read '/nonexistent/weft'"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_file(file);
+}

@@ -216,6 +216,7 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
         "gethostlatency",
         "killsnoop",
         "naptime",
+        "oomkill",
         "opensnoop",
         "pidpersec",
         "setuids",

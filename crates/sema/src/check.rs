@@ -1368,7 +1368,8 @@ impl<'a> Checker<'a> {
         args: &[Expr],
     ) -> Type {
         match name {
-            "printf" => return self.printf(s, e, args),
+            "printf" => return self.printf(s, e, args, "printf"),
+            "cat" => return self.printf(s, e, args, "cat"),
             "emit" => {
                 if !matches!(s.probe.resolved.context, Context::Stream(_)) {
                     self.error(diag::emit_outside_handler(e.span));
@@ -1745,18 +1746,23 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn printf(&mut self, s: &mut Scope, e: &Expr, args: &[Expr]) -> Type {
+    /// `printf(fmt, args...)`, or `cat(fmt, args...)` (`name`), whose
+    /// formatted text is a file to print.
+    fn printf(&mut self, s: &mut Scope, e: &Expr, args: &[Expr], name: &str) -> Type {
         let Some((first, rest)) = args.split_first() else {
             self.error(diag::wrong_arg_count(
                 e.span,
-                "printf",
+                name,
                 "a format string and its arguments",
                 0,
             ));
             return Type::Void;
         };
         let ExprKind::Str(bytes) = &first.kind else {
-            self.error(diag::needs_literal(first.span, "printf()'s format"));
+            self.error(diag::needs_literal(
+                first.span,
+                &format!("{name}()'s format"),
+            ));
             return Type::Void;
         };
         let format = String::from_utf8_lossy(bytes).into_owned();
@@ -1799,6 +1805,7 @@ impl<'a> Checker<'a> {
         self.printfs.push(PrintfSite {
             format,
             args: arg_types.iter().map(Type::stored).collect(),
+            cat: name == "cat",
         });
         s.probe
             .calls

@@ -35,6 +35,8 @@ pub struct PrintfSite {
     pub format: String,
     /// Stored types of the arguments, in order.
     pub args: Vec<Type>,
+    /// `cat(fmt, ...)`: the formatted text names a file whose contents are printed.
+    pub cat: bool,
 }
 
 /// What a call expression resolved to.

@@ -85,7 +85,7 @@ pub fn compile_with(
     let printfs: Vec<PrintfSpec> = typed
         .printfs
         .iter()
-        .map(|p| printf_spec(&p.args, &p.format))
+        .map(|p| printf_spec(&p.args, &p.format, p.cat))
         .collect();
     let needs_stream = !typed.printfs.is_empty()
         || !typed.time_formats.is_empty()
@@ -290,7 +290,7 @@ fn map_spec(index: usize, m: &sema::MapInfo, max_entries: u32) -> MapSpec {
 }
 
 /// Record layout of a printf: the 8-byte header, then each argument aligned.
-fn printf_spec(args: &[Type], format: &str) -> PrintfSpec {
+fn printf_spec(args: &[Type], format: &str, cat: bool) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
     let mut out = Vec::new();
     for t in args {
@@ -306,6 +306,7 @@ fn printf_spec(args: &[Type], format: &str) -> PrintfSpec {
         format: format.to_string(),
         args: out,
         size: offset.next_multiple_of(8),
+        cat,
     }
 }
 

@@ -38,7 +38,7 @@ pub enum Function {
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym", "uaddr", "bswap",
+    "usym", "uaddr", "bswap", "cat",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
@@ -46,7 +46,6 @@ const PLANNED: &[&str] = &[
     "kaddr",
     "reg",
     "system",
-    "cat",
     "signal",
     "strftime",
     "buf",
