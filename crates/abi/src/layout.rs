@@ -16,6 +16,8 @@ pub enum Layout {
     Inet,
     /// Raw bytes printed as-is by nothing (padding, opaque data).
     Bytes { size: u32 },
+    /// `buf(ptr, len)`: `len: u32`, then up to `size` bytes (printed by `%r`).
+    Buffer { size: u32 },
     /// No value (e.g. a map used only as a set).
     None,
     /// `kstack`: the `u64` stack id from `bpf_get_stackid` (see [`crate::stack`]).
@@ -54,6 +56,7 @@ impl Layout {
         match self {
             Layout::Int { size, .. } => *size as u32,
             Layout::Str { size } | Layout::Bytes { size } => *size,
+            Layout::Buffer { size } => 4 + *size,
             Layout::Bool => 1,
             Layout::Pointer => 8,
             Layout::Inet => 24,
@@ -68,6 +71,7 @@ impl Layout {
         match self {
             Layout::Int { size, .. } => *size as u32,
             Layout::Pointer | Layout::Inet => 8,
+            Layout::Buffer { .. } => 4,
             Layout::KStack { .. } | Layout::UStack { .. } | Layout::KSym | Layout::USym => 8,
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)

@@ -855,3 +855,28 @@ fn cat_prints_the_file_its_formatted_path_names() {
     );
     let _ = std::fs::remove_file(file);
 }
+
+#[test]
+fn buf_reads_bytes_that_r_prints() {
+    require_root!();
+    let out = trace_workload(
+        r#"tracepoint:syscalls:sys_enter_write /pid == cpid/ { @[buf(args->buf, args->count)] = count(); printf("%r %rx %rh\n", buf(args->buf, 3), buf(args->buf, 2), buf(args->buf, 2)); }
+BEGIN { printf("%r\n", buf("hi\x00there\n", 9)); }"#,
+        "write 5 3",
+        &[],
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    // Escapes and hex as bpftrace 0.17 prints them.
+    assert_eq!(lines.first(), Some(&"hi\\x00there\\x0a"), "{}", out.stdout);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "xxx \\x78\\x78 78 78")
+            .count(),
+        3,
+        "{}",
+        out.stdout
+    );
+    // A buffer key shows its bytes (bpftrace 0.17 pads it with 59 \x00s).
+    assert!(lines.contains(&"@[xxxxx]: 3"), "{}", out.stdout);
+}

@@ -229,6 +229,7 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
         "tcplife",
         "tcpretrans",
         "tcpsynbl",
+        "undump",
         "vfscount",
         "vfsstat",
         "writeback",

@@ -79,8 +79,11 @@ fn software_page_faults_count_the_touched_pages() {
                   software:faults /pid == cpid && @on == 1/ { @hundreds = count(); }";
     let out = trace_workload(script, "getppid 1 touch-pages 3000 getppid 1", &[]);
     assert_eq!(scalar(&out.stdout, "@"), 3000, "{}", out.stdout);
-    // The default count of page-faults is 100 events per sample.
-    assert_eq!(scalar(&out.stdout, "@hundreds"), 30, "{}", out.stdout);
+    // The default count of page-faults is 100 events per sample. Each CPU's
+    // counter has its own phase: 3000 faults on one CPU give exactly 30
+    // samples, split across two CPUs (the workload migrated) 29 to 31.
+    let samples = scalar(&out.stdout, "@hundreds");
+    assert!((29..=31).contains(&samples), "{}", out.stdout);
 }
 
 #[test]

@@ -38,6 +38,17 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
         ),
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
+        Layout::Buffer { size } => {
+            let len = field(bytes, 0, 4);
+            let len = u32::from_le_bytes([
+                len.first().copied().unwrap_or(0),
+                len.get(1).copied().unwrap_or(0),
+                len.get(2).copied().unwrap_or(0),
+                len.get(3).copied().unwrap_or(0),
+            ]);
+            let data = field(bytes, 4, *size as usize);
+            Value::Bytes(data[..(len as usize).min(data.len())].to_vec())
+        }
         Layout::None => Value::None,
         Layout::KStack { mode, limit } | Layout::UStack { mode, limit } => {
             let user = matches!(layout, Layout::UStack { .. });

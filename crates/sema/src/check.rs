@@ -1509,6 +1509,51 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
+            Function::Buf => {
+                // buf(ptr[, len]): the length bounds the bytes kept (64 at most,
+                // bpftrace's default); a length known only at run time keeps 64.
+                let (ptr, len) = match args {
+                    [p] => (p, None),
+                    [p, l] => (p, Some(l)),
+                    _ => {
+                        for a in args {
+                            self.expr(s, a);
+                        }
+                        self.error(diag::wrong_arg_count(
+                            e.span,
+                            "buf",
+                            "an address and a length",
+                            args.len(),
+                        ));
+                        return Type::Buf {
+                            size: DEFAULT_STR_SIZE,
+                        };
+                    }
+                };
+                let t = self.expr(s, ptr);
+                if !t.is_scalar() && !t.is_str() {
+                    self.error(diag::type_mismatch(
+                        ptr.span,
+                        "buf()",
+                        "an address or a string",
+                        &t,
+                    ));
+                }
+                let size = match len {
+                    Some(l) => {
+                        let lt = self.expr(s, l);
+                        self.expect_int(l, &lt, "buf()'s length");
+                        match l.kind {
+                            ExprKind::Int { value, .. } => {
+                                (value as u32).clamp(1, DEFAULT_STR_SIZE)
+                            }
+                            _ => DEFAULT_STR_SIZE,
+                        }
+                    }
+                    None => DEFAULT_STR_SIZE,
+                };
+                Type::Buf { size }
+            }
             Function::Delete => {
                 match args {
                     [
@@ -1786,7 +1831,7 @@ impl<'a> Checker<'a> {
                 output::ArgKind::String => {
                     t.is_str() || matches!(t, Type::Inet | Type::Stack { .. } | Type::Sym { .. })
                 }
-                output::ArgKind::Buffer => false,
+                output::ArgKind::Buffer => matches!(t, Type::Buf { .. }),
             };
             if !ok {
                 let expected = match conv.kind {
@@ -1819,7 +1864,7 @@ fn is_storable(t: &Type) -> bool {
     match t {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
-        Type::Stack { .. } | Type::Sym { .. } => true,
+        Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } => true,
         Type::Agg(_)
         | Type::TracepointArgs
         | Type::StreamArgs(_)

@@ -42,6 +42,8 @@ pub enum Type {
     /// A struct or union in kernel memory reached by `->` (`c_type` is
     /// `struct path`): only `.member` may be used on it.
     Struct { c_type: String },
+    /// `buf(ptr, len)`: up to `size` bytes, printed by `%r`.
+    Buf { size: u32 },
 }
 
 impl Type {
@@ -118,6 +120,7 @@ impl Type {
             },
             Type::Sym { user: false } => Layout::KSym,
             Type::Sym { user: true } => Layout::USym,
+            Type::Buf { size } => Layout::Buffer { size: *size },
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -202,6 +205,7 @@ impl fmt::Display for Type {
             ),
             Type::Sym { user } => f.write_str(if *user { "usym" } else { "ksym" }),
             Type::Struct { c_type } => f.write_str(c_type),
+            Type::Buf { size } => write!(f, "buffer[{size}]"),
         }
     }
 }

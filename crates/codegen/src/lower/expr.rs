@@ -355,6 +355,7 @@ impl Lower<'_> {
             Type::Inet => self.write_inet(e, place),
             Type::Stack { .. } => self.write_stack(e, place, dst),
             Type::Sym { .. } => self.write_sym(e, place, dst),
+            Type::Buf { size } => self.write_buf(e, place, *size),
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -599,6 +600,42 @@ impl Lower<'_> {
     /// its field in the instance's state.
     pub(crate) fn var_place(&self, name: &str) -> Option<Place> {
         self.vars.get(name).copied()
+    }
+
+    /// `buf(ptr[, len])` as `len: u32` (at most `size`), then the bytes read
+    /// from `ptr`; a buffer held elsewhere (a variable, a map value) is copied.
+    fn write_buf(&mut self, e: &Expr, place: Place, size: u32) {
+        let ExprKind::Call { args, .. } = &e.kind else {
+            let (src, n) = self.mem(e);
+            self.copy(place, src, n.min(4 + size));
+            return;
+        };
+        let Some(ptr) = args.first() else { return };
+        let src = if self.ty(ptr).is_str() {
+            // A string value: its bytes where it was written.
+            let (at, _) = self.mem(ptr);
+            self.addr(at)
+        } else {
+            self.scalar(ptr)
+        };
+        let asked = match args.get(1) {
+            Some(l) => self.scalar(l),
+            None => self.constant(i64::from(size)),
+        };
+        let len = self.asm.vreg();
+        self.asm.mov(len, Src::Reg(asked));
+        // Unsigned: a negative length is huge, and is cut to `size` too.
+        let bounded = self.asm.label();
+        self.asm.br(Cond::Le, len, Src::Imm(size as i32), bounded);
+        self.asm.mov(len, Src::Imm(size as i32));
+        self.asm.bind(bounded);
+        self.store(place, Src::Reg(len), Width::W);
+        let dst = self.addr(place.offset(4));
+        self.asm.call(
+            Helper::PROBE_READ,
+            &[Src::Reg(dst), Src::Reg(len), Src::Reg(src)],
+            None,
+        );
     }
 
     /// `ntop([af, ]addr)` as `family: u64, addr: [u8; 16]`; other Inet values are copied.

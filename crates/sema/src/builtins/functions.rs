@@ -10,6 +10,8 @@ pub enum Function {
     Aggregate(Aggregation),
     /// `str(ptr[, len])`: read a NUL-terminated string.
     Str,
+    /// `buf(ptr[, len])`: read `len` raw bytes, printed by `%r`.
+    Buf,
     /// `delete(@m[key])` or `delete(@m, key)`: remove one key.
     Delete,
     /// `clear(@m)`: remove every key (done by user space).
@@ -38,7 +40,7 @@ pub enum Function {
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym", "uaddr", "bswap", "cat",
+    "usym", "uaddr", "bswap", "cat", "buf",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
@@ -48,7 +50,6 @@ const PLANNED: &[&str] = &[
     "system",
     "signal",
     "strftime",
-    "buf",
     "override",
     "cgroupid",
     "macaddr",
@@ -89,6 +90,7 @@ pub fn function(name: &str) -> Option<Function> {
             step: 1,
         }),
         "str" => Function::Str,
+        "buf" => Function::Buf,
         "delete" => Function::Delete,
         "clear" => Function::Clear,
         "zero" => Function::Zero,

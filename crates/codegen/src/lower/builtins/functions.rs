@@ -64,7 +64,8 @@ impl Lower<'_> {
                 | Function::Stack { .. }
                 | Function::Sym { .. }
                 | Function::Uaddr { .. }
-                | Function::Bswap { .. },
+                | Function::Bswap { .. }
+                | Function::Buf,
             ) => {}
         }
     }
