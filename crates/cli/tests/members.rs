@@ -276,3 +276,24 @@ fn bswap_reverses_the_bytes_of_its_argument_type() {
         );
     }
 }
+
+#[test]
+fn members_of_a_syscalls_user_pointer_are_read() {
+    require_root!();
+    if SysKernelInfo::new().btf().is_err() {
+        eprintln!("skipped: this kernel has no BTF, which struct members need");
+        return;
+    }
+    // bpftrace's naptime.bt reads `args->rqtp->tv_sec`: user memory, typed
+    // by the tracepoint's format (`struct __kernel_timespec * rqtp`).
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @[args->rqtp->tv_sec, args->rqtp->tv_nsec] = count(); }",
+        "nanosleep 1234567 3",
+        &[],
+    );
+    assert!(
+        out.stdout.lines().any(|l| l == "@[0, 1234567]: 3"),
+        "{}",
+        out.stdout
+    );
+}

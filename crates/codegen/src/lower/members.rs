@@ -1,9 +1,11 @@
 //! Struct members through BTF (`sema::check::members`): `ptr->member` is
 //! the pointer plus the member's offset, `value.member` adds the offset to
 //! the address of the embedded struct, and a scalar member is read with one
-//! `bpf_probe_read_kernel` of its width (0 when the address is unreadable),
-//! then normalised to 64 bits by its sign. `char` arrays are read with
-//! `bpf_probe_read_kernel_str`.
+//! `bpf_probe_read` of its width (0 when the address is unreadable), then
+//! normalised to 64 bits by its sign. `char` arrays are read with
+//! `bpf_probe_read_str`. These helpers read kernel and user addresses alike
+//! (x86-64 keeps them apart), as bpftrace 0.17 does: a syscall's pointer
+//! argument (`args->rqtp->tv_nsec`) is user memory, `curtask` kernel memory.
 
 use sema::MemberValue;
 use syntax::ast::{Expr, ExprKind};
@@ -52,7 +54,7 @@ impl Lower<'_> {
         let dst = self.asm.vreg();
         self.asm.stack_addr(dst, slot, 0);
         self.asm.call(
-            Helper::PROBE_READ_KERNEL,
+            Helper::PROBE_READ,
             &[Src::Reg(dst), Src::Imm(size as i32), Src::Reg(addr)],
             None,
         );
@@ -67,7 +69,7 @@ impl Lower<'_> {
         let src = self.member_addr(e);
         let dst = self.addr(place);
         self.asm.call(
-            Helper::PROBE_READ_KERNEL,
+            Helper::PROBE_READ,
             &[Src::Reg(dst), Src::Imm(len as i32), Src::Reg(src)],
             None,
         );
@@ -83,7 +85,7 @@ impl Lower<'_> {
         let src = self.member_addr(e);
         let dst = self.addr(place);
         self.asm.call(
-            Helper::PROBE_READ_KERNEL_STR,
+            Helper::PROBE_READ_STR,
             &[Src::Reg(dst), Src::Imm(len.min(size) as i32), Src::Reg(src)],
             None,
         );
