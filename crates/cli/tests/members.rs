@@ -15,11 +15,19 @@ use runtime::{LoadOptions, Session, SysKernelInfo};
 use sema::CheckOptions;
 use source::SourceMap;
 
+/// Whether the running kernel has BTF; says why the test is skipped if not.
+fn has_btf(needed_by: &str) -> bool {
+    let ok = SysKernelInfo::new().btf().is_ok();
+    if !ok {
+        eprintln!("skipped: this kernel has no BTF, {needed_by}");
+    }
+    ok
+}
+
 #[test]
 fn curtask_members_match_pid_tid_and_comm() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, which struct members need");
+    if !has_btf("which struct members need") {
         return;
     }
     let out = trace_workload(
@@ -41,8 +49,7 @@ fn curtask_members_match_pid_tid_and_comm() {
 #[test]
 fn a_struct_pointer_kept_in_a_variable_keeps_its_members() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, which struct members need");
+    if !has_btf("which struct members need") {
         return;
     }
     let out = trace_workload(
@@ -115,8 +122,7 @@ fn compile(src: &str, kernel: &dyn KernelInfo) -> codegen::Compiled {
 #[test]
 fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, which fentry and struct members need");
+    if !has_btf("which fentry and struct members need") {
         return;
     }
     let kernel = KprobesOnly(SysKernelInfo::new());
@@ -146,8 +152,7 @@ fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
 #[test]
 fn kernel_enumerators_are_constants() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, where enumerators are found");
+    if !has_btf("where enumerators are found") {
         return;
     }
     // Values fixed by the kernel's ABI: enum tcp_state and enum bpf_map_type.
@@ -202,8 +207,7 @@ fn header_constants_are_found_through_includes() {
 #[test]
 fn bpftrace_tools_compile_and_pass_the_verifier() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, which these tools need");
+    if !has_btf("which these tools need") {
         return;
     }
     let kernel = KprobesOnly(SysKernelInfo::new());
@@ -280,8 +284,7 @@ fn bswap_reverses_the_bytes_of_its_argument_type() {
 #[test]
 fn members_of_a_syscalls_user_pointer_are_read() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, which struct members need");
+    if !has_btf("which struct members need") {
         return;
     }
     // bpftrace's naptime.bt reads `args->rqtp->tv_sec`: user memory, typed
