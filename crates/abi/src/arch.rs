@@ -31,6 +31,25 @@ pub const SP_OFFSET: u32 = 152;
 /// Offset of `rip`.
 pub const IP_OFFSET: u32 = 128;
 
+/// `struct pt_regs` in order, by the names bpftrace's `reg()` takes.
+const REG_NAMES: [&str; 21] = [
+    "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di",
+    "orig_ax", "ip", "cs", "flags", "sp", "ss",
+];
+
+/// The offset in `struct pt_regs` of the register `reg("NAME")` reads.
+pub fn reg_offset(name: &str) -> Option<u32> {
+    REG_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map(|i| 8 * i as u32)
+}
+
+/// Every name `reg()` takes, for suggestions.
+pub fn reg_names() -> &'static [&'static str] {
+    &REG_NAMES
+}
+
 /// 64-bit slots of `struct pt_regs`, by the register's 64-bit name.
 const SLOTS: &[(&str, u32)] = &[
     ("r15", 0),

@@ -479,3 +479,17 @@ fn a_wildcard_leaves_out_functions_the_kernel_cannot_probe() {
         );
     }
 }
+
+#[test]
+fn reg_reads_the_probed_tasks_registers() {
+    require_root!();
+    let t = targets();
+    // At marker's entry, %rdi holds its argument and %rip its address (the
+    // non-PIE build runs where it is linked).
+    let script = format!(
+        "uprobe:{0}:marker /pid == cpid/ {{ @di[reg(\"di\") == arg0] = count(); @ip[reg(\"ip\") == uaddr(\"marker\")] = count(); @sum = sum(reg(\"di\")); }}",
+        t.no_pie
+    );
+    let out = trace(&t.no_pie, "5 2", &script);
+    assert_eq!(lines(&out), ["@di[1]: 5", "@ip[1]: 5", "@sum: 15"], "{out}");
+}

@@ -1712,6 +1712,42 @@ impl<'a> Checker<'a> {
                 }
                 Type::Sym { user: *user }
             }
+            Function::Reg { .. } => {
+                for a in args {
+                    self.expr(s, a);
+                }
+                let name = match args {
+                    [
+                        Expr {
+                            kind: ExprKind::Str(b),
+                            ..
+                        },
+                    ] => String::from_utf8_lossy(b).into_owned(),
+                    _ => {
+                        self.error(diag::needs_literal(e.span, "reg()'s register name"));
+                        return Type::U64;
+                    }
+                };
+                if !matches!(
+                    s.probe.resolved.context,
+                    Context::Uprobe { .. } | Context::Usdt { .. } | Context::Kprobe { .. }
+                ) {
+                    self.error(diag::reg_needs_registers(e.span));
+                    return Type::U64;
+                }
+                let Some(offset) = abi::arch::reg_offset(&name) else {
+                    self.error(diag::unknown_register(
+                        args[0].span,
+                        &name,
+                        abi::arch::reg_names(),
+                    ));
+                    return Type::U64;
+                };
+                s.probe
+                    .calls
+                    .insert(e.id, CallTarget::Function(Function::Reg { offset }));
+                return Type::U64;
+            }
             Function::Bswap { .. } => {
                 let [arg] = args else {
                     for a in args {

@@ -312,6 +312,23 @@ pub fn usdt_bad_args(span: Span, probe: &str, spec: &str, at: usize, message: &s
     .with_note(format!("the spec is:\n    {spec}\n    {}^", " ".repeat(at)))
 }
 
+pub fn reg_needs_registers(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "reg() reads the probed task's registers, which only kprobe, uprobe and usdt probes have",
+    )
+    .with_code("E0447")
+    .with_label(span, "no registers in this probe")
+    .with_help("in a tracepoint, read its arguments with `args->NAME`")
+}
+
+pub fn unknown_register(span: Span, name: &str, known: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("reg() knows no register `{name}`"))
+        .with_code("E0448")
+        .with_label(span, "not a register of struct pt_regs")
+        .with_help(format!("registers: {}", known.join(", ")));
+    with_suggestion(d, name, known)
+}
+
 pub fn ifunc_unresolved(span: Span, path: &str, symbol: &str, why: &str) -> Diagnostic {
     Diagnostic::error(format!(
         "`{symbol}` in `{path}` is an indirect function whose implementation is not known here"

@@ -134,3 +134,11 @@ case!(err_usdt_missing_arg, "usdt:/opt/app:tick { @ = arg2; }");
 case!(err_usdt_unknown_probe, "usdt:/opt/app:weft:tock { }");
 case!(err_usdt_symbolic_operand, "usdt:/opt/app:weft:broken { }");
 case!(err_usdt_bad_attach_point, "usdt:/opt/app { }");
+case!(
+    err_reg_outside_register_probes,
+    "tracepoint:syscalls:sys_enter_read { @ = reg(\"ip\"); }"
+);
+case!(
+    err_reg_unknown_register,
+    "uprobe:/opt/app:marker { @ = reg(\"rip\"); }"
+);

@@ -31,6 +31,9 @@ pub enum Function {
     /// `uaddr("NAME")`: a symbol's address in the probed binary, found when
     /// checking (see `builtins::uaddr`); 0 until then.
     Uaddr { address: u64 },
+    /// `reg("NAME")`: a register of the probed task, at this offset of
+    /// `struct pt_regs` (found when checking).
+    Reg { offset: u32 },
     /// `bswap(n)`: `n` with its bytes reversed, over the `size` bytes of its
     /// integer type (found when checking; 8 until then).
     Bswap { size: u8 },
@@ -40,13 +43,12 @@ pub enum Function {
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym", "uaddr", "bswap", "cat", "buf",
+    "usym", "uaddr", "bswap", "cat", "buf", "reg",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
 const PLANNED: &[&str] = &[
     "kaddr",
-    "reg",
     "system",
     "signal",
     "strftime",
@@ -103,6 +105,7 @@ pub fn function(name: &str) -> Option<Function> {
         "usym" => Function::Sym { user: true },
         "uaddr" => Function::Uaddr { address: 0 },
         "bswap" => Function::Bswap { size: 8 },
+        "reg" => Function::Reg { offset: 0 },
         _ => return None,
     })
 }

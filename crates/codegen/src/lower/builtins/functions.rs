@@ -65,6 +65,7 @@ impl Lower<'_> {
                 | Function::Sym { .. }
                 | Function::Uaddr { .. }
                 | Function::Bswap { .. }
+                | Function::Reg { .. }
                 | Function::Buf,
             ) => {}
         }

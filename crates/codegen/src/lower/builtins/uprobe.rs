@@ -60,6 +60,10 @@ impl Lower<'_> {
                 let address = *address as i64;
                 self.constant(address)
             }
+            Some(sema::CallTarget::Function(sema::builtins::Function::Reg { offset })) => {
+                let offset = *offset;
+                self.ctx_load(offset)
+            }
             Some(sema::CallTarget::Function(sema::builtins::Function::Bswap { size })) => {
                 let size = *size;
                 match &e.kind {
