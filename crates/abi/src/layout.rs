@@ -18,6 +18,9 @@ pub enum Layout {
     Bytes { size: u32 },
     /// `buf(ptr, len)`: `len: u32`, then up to `size` bytes (printed by `%r`).
     Buffer { size: u32 },
+    /// `strftime(fmt, ns)`: the `u64` nanoseconds of the monotonic clock,
+    /// printed as wall-clock time in the format `Manifest::time_formats[format]`.
+    Timestamp { format: u32 },
     /// No value (e.g. a map used only as a set).
     None,
     /// `kstack`: the `u64` stack id from `bpf_get_stackid` (see [`crate::stack`]).
@@ -57,6 +60,7 @@ impl Layout {
             Layout::Int { size, .. } => *size as u32,
             Layout::Str { size } | Layout::Bytes { size } => *size,
             Layout::Buffer { size } => 4 + *size,
+            Layout::Timestamp { .. } => 8,
             Layout::Bool => 1,
             Layout::Pointer => 8,
             Layout::Inet => 24,
@@ -72,6 +76,7 @@ impl Layout {
             Layout::Int { size, .. } => *size as u32,
             Layout::Pointer | Layout::Inet => 8,
             Layout::Buffer { .. } => 4,
+            Layout::Timestamp { .. } => 8,
             Layout::KStack { .. } | Layout::UStack { .. } | Layout::KSym | Layout::USym => 8,
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)

@@ -236,7 +236,18 @@ fn drain(
                 args.extend(spec.args.iter().map(|a| {
                     let start = (a.field.offset as usize).min(rec.len());
                     let end = (start + a.field.layout.size() as usize).min(rec.len());
-                    decode(&a.field.layout, &rec[start..end])
+                    let value = decode(&a.field.layout, &rec[start..end]);
+                    match a.field.layout {
+                        abi::Layout::Timestamp { format } => {
+                            let fmt = manifest.time_formats.get(format as usize);
+                            let ns = value.as_bits();
+                            output::Value::str(&strftime_ns(
+                                fmt.map_or("%H:%M:%S", String::as_str),
+                                ns,
+                            ))
+                        }
+                        _ => value,
+                    }
                 }));
                 if args.iter().any(output::stack::needs_resolving) {
                     // Symbols need the session, which is busy polling: print it next.
@@ -447,6 +458,42 @@ fn io_error(e: std::io::Error) -> RunError {
 }
 
 /// Formats the local time now with C `strftime`.
+/// `strftime(fmt, ns)`: `ns` of the monotonic clock (`nsecs`) as wall-clock
+/// time, with bpftrace's `%f` (microseconds) besides strftime(3)'s fields.
+fn strftime_ns(fmt: &str, ns: u64) -> String {
+    static OFFSET_NS: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
+    let offset = *OFFSET_NS.get_or_init(|| {
+        let read = |clock| {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: ts is a valid timespec to fill.
+            unsafe { libc::clock_gettime(clock, &mut ts) };
+            ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+        };
+        read(libc::CLOCK_REALTIME) - read(libc::CLOCK_MONOTONIC)
+    });
+    let wall = offset + ns as i128;
+    let (secs, nanos) = (
+        wall.div_euclid(1_000_000_000),
+        wall.rem_euclid(1_000_000_000),
+    );
+    let fmt = fmt.replace("%f", &format!("{:06}", nanos / 1000));
+    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
+        return String::new();
+    };
+    // SAFETY: localtime_r/strftime get valid pointers and a sized buffer.
+    unsafe {
+        let t = secs as libc::time_t;
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&t, &mut tm);
+        let mut buf = [0u8; 256];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+}
+
 fn strftime_now(fmt: &str) -> String {
     let Ok(cfmt) = std::ffi::CString::new(fmt) else {
         return String::new();

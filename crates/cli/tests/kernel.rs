@@ -880,3 +880,31 @@ BEGIN { printf("%r\n", buf("hi\x00there\n", 9)); }"#,
     // A buffer key shows its bytes (bpftrace 0.17 pads it with 59 \x00s).
     assert!(lines.contains(&"@[xxxxx]: 3"), "{}", out.stdout);
 }
+
+#[test]
+fn strftime_prints_nsecs_as_wall_clock_time() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-q",
+            "-e",
+            r#"BEGIN { printf("%s|%s\n", strftime("%s", nsecs), strftime("%H:%M:%S.%f", nsecs)); exit(); }"#,
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let line = out.stdout.lines().next().unwrap_or("");
+    let (epoch, clock) = line.split_once('|').expect(line);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let epoch: i64 = epoch.parse().expect(line);
+    assert!((now - epoch).abs() <= 5, "{line} vs {now}");
+    // %f: six digits of microseconds, as bpftrace prints them.
+    let micros = clock.rsplit_once('.').map(|(_, f)| f).unwrap_or("");
+    assert!(
+        micros.len() == 6 && micros.bytes().all(|b| b.is_ascii_digit()),
+        "{line}"
+    );
+}

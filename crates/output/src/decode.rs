@@ -38,6 +38,8 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
         ),
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
+        // Formatted by the caller, which knows the clocks (see `Layout::Timestamp`).
+        Layout::Timestamp { .. } => decode(&Layout::u64(), bytes),
         Layout::Buffer { size } => {
             let len = field(bytes, 0, 4);
             let len = u32::from_le_bytes([

@@ -1405,6 +1405,38 @@ impl<'a> Checker<'a> {
                     .insert(e.id, CallTarget::Time(self.time_formats.len() - 1));
                 return Type::Void;
             }
+            "strftime" => {
+                let (fmt, ns) = match args {
+                    [
+                        Expr {
+                            kind: ExprKind::Str(b),
+                            ..
+                        },
+                        ns,
+                    ] => (String::from_utf8_lossy(b).into_owned(), ns),
+                    [f, ..] if !matches!(f.kind, ExprKind::Str(_)) => {
+                        self.error(diag::needs_literal(f.span, "strftime()'s format"));
+                        return Type::U64;
+                    }
+                    _ => {
+                        self.error(diag::wrong_arg_count(
+                            e.span,
+                            "strftime",
+                            "a format and a time in nanoseconds (`nsecs`)",
+                            args.len(),
+                        ));
+                        return Type::U64;
+                    }
+                };
+                let t = self.expr(s, ns);
+                self.expect_int(ns, &t, "strftime()'s time");
+                self.time_formats.push(fmt);
+                let format = (self.time_formats.len() - 1) as u32;
+                s.probe
+                    .calls
+                    .insert(e.id, CallTarget::Function(Function::Strftime { format }));
+                return Type::Timestamp { format };
+            }
             "join" => {
                 let delimiter = match args {
                     [_] => " ".to_string(),
@@ -1457,6 +1489,8 @@ impl<'a> Checker<'a> {
             return Type::I64;
         };
         let ty = match &f {
+            // Checked by name above, with its format.
+            Function::Strftime { .. } => return Type::U64,
             Function::Aggregate(a) => {
                 for a in args {
                     self.expr(s, a);
@@ -1865,7 +1899,14 @@ impl<'a> Checker<'a> {
             let ok = match conv.kind {
                 output::ArgKind::Integer => t.is_scalar(),
                 output::ArgKind::String => {
-                    t.is_str() || matches!(t, Type::Inet | Type::Stack { .. } | Type::Sym { .. })
+                    t.is_str()
+                        || matches!(
+                            t,
+                            Type::Inet
+                                | Type::Stack { .. }
+                                | Type::Sym { .. }
+                                | Type::Timestamp { .. }
+                        )
                 }
                 output::ArgKind::Buffer => matches!(t, Type::Buf { .. }),
             };
@@ -1901,6 +1942,8 @@ fn is_storable(t: &Type) -> bool {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } => true,
+        // Formatted only where printf prints it.
+        Type::Timestamp { .. } => false,
         Type::Agg(_)
         | Type::TracepointArgs
         | Type::StreamArgs(_)

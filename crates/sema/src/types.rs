@@ -44,6 +44,9 @@ pub enum Type {
     Struct { c_type: String },
     /// `buf(ptr, len)`: up to `size` bytes, printed by `%r`.
     Buf { size: u32 },
+    /// `strftime(fmt, ns)`: a time printed by `%s` in format `format`
+    /// (an index of the script's time formats).
+    Timestamp { format: u32 },
 }
 
 impl Type {
@@ -121,6 +124,7 @@ impl Type {
             Type::Sym { user: false } => Layout::KSym,
             Type::Sym { user: true } => Layout::USym,
             Type::Buf { size } => Layout::Buffer { size: *size },
+            Type::Timestamp { format } => Layout::Timestamp { format: *format },
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -206,6 +210,7 @@ impl fmt::Display for Type {
             Type::Sym { user } => f.write_str(if *user { "usym" } else { "ksym" }),
             Type::Struct { c_type } => f.write_str(c_type),
             Type::Buf { size } => write!(f, "buffer[{size}]"),
+            Type::Timestamp { .. } => f.write_str("timestamp"),
         }
     }
 }

@@ -356,6 +356,17 @@ impl Lower<'_> {
             Type::Stack { .. } => self.write_stack(e, place, dst),
             Type::Sym { .. } => self.write_sym(e, place, dst),
             Type::Buf { size } => self.write_buf(e, place, *size),
+            Type::Timestamp { .. } => match &e.kind {
+                // strftime(fmt, ns): user space formats the nanoseconds.
+                ExprKind::Call { args, .. } if args.len() == 2 => {
+                    let ns = self.scalar(&args[1]);
+                    self.store(place, Src::Reg(ns), Width::DW);
+                }
+                _ => {
+                    let (src, n) = self.mem(e);
+                    self.copy(place, src, n.min(8));
+                }
+            },
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)

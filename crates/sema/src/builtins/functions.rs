@@ -31,6 +31,9 @@ pub enum Function {
     /// `uaddr("NAME")`: a symbol's address in the probed binary, found when
     /// checking (see `builtins::uaddr`); 0 until then.
     Uaddr { address: u64 },
+    /// `strftime(fmt, ns)`: a time printed in format `format` (an index of
+    /// the script's time formats); the value is the `ns` argument.
+    Strftime { format: u32 },
     /// `reg("NAME")`: a register of the probed task, at this offset of
     /// `struct pt_regs` (found when checking).
     Reg { offset: u32 },
@@ -43,7 +46,7 @@ pub enum Function {
 pub const FUNCTION_NAMES: &[&str] = &[
     "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "str", "delete", "clear",
     "zero", "print", "printf", "exit", "time", "join", "ntop", "emit", "kstack", "ustack", "ksym",
-    "usym", "uaddr", "bswap", "cat", "buf", "reg",
+    "usym", "uaddr", "bswap", "cat", "buf", "reg", "strftime",
 ];
 
 /// Functions of bpftrace that weft recognises but does not compile yet.
@@ -51,7 +54,6 @@ const PLANNED: &[&str] = &[
     "kaddr",
     "system",
     "signal",
-    "strftime",
     "override",
     "cgroupid",
     "macaddr",

@@ -66,6 +66,7 @@ impl Lower<'_> {
                 | Function::Uaddr { .. }
                 | Function::Bswap { .. }
                 | Function::Reg { .. }
+                | Function::Strftime { .. }
                 | Function::Buf,
             ) => {}
         }
