@@ -861,13 +861,15 @@ fn buf_reads_bytes_that_r_prints() {
     require_root!();
     let out = trace_workload(
         r#"tracepoint:syscalls:sys_enter_write /pid == cpid/ { @[buf(args->buf, args->count)] = count(); printf("%r %rx %rh\n", buf(args->buf, 3), buf(args->buf, 2), buf(args->buf, 2)); }
-BEGIN { printf("%r\n", buf("hi\x00there\n", 9)); }"#,
+BEGIN { printf("%r\n", buf("hi\x00there\n", 9)); printf("%r\n", buf("x", -1)); }"#,
         "write 5 3",
         &[],
     );
     let lines: Vec<&str> = out.stdout.lines().collect();
     // Escapes and hex as bpftrace 0.17 prints them.
     assert_eq!(lines.first(), Some(&"hi\\x00there\\x0a"), "{}", out.stdout);
+    // A string gives no more than its own bytes, whatever length is asked.
+    assert_eq!(lines.get(1), Some(&"x\\x00"), "{}", out.stdout);
     assert_eq!(
         lines
             .iter()

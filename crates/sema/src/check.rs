@@ -1586,6 +1586,11 @@ impl<'a> Checker<'a> {
                     }
                     None => DEFAULT_STR_SIZE,
                 };
+                // A string has no more bytes than its own.
+                let size = match t {
+                    Type::Str { size: own } => size.min(own),
+                    _ => size,
+                };
                 Type::Buf { size }
             }
             Function::Delete => {
