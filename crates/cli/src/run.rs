@@ -480,29 +480,23 @@ fn strftime_ns(fmt: &str, ns: u64) -> String {
         wall.rem_euclid(1_000_000_000),
     );
     let fmt = fmt.replace("%f", &format!("{:06}", nanos / 1000));
+    strftime_at(&fmt, secs as libc::time_t)
+}
+
+fn strftime_now(fmt: &str) -> String {
+    // SAFETY: time() accepts a null pointer.
+    strftime_at(fmt, unsafe { libc::time(std::ptr::null_mut()) })
+}
+
+/// strftime(3) of `secs` since the epoch, in local time.
+fn strftime_at(fmt: &str, secs: libc::time_t) -> String {
     let Ok(cfmt) = std::ffi::CString::new(fmt) else {
         return String::new();
     };
     // SAFETY: localtime_r/strftime get valid pointers and a sized buffer.
     unsafe {
-        let t = secs as libc::time_t;
         let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        let mut buf = [0u8; 256];
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
-}
-
-fn strftime_now(fmt: &str) -> String {
-    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
-        return String::new();
-    };
-    // SAFETY: time/localtime_r/strftime get valid pointers and a sized buffer.
-    unsafe {
-        let now = libc::time(std::ptr::null_mut());
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&now, &mut tm);
+        libc::localtime_r(&secs, &mut tm);
         let mut buf = [0u8; 256];
         let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
         String::from_utf8_lossy(&buf[..n]).into_owned()

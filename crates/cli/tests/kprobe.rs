@@ -16,8 +16,6 @@ use std::time::Duration;
 use common::{run_weft, trace_workload};
 use ktypes::KernelInfo;
 use runtime::{AttachError, LoadOptions, Session, SysKernelInfo};
-use sema::CheckOptions;
-use source::SourceMap;
 
 /// `__NR_getppid` on x86_64.
 const NR_GETPPID: u64 = 110;
@@ -132,21 +130,7 @@ fn fentry_without_trampolines_says_so() {
 }
 
 fn compile(src: &str) -> codegen::Compiled {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let (typed, diags) = sema::check(&program, &SysKernelInfo::new(), &CheckOptions::default());
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    codegen::compile(&program, &typed).expect("compiles")
+    common::compile(src, &SysKernelInfo::new())
 }
 
 #[test]

@@ -12,8 +12,6 @@ mod common;
 use common::trace_workload;
 use ktypes::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, TracingFeatures};
 use runtime::{LoadOptions, Session, SysKernelInfo};
-use sema::CheckOptions;
-use source::SourceMap;
 
 /// Whether the running kernel has BTF; says why the test is skipped if not.
 fn has_btf(needed_by: &str) -> bool {
@@ -101,23 +99,7 @@ impl KernelInfo for KprobesOnly {
     }
 }
 
-fn compile(src: &str, kernel: &dyn KernelInfo) -> codegen::Compiled {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    let (typed, diags) = sema::check(&program, kernel, &CheckOptions::default());
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    codegen::compile(&program, &typed).expect("compiles")
-}
+use common::compile;
 
 #[test]
 fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {

@@ -234,14 +234,7 @@ fn unknown_binary_or_symbol_is_one_clear_error() {
             "no USDT probe `weft:tock`",
         ),
     ] {
-        let out = run_weft(&["-e", &script], Duration::from_secs(20));
-        assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
-        assert!(
-            out.stderr.contains(code) && out.stderr.contains(text),
-            "{}",
-            out.stderr
-        );
-        assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+        assert_one_error(&script, code, text);
     }
 }
 
@@ -365,14 +358,7 @@ fn uaddr_errors_are_one_clear_sentence() {
             "did you mean `sink`?",
         ),
     ] {
-        let out = run_weft(&["-e", &script], Duration::from_secs(20));
-        assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
-        assert!(
-            out.stderr.contains(code) && out.stderr.contains(text),
-            "{}",
-            out.stderr
-        );
-        assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+        assert_one_error(&script, code, text);
     }
 }
 
@@ -492,4 +478,16 @@ fn reg_reads_the_probed_tasks_registers() {
     );
     let out = trace(&t.no_pie, "5 2", &script);
     assert_eq!(lines(&out), ["@di[1]: 5", "@ip[1]: 5", "@sum: 15"], "{out}");
+}
+
+/// weft rejects `script` with exactly one error, of `code`, saying `text`.
+fn assert_one_error(script: &str, code: &str, text: &str) {
+    let out = run_weft(&["-e", script], Duration::from_secs(20));
+    assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
+    assert!(
+        out.stderr.contains(code) && out.stderr.contains(text),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
 }

@@ -22,53 +22,55 @@ impl KernelFunction {
 
 /// Parses `available_filter_functions`: `name` or `name [module]` per line.
 pub fn parse_filter_functions(text: &str) -> Vec<KernelFunction> {
-    let mut out: Vec<KernelFunction> = text
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            let name = words.next()?;
-            let module = words
-                .next()
-                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
-                .map(String::from);
-            Some(KernelFunction {
-                name: name.to_string(),
-                module,
+    sorted_unique(
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let name = words.next()?;
+                Some(function(name, words))
             })
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+            .collect(),
+    )
 }
 
 /// Parses `/proc/kallsyms` (`address type name [module]`), keeping text
 /// symbols (`t`, `T`) and dropping the `__pfx_` padding symbols and
 /// compiler-made local copies that kprobes cannot name alone (`foo.cold`).
 pub fn parse_kallsyms_functions(text: &str) -> Vec<KernelFunction> {
-    let mut out: Vec<KernelFunction> = text
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            let _addr = words.next()?;
-            let kind = words.next()?;
-            let name = words.next()?;
-            if !matches!(kind, "t" | "T") || name.starts_with("__pfx_") || name.contains(".cold") {
-                return None;
-            }
-            let module = words
-                .next()
-                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
-                .map(String::from);
-            Some(KernelFunction {
-                name: name.to_string(),
-                module,
+    sorted_unique(
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let _addr = words.next()?;
+                let kind = words.next()?;
+                let name = words.next()?;
+                if !matches!(kind, "t" | "T")
+                    || name.starts_with("__pfx_")
+                    || name.contains(".cold")
+                {
+                    return None;
+                }
+                Some(function(name, words))
             })
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+            .collect(),
+    )
+}
+
+/// `name`, and its module from the `[module]` word that may follow it.
+fn function<'a>(name: &str, mut rest: impl Iterator<Item = &'a str>) -> KernelFunction {
+    KernelFunction {
+        name: name.to_string(),
+        module: rest
+            .next()
+            .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'))
+            .map(String::from),
+    }
+}
+
+fn sorted_unique(mut v: Vec<KernelFunction>) -> Vec<KernelFunction> {
+    v.sort();
+    v.dedup();
+    v
 }
 
 #[cfg(test)]

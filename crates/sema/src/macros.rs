@@ -139,16 +139,15 @@ impl<'a> Headers<'a> {
         if depth > MAX_DEPTH || self.seen.len() >= MAX_HEADERS || path.contains("..") {
             return;
         }
-        let Some(text) = self.dirs.clone().iter().find_map(|dir| {
-            let full = format!("{dir}/{path}");
-            if self.seen.contains(&full) {
-                return None;
-            }
-            self.kernel.read_file(&full).ok().map(|b| (full, b))
-        }) else {
+        let Some((full, bytes)) = self
+            .dirs
+            .iter()
+            .map(|dir| format!("{dir}/{path}"))
+            .filter(|full| !self.seen.contains(full))
+            .find_map(|full| self.kernel.read_file(&full).ok().map(|b| (full, b)))
+        else {
             return;
         };
-        let (full, bytes) = text;
         self.seen.insert(full);
         let text = String::from_utf8_lossy(&bytes);
         for line in text.lines() {

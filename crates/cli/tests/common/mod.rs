@@ -120,3 +120,23 @@ pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
 pub fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("weft-test-{}-{name}", std::process::id()))
 }
+
+/// Parses, checks and compiles `src` for `kernel`, failing the test on any
+/// diagnostic (tests that load programs without running weft).
+pub fn compile(src: &str, kernel: &dyn ktypes::KernelInfo) -> codegen::Compiled {
+    let mut map = source::SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, diags) = syntax::parse(map.file(id));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    let (typed, diags) = sema::check(&program, kernel, &sema::CheckOptions::default());
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        source::render_all(diags.iter(), &map)
+    );
+    codegen::compile(&program, &typed).expect("compiles")
+}

@@ -20,6 +20,25 @@ pub(crate) fn array_backed(m: &sema::MapInfo) -> bool {
 }
 
 impl Lower<'_> {
+    /// A pointer to the zero map's value (zeros as large as any map value
+    /// or record), or null if the lookup fails: the source of fresh entries
+    /// too large to build on the stack.
+    pub(crate) fn zero_value(&mut self) -> VReg {
+        let zkey = self.asm.stack(8);
+        self.asm.store_stack(zkey, 0, Src::Imm(0), Width::DW);
+        let zmap = self.asm.vreg();
+        self.asm.map_ptr(zmap, abi::ZERO_MAP);
+        let zkey_ptr = self.asm.vreg();
+        self.asm.stack_addr(zkey_ptr, zkey, 0);
+        let zero = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(zmap), Src::Reg(zkey_ptr)],
+            Some(zero),
+        );
+        zero
+    }
+
     fn is_array(&self, index: usize) -> bool {
         self.arrays.get(index).copied().unwrap_or(false)
     }
@@ -228,18 +247,7 @@ impl Lower<'_> {
         }
         self.asm.br(Cond::Ne, ptr, Src::Imm(0), found);
         // First time for this key: insert zeros from the zero map (values can be larger than the stack).
-        let zkey = self.asm.stack(8);
-        self.asm.store_stack(zkey, 0, Src::Imm(0), Width::DW);
-        let zmap = self.asm.vreg();
-        self.asm.map_ptr(zmap, abi::ZERO_MAP);
-        let zkey_ptr = self.asm.vreg();
-        self.asm.stack_addr(zkey_ptr, zkey, 0);
-        let zero = self.asm.vreg();
-        self.asm.call(
-            Helper::MAP_LOOKUP_ELEM,
-            &[Src::Reg(zmap), Src::Reg(zkey_ptr)],
-            Some(zero),
-        );
+        let zero = self.zero_value();
         self.asm.br(Cond::Eq, zero, Src::Imm(0), done);
         let map = self.asm.vreg();
         let symbol = self.maps[index].bpf_name.clone();

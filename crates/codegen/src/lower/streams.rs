@@ -309,18 +309,7 @@ impl<'a> Lower<'a> {
     /// Files a new instance under `key` (replacing, and counting, an open one)
     /// and fills its fixed part. Exits when the state map refuses it.
     fn create_instance(&mut self, stream: usize, spec: &StreamSpec, key: Place, now: VReg) -> VReg {
-        let zkey = self.asm.stack(8);
-        self.asm.store_stack(zkey, 0, Src::Imm(0), Width::DW);
-        let zmap = self.asm.vreg();
-        self.asm.map_ptr(zmap, abi::ZERO_MAP);
-        let zkey_ptr = self.asm.vreg();
-        self.asm.stack_addr(zkey_ptr, zkey, 0);
-        let zero = self.asm.vreg();
-        self.asm.call(
-            Helper::MAP_LOOKUP_ELEM,
-            &[Src::Reg(zmap), Src::Reg(zkey_ptr)],
-            Some(zero),
-        );
+        let zero = self.zero_value();
         self.asm.br(Cond::Eq, zero, Src::Imm(0), self.exit);
         self.file_instance(spec, key, Place::Ptr(zero, 0));
         let state = self.lookup_named(&spec.state_map, key);

@@ -5,7 +5,7 @@
 
 use source::Diagnostic;
 
-use super::perf_event::{self, Event};
+use super::perf_event::{self, Event, ev};
 use super::{AttachPointRef, ResolvedProbe};
 
 /// `PERF_TYPE_HARDWARE`.
@@ -24,15 +24,6 @@ pub const EVENTS: &[Event] = &[
     ev("backend-stalls", "", 1_000_000, 8),
     ev("ref-cycles", "", 1_000_000, 9),
 ];
-
-const fn ev(name: &'static str, alias: &'static str, default_count: u64, config: u64) -> Event {
-    Event {
-        name,
-        alias,
-        default_count,
-        config,
-    }
-}
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
     perf_event::resolve(ap, "hardware", PERF_TYPE_HARDWARE, EVENTS)

@@ -16,6 +16,17 @@ pub struct Event {
     pub config: u64,
 }
 
+/// An event of a provider's table: its name, alias (or ""), bpftrace's
+/// default count and its `perf_event_attr.config`.
+pub const fn ev(name: &'static str, alias: &'static str, default_count: u64, config: u64) -> Event {
+    Event {
+        name,
+        alias,
+        default_count,
+        config,
+    }
+}
+
 /// Resolves `provider:EVENT[:COUNT]` against `table`.
 pub fn resolve(
     ap: &AttachPointRef<'_>,

@@ -4,7 +4,7 @@
 
 use source::Diagnostic;
 
-use super::perf_event::{self, Event};
+use super::perf_event::{self, Event, ev};
 use super::{AttachPointRef, ResolvedProbe};
 
 /// `PERF_TYPE_SOFTWARE`.
@@ -24,15 +24,6 @@ pub const EVENTS: &[Event] = &[
     ev("dummy", "", 1, 9),
     ev("bpf-output", "", 1, 10),
 ];
-
-const fn ev(name: &'static str, alias: &'static str, default_count: u64, config: u64) -> Event {
-    Event {
-        name,
-        alias,
-        default_count,
-        config,
-    }
-}
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
     perf_event::resolve(ap, "software", PERF_TYPE_SOFTWARE, EVENTS)
