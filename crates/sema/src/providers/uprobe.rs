@@ -45,16 +45,16 @@ pub fn resolve(
         return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
     }
     let mut user = userbin::open(binary, pid, kernel, ap.span)?;
+    let from_wildcard = target.contains(['*', '?']);
     // A separate debug file is read only when the binary's own symbols
     // cannot answer: wildcards (bpftrace matches debug symbols too) and
     // names it lacks.
     let named = target.split_once('+').map_or(target.as_str(), |(n, _)| n);
     let numeric = target.starts_with(|c: char| c.is_ascii_digit());
-    if !numeric && (target.contains(['*', '?']) || user.binary.function(named).is_none()) {
+    if !numeric && (from_wildcard || user.binary.function(named).is_none()) {
         user.load_debug_symbols(kernel);
     }
     let UserBinary { path, binary } = &user;
-    let from_wildcard = target.contains(['*', '?']);
     let probe = |func: &str, label: &str, address: u64| -> Result<ResolvedProbe, Diagnostic> {
         let offset = binary
             .file_offset(address)
