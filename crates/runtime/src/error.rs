@@ -122,16 +122,18 @@ pub enum AttachError {
         func: String,
         offset: u64,
     },
-    /// uprobe, `ENOTSUPP`: the kernel cannot single-step the instruction at
-    /// this place (x86 uprobes refuse AVX instructions, which begin some of
-    /// glibc's string functions).
+    /// uprobe: the instruction at this place cannot be single-stepped
+    /// safely. The kernel refuses some (`ENOTSUPP`); weft itself refuses
+    /// vector-encoded ones (VEX/EVEX, which begin many of glibc's string
+    /// functions), which some kernels accept and then step wrongly.
     #[error(
-        "{probe}: the kernel cannot place a uprobe on the instruction at offset {offset:#x} of {path} (uprobes cannot step over some instructions, such as AVX ones); probe a caller instead"
+        "{probe}: {why} (offset {offset:#x} of {path}); probe the next instruction (FUNCTION+OFFSET) or a caller instead"
     )]
     UprobeRefused {
         probe: String,
         path: String,
         offset: u64,
+        why: &'static str,
     },
     /// kprobe, `EPERM`/`EACCES`: no capability, or the kernel forbids kprobes
     /// (lockdown).

@@ -13,9 +13,11 @@ mod procmaps;
 pub mod testing;
 mod usdt;
 mod usdt_args;
+mod x86;
 
 pub use binary::{Binary, ElfError, Segment, Symbol};
 pub use ldcache::parse_ld_so_cache;
 pub use procmaps::mapped_files;
 pub use usdt::UsdtNote;
 pub use usdt_args::{ArgLocation, ArgSpecError, UsdtArg, parse_arg_specs};
+pub use x86::is_vector_instruction;

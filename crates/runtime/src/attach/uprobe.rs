@@ -67,6 +67,14 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
         };
         config |= (t.ref_ctr_offset & mask) << lo;
     }
+    if starts_with_vector_instruction(t.path, t.offset) {
+        return Err(AttachError::UprobeRefused {
+            probe: probe.to_string(),
+            path: t.path.to_string(),
+            offset: t.offset,
+            why: VECTOR_INSTRUCTION,
+        });
+    }
     let path = CString::new(t.path).map_err(|_| AttachError::Other {
         probe: probe.to_string(),
         source: SyscallError::new("uprobe path", io::Error::from(io::ErrorKind::InvalidInput)),
@@ -87,9 +95,24 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
             probe: probe.to_string(),
             path: t.path.to_string(),
             offset: t.offset,
+            why: "the kernel cannot place a uprobe on this instruction",
         },
         _ => super::classify(probe, e, "CAP_PERFMON"),
     })
+}
+
+const VECTOR_INSTRUCTION: &str = "weft places no uprobe on a vector (VEX/EVEX) instruction, which kernels single-step unreliably (the probed processes compute wrong results)";
+
+/// Whether the instruction at `offset` of the file is vector-encoded. A file
+/// that cannot be read here is left to the kernel, which reports it.
+fn starts_with_vector_instruction(path: &str, offset: u64) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut code = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(offset))?;
+        f.read(&mut code)
+    });
+    read.is_ok_and(|n| uelf::is_vector_instruction(&code[..n]))
 }
 
 /// Parses a PMU format file such as `config:0` or `config:32-63` into the
