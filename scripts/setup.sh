@@ -2,11 +2,12 @@
 # Installs what building and testing weft needs on Debian/Ubuntu; safe to run again.
 set -euo pipefail
 need=()
-for pkg in pkg-config libelf-dev zlib1g-dev make gcc systemtap-sdt-dev; do
+for pkg in pkg-config libelf-dev zlib1g-dev make gcc libc6-dev systemtap-sdt-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-# Optional tools the tests use when present: bpftool and llvm-objdump read our ELF objects.
-for pkg in bpftool llvm; do
+# Tools the tests use: bpftool and llvm-objdump read our ELF objects; bpftrace's
+# tools (/usr/sbin/*.bt) must compile and pass the verifier.
+for pkg in bpftool llvm bpftrace; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -39,10 +39,10 @@ fn rawtracepoint_counts_syscalls_by_number() {
 #[test]
 fn rawtracepoint_typed_args_from_btf() {
     require_root!();
-    if SysKernelInfo::new().btf().is_err() {
-        eprintln!("skipped: this kernel has no BTF, so raw tracepoint arguments have no names");
-        return;
-    }
+    testgate::require!(
+        SysKernelInfo::new().btf().is_ok(),
+        "this kernel has no BTF, so raw tracepoint arguments have no names"
+    );
     let out = trace_workload(
         "rawtracepoint:sys_enter /pid == cpid && args->id == 110/ { @n = count(); }",
         "getppid 12",
@@ -70,10 +70,10 @@ fn rejected(script: &str) -> String {
 #[test]
 fn kprobe_on_a_kernel_without_kprobes_says_so() {
     require_root!();
-    if runtime::kernel_features::kprobes() {
-        eprintln!("skipped: this kernel has kprobes; the load-only test covers them");
-        return;
-    }
+    testgate::only_if!(
+        !runtime::kernel_features::kprobes(),
+        "this kernel has kprobes; the load-only test covers them"
+    );
     let err = rejected("kprobe:vfs_read { @ = count(); }");
     assert!(
         err.contains(
@@ -92,8 +92,12 @@ fn kprobe_on_a_kernel_without_kprobes_says_so() {
 #[test]
 fn fentry_without_trampolines_says_so() {
     require_root!();
-    let runtime::Support::No(why) = runtime::kernel_features::trampolines() else {
-        eprintln!("skipped: this kernel loads fentry programs");
+    let trampolines = runtime::kernel_features::trampolines();
+    testgate::only_if!(
+        matches!(trampolines, runtime::Support::No(_)),
+        "this kernel loads fentry programs"
+    );
+    let runtime::Support::No(why) = trampolines else {
         return;
     };
     if runtime::kernel_features::kprobes() {

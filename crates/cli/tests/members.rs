@@ -13,21 +13,18 @@ use common::trace_workload;
 use ktypes::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, TracingFeatures};
 use runtime::{LoadOptions, Session, SysKernelInfo};
 
-/// Whether the running kernel has BTF; says why the test is skipped if not.
-fn has_btf(needed_by: &str) -> bool {
-    let ok = SysKernelInfo::new().btf().is_ok();
-    if !ok {
-        eprintln!("skipped: this kernel has no BTF, {needed_by}");
-    }
-    ok
+/// Whether the running kernel has BTF.
+fn has_btf() -> bool {
+    SysKernelInfo::new().btf().is_ok()
 }
 
 #[test]
 fn curtask_members_match_pid_tid_and_comm() {
     require_root!();
-    if !has_btf("which struct members need") {
-        return;
-    }
+    testgate::require!(
+        has_btf(),
+        "this kernel has no BTF, which struct members need"
+    );
     let out = trace_workload(
         "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @tgid[curtask->tgid == pid] = count(); @tid[curtask->pid == tid] = count(); @comm[((struct task_struct *)curtask)->comm == comm] = count(); }",
         "getppid 23",
@@ -47,9 +44,10 @@ fn curtask_members_match_pid_tid_and_comm() {
 #[test]
 fn a_struct_pointer_kept_in_a_variable_keeps_its_members() {
     require_root!();
-    if !has_btf("which struct members need") {
-        return;
-    }
+    testgate::require!(
+        has_btf(),
+        "this kernel has no BTF, which struct members need"
+    );
     let out = trace_workload(
         "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { $t = (struct task_struct *)curtask; @tgid[$t->tgid == pid] = count(); $parent = $t->real_parent; @parent[$parent->tgid == $t->real_parent->pid] = count(); }",
         "getppid 17",
@@ -104,9 +102,10 @@ use common::compile;
 #[test]
 fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
     require_root!();
-    if !has_btf("which fentry and struct members need") {
-        return;
-    }
+    testgate::require!(
+        has_btf(),
+        "this kernel has no BTF, which fentry and struct members need"
+    );
     let kernel = KprobesOnly(SysKernelInfo::new());
     let scripts = [
         "fentry:vfs_read { @[str(args->file->f_path.dentry->d_name.name)] = count(); @c = sum(args->count); }",
@@ -134,9 +133,10 @@ fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
 #[test]
 fn kernel_enumerators_are_constants() {
     require_root!();
-    if !has_btf("where enumerators are found") {
-        return;
-    }
+    testgate::require!(
+        has_btf(),
+        "this kernel has no BTF, where enumerators are found"
+    );
     // Values fixed by the kernel's ABI: enum tcp_state and enum bpf_map_type.
     let out = common::run_weft(
         &[
@@ -158,10 +158,14 @@ fn kernel_enumerators_are_constants() {
 #[test]
 fn header_constants_are_found_through_includes() {
     require_root!();
-    if !std::path::Path::new("/usr/include/sys/socket.h").exists() {
-        eprintln!("skipped: no C library headers (libc6-dev)");
-        return;
-    }
+    // Debian keeps <sys/socket.h> in the multiarch directory.
+    let headers = std::fs::read_dir("/usr/include")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|d| d.path().join("sys/socket.h").exists())
+        || std::path::Path::new("/usr/include/sys/socket.h").exists();
+    testgate::require!(headers, "no C library headers (apt-get install libc6-dev)");
     // bpftrace's tcpconnect.bt: AF_INET comes from <sys/socket.h> through
     // <bits/socket.h> (AF_INET → PF_INET → 2).
     let out = common::run_weft(
@@ -189,9 +193,7 @@ fn header_constants_are_found_through_includes() {
 #[test]
 fn bpftrace_tools_compile_and_pass_the_verifier() {
     require_root!();
-    if !has_btf("which these tools need") {
-        return;
-    }
+    testgate::require!(has_btf(), "this kernel has no BTF, which these tools need");
     let kernel = KprobesOnly(SysKernelInfo::new());
     let tools = [
         "bashreadline",
@@ -232,9 +234,10 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
             .unwrap_or_else(|e| panic!("{path}: the verifier must accept it: {e}"));
         checked += 1;
     }
-    if checked == 0 {
-        eprintln!("skipped: bpftrace's tools are not installed (apt-get install bpftrace)");
-    }
+    testgate::require!(
+        checked > 0,
+        "bpftrace's tools are not installed (apt-get install bpftrace)"
+    );
 }
 
 #[test]
@@ -266,9 +269,10 @@ fn bswap_reverses_the_bytes_of_its_argument_type() {
 #[test]
 fn members_of_a_syscalls_user_pointer_are_read() {
     require_root!();
-    if !has_btf("which struct members need") {
-        return;
-    }
+    testgate::require!(
+        has_btf(),
+        "this kernel has no BTF, which struct members need"
+    );
     // bpftrace's naptime.bt reads `args->rqtp->tv_sec`: user memory, typed
     // by the tracepoint's format (`struct __kernel_timespec * rqtp`).
     let out = trace_workload(

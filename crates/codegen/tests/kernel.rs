@@ -1,24 +1,16 @@
 //! Runs assembled programs in the kernel: each test builds a `raw_tp`
 //! program, writes the ELF object, loads it with libbpf (so the verifier
 //! must accept it), runs it with BPF_PROG_TEST_RUN and reads the `results`
-//! ARRAY map. Skipped (with a message) when not root.
+//! ARRAY map. Gated on root by `testgate` (skipped with a reason, or failed
+//! when kernel tests are required).
 
 use codegen::asm::{AluOp, Asm, Cond, Helper, Src, VReg, Width};
 use codegen::elf::{ElfMap, ElfProgram, MapType, write_object};
 use codegen::{Function, disasm};
 use libbpf_rs::{MapCore, MapFlags, ObjectBuilder, ProgramInput};
-use std::os::unix::fs::MetadataExt;
 
 const RESULTS: &str = "results";
 const NRESULTS: u32 = 64;
-
-fn root() -> bool {
-    let ok = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
-    if !ok {
-        eprintln!("skipped: needs root to load BPF programs");
-    }
-    ok
-}
 
 fn results_map() -> ElfMap {
     ElfMap {
@@ -100,9 +92,7 @@ fn arg(a: &mut Asm, i: i16) -> VReg {
 
 #[test]
 fn alu_semantics_match_rust() {
-    if !root() {
-        return;
-    }
+    testgate::require_root!();
     let x: u64 = 0xfedc_ba98_7654_3210;
     let y: u64 = 0x0000_0000_0001_2345;
     let neg: u64 = (-1234567i64) as u64;
@@ -214,9 +204,7 @@ fn alu_semantics_match_rust() {
 
 #[test]
 fn branches_and_loops() {
-    if !root() {
-        return;
-    }
+    testgate::require_root!();
     // sum = 0; i = 0; while (i < n) { if (i & 1) sum += i * 3; else sum += 1; i += 1 }
     let mut a = Asm::new();
     // The verifier needs a bounded loop: n is a constant.
@@ -270,9 +258,7 @@ fn branches_and_loops() {
 /// calls: the allocator must spill and still compute the right thing.
 #[test]
 fn spills_under_pressure_and_across_calls() {
-    if !root() {
-        return;
-    }
+    testgate::require_root!();
     let mut a = Asm::new();
     let x = arg(&mut a, 0);
     let vals: Vec<VReg> = (0..24)
@@ -336,9 +322,7 @@ fn spills_under_pressure_and_across_calls() {
 /// probe_read_kernel(dst, size, src) copies from a stack buffer.
 #[test]
 fn call_arguments_are_permuted() {
-    if !root() {
-        return;
-    }
+    testgate::require_root!();
     let mut a = Asm::new();
     let src = a.stack(8);
     let dst = a.stack(8);
@@ -391,9 +375,7 @@ fn call_arguments_are_permuted() {
 /// Atomic adds on a map value.
 #[test]
 fn atomic_add_counts() {
-    if !root() {
-        return;
-    }
+    testgate::require_root!();
     let mut a = Asm::new();
     let key = a.stack(4);
     a.store_stack(key, 0, Src::Imm(5), Width::W);

@@ -1,10 +1,9 @@
 //! The ELF object against the standard tools: `llvm-objdump -d` reads it
 //! with our encodings, and `bpftool prog loadall` (libbpf + the kernel
 //! verifier) accepts tracepoint, perf_event and raw_tp programs using
-//! ring buffer, hash, per-CPU array and array maps. Skipped with a message
-//! when a tool is missing or (for bpftool) when not root.
+//! ring buffer, hash, per-CPU array and array maps. Gated by `testgate` on
+//! the tools (and, for bpftool, root).
 
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -12,12 +11,9 @@ use codegen::asm::{AluOp, Asm, Cond, Helper, Src, Width};
 use codegen::elf::{ElfMap, ElfProgram, MapType, write_object};
 use codegen::{Function, disasm};
 
-fn tool(name: &str) -> bool {
-    let ok = Command::new(name).arg("--version").output().is_ok();
-    if !ok {
-        eprintln!("skipped: {name} not installed");
-    }
-    ok
+/// Whether `name` runs (`scripts/setup.sh` installs both tools).
+fn installed(name: &str) -> bool {
+    Command::new(name).arg("--version").output().is_ok()
 }
 
 fn temp_path(tag: &str) -> PathBuf {
@@ -180,9 +176,10 @@ fn object() -> (Vec<u8>, Function, Function) {
 
 #[test]
 fn llvm_objdump_reads_our_encoding() {
-    if !tool("llvm-objdump") {
-        return;
-    }
+    testgate::require!(
+        installed("llvm-objdump"),
+        "llvm-objdump is not installed (apt-get install llvm)"
+    );
     let (obj, f, _) = object();
     let path = temp_path("objdump.o");
     std::fs::write(&path, &obj).unwrap();
@@ -265,17 +262,15 @@ fn llvm_objdump_reads_our_encoding() {
 
 #[test]
 fn bpftool_loads_every_program() {
-    if !std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
-        eprintln!("skipped: needs root");
-        return;
-    }
-    if !tool("bpftool") {
-        return;
-    }
-    if !std::path::Path::new("/sys/fs/bpf").exists() {
-        eprintln!("skipped: /sys/fs/bpf not mounted");
-        return;
-    }
+    testgate::require_root!();
+    testgate::require!(
+        installed("bpftool"),
+        "bpftool is not installed (apt-get install bpftool)"
+    );
+    testgate::require!(
+        std::path::Path::new("/sys/fs/bpf").exists(),
+        "/sys/fs/bpf is not mounted"
+    );
     let (obj, _, _) = object();
     let path = temp_path("loadall.o");
     std::fs::write(&path, &obj).unwrap();

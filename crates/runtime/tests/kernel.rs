@@ -8,9 +8,7 @@ use runtime::{Features, SysKernelInfo};
 
 #[test]
 fn tracepoint_formats_come_from_tracefs() {
-    if !common::root_or_skip("tracepoint_formats_come_from_tracefs") {
-        return;
-    }
+    testgate::require_root!();
     let k = SysKernelInfo::new();
     let f = k.tracepoint_format("syscalls", "sys_enter_openat").unwrap();
     assert_eq!(f.name, "sys_enter_openat");
@@ -36,9 +34,7 @@ fn tracepoint_formats_come_from_tracefs() {
 
 #[test]
 fn features_of_this_kernel() {
-    if !common::root_or_skip("features_of_this_kernel") {
-        return;
-    }
+    testgate::require_root!();
     let f = Features::probe();
     eprintln!("{f:#?}");
     assert!(!f.kernel_release.is_empty());

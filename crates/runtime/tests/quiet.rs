@@ -42,9 +42,7 @@ fn tempfile_in_tmp() -> std::fs::File {
 
 #[test]
 fn nothing_reaches_stderr() {
-    if !root_or_skip("nothing_reaches_stderr") {
-        return;
-    }
+    testgate::require_root!();
     let memlock = libc::rlimit {
         rlim_cur: libc::RLIM_INFINITY,
         rlim_max: libc::RLIM_INFINITY,

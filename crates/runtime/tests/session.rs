@@ -136,9 +136,7 @@ fn getppid_tp() -> Attach {
 
 #[test]
 fn begin_runs_once_and_maps_read_exactly() {
-    if !root_or_skip("begin_runs_once_and_maps_read_exactly") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(&std_maps(), vec![begin_prog("wt_begin")]);
     let manifest = Manifest {
         programs: vec![spec("wt_begin", Attach::Begin, "BEGIN")],
@@ -216,9 +214,7 @@ fn begin_runs_once_and_maps_read_exactly() {
 
 #[test]
 fn tracepoint_events_arrive_exactly_once_each() {
-    if !root_or_skip("tracepoint_events_arrive_exactly_once_each") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(
         &std_maps(),
         vec![emit_pid_prog(
@@ -303,9 +299,7 @@ fn tracepoint_events_arrive_exactly_once_each() {
 
 #[test]
 fn interval_probe_fires() {
-    if !root_or_skip("interval_probe_fires") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(
         &std_maps(),
         vec![emit_pid_prog("wt_interval", "perf_event")],
@@ -338,9 +332,7 @@ fn interval_probe_fires() {
 
 #[test]
 fn dropping_a_session_unloads_everything() {
-    if !root_or_skip("dropping_a_session_unloads_everything") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(
         &std_maps(),
         vec![
@@ -390,9 +382,7 @@ fn dropping_a_session_unloads_everything() {
 
 #[test]
 fn verifier_rejection_names_program_and_instruction() {
-    if !root_or_skip("verifier_rejection_names_program_and_instruction") {
-        return;
-    }
+    testgate::require_root!();
     // Dereferencing a HASH lookup result without a NULL check, at instruction 7.
     let mut a = Asm::default();
     a.mov_imm(1, 0)
@@ -444,9 +434,7 @@ fn verifier_rejection_names_program_and_instruction() {
 
 #[test]
 fn unknown_tracepoint_is_a_typed_not_found() {
-    if !root_or_skip("unknown_tracepoint_is_a_typed_not_found") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(
         &std_maps(),
         vec![emit_pid_prog(
@@ -476,9 +464,7 @@ fn unknown_tracepoint_is_a_typed_not_found() {
 
 #[test]
 fn manifest_mismatch_is_reported() {
-    if !root_or_skip("manifest_mismatch_is_reported") {
-        return;
-    }
+    testgate::require_root!();
     let elf = write_object(&std_maps(), vec![begin_prog("wt_begin2")]);
     let manifest = Manifest {
         programs: vec![spec("wt_other", Attach::Begin, "BEGIN")],

@@ -1,5 +1,6 @@
-//! Running weft and the workload from tests: every process gets a timeout,
-//! kernel tests skip (with a reason) when not root.
+//! Running weft and the workload from tests: every process gets a timeout;
+//! kernel tests pass through the one gate (`testgate`), which skips them
+//! with a reason when not root, or fails them when kernel tests are required.
 
 #![allow(dead_code)]
 
@@ -26,19 +27,13 @@ pub fn workload() -> PathBuf {
     path
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Skips the calling test (returning early) when not root.
+/// The gate of every kernel test (`testgate::require_root!`): returns from
+/// the test when not root, or fails it when `CI` or `WEFT_KERNEL_TESTS=1` is
+/// set; counted in `target/kernel-tests.log`.
 #[macro_export]
 macro_rules! require_root {
     () => {
-        if !common::is_root() {
-            eprintln!("skipped: kernel tests need root (CAP_BPF, CAP_PERFMON)");
-            return;
-        }
+        testgate::require_root!()
     };
 }
 

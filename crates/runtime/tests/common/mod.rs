@@ -133,13 +133,3 @@ pub fn write_object(maps: &[MapDef], progs: Vec<ProgDef>) -> Vec<u8> {
         .collect();
     codegen::write_object(&programs, &maps).expect("ELF")
 }
-
-/// True when running as root; otherwise prints why the test is skipped.
-pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!("skipping {test}: needs root (CAP_BPF, CAP_PERFMON)");
-    }
-    root
-}
