@@ -7,6 +7,8 @@
 //! `output` uses it to decode bytes into printable values.
 //! All integers are little-endian (x86_64, aarch64).
 
+#![forbid(unsafe_code)]
+
 pub mod arch;
 mod layout;
 mod manifest;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use codegen::Compiled;
 use ktypes::KernelInfo;
 use sema::CheckOptions;
-use source::{Diagnostic, Diagnostics, SourceMap};
+use source::{Code, Diagnostic, Diagnostics, SourceMap};
 
 use crate::args::DumpStage;
 
@@ -101,7 +101,7 @@ pub fn verifier_diagnostic(
         "the kernel's verifier rejected probe program `{program}`: {}",
         reason.trim()
     ))
-    .with_code("E0503");
+    .with_code(Code::E0503);
     if let Some(span) = span {
         d = d.with_label(
             span,
@@ -152,14 +152,14 @@ fn missing_kernel_features(
                     runtime::Support::Yes => "it has no BTF".to_string(),
                 };
                 Diagnostic::error(format!("this kernel cannot attach {kind} probes: {lacking}"))
-                    .with_code("E0454")
+                    .with_code(Code::E0454)
                     .with_label(p.span, "needs BPF trampolines")
                     .with_note(format!("weft cannot run it as a kprobe either: {why}"))
             }
             Written::Kprobe | Written::Kretprobe => Diagnostic::error(format!(
                 "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
             ))
-            .with_code("E0408")
+            .with_code(Code::E0408)
             .with_label(p.span, "needs kprobes")
             .with_note(format!("weft cannot run it as fentry either: {why}")),
         };

@@ -2,6 +2,8 @@
 //! ([`insn`]), its disassembler ([`disasm`]) and the ELF object writer
 //! ([`elf`]).
 
+#![forbid(unsafe_code)]
+
 pub mod asm;
 pub mod disasm;
 pub mod elf;

@@ -3,6 +3,8 @@
 //! Parsers here take text or bytes, never paths: `runtime::SysKernelInfo`
 //! reads the files, tests use [`FixtureKernel`].
 
+#![forbid(unsafe_code)]
+
 pub mod btf;
 mod features;
 mod fixture;

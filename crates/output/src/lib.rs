@@ -10,6 +10,8 @@
 //! - [`stream`]: `stream` records decoded, and their text and JSON lines;
 //! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file.
 
+#![forbid(unsafe_code)]
+
 pub mod decode;
 pub mod flat;
 mod hist;

@@ -618,11 +618,7 @@ impl<'a> Checker<'a> {
             StmtKind::Unroll { count, body } => {
                 match &count.kind {
                     ExprKind::Int { value, .. } if (1..=100).contains(value) => {}
-                    ExprKind::Int { .. } => self.error(
-                        Diagnostic::error("unroll count must be between 1 and 100")
-                            .with_code("E0313")
-                            .with_label(count.span, "out of range"),
-                    ),
+                    ExprKind::Int { .. } => self.error(diag::unroll_count_out_of_range(count.span)),
                     _ => self.error(diag::needs_literal(count.span, "the unroll count")),
                 }
                 self.block(s, body);
@@ -636,11 +632,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Break | StmtKind::Continue => {
                 if s.loop_depth == 0 {
-                    self.error(
-                        Diagnostic::error("`break` and `continue` must be inside a loop")
-                            .with_code("E0314")
-                            .with_label(stmt.span, "not in a loop"),
-                    );
+                    self.error(diag::break_outside_loop(stmt.span));
                 }
             }
             StmtKind::Return(value) => {
@@ -928,13 +920,7 @@ impl<'a> Checker<'a> {
                     return None;
                 };
                 if step <= 0 || max <= min || (max - min) / step > 1000 {
-                    self.error(
-                        Diagnostic::error(
-                            "lhist() needs min < max, step > 0 and at most 1000 buckets",
-                        )
-                        .with_code("E0315")
-                        .with_label(args[1].span.to(args[3].span), "invalid bucket range"),
-                    );
+                    self.error(diag::bad_lhist_range(args[1].span.to(args[3].span)));
                     return None;
                 }
                 let lhist = Aggregation::Lhist { min, max, step };
@@ -1495,12 +1481,7 @@ impl<'a> Checker<'a> {
                 for a in args {
                     self.expr(s, a);
                 }
-                self.error(
-                    Diagnostic::error(format!("{}() can only be assigned to a map", a.name()))
-                        .with_code("E0316")
-                        .with_label(e.span, "not assigned to a map")
-                        .with_help(format!("write `@name = {}(...)`", a.name())),
-                );
+                self.error(diag::aggregation_not_assigned(e.span, a.name()));
                 return Type::I64;
             }
             Function::Str => {

@@ -1,8 +1,9 @@
 //! Every diagnostic the checker reports, one constructor each.
-//! Codes: E02xx names, E03xx types, E04xx probes and the kernel.
+//! Codes (from the one table, `source::Code`): E02xx names, E03xx types,
+//! E04xx probes and the kernel.
 
 use ktypes::KernelInfoError;
-use source::{Diagnostic, Span};
+use source::{Code, Diagnostic, Span};
 
 use crate::types::Type;
 
@@ -46,14 +47,14 @@ fn with_suggestion(d: Diagnostic, name: &str, candidates: &[&str]) -> Diagnostic
 
 pub fn unknown_function(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown function `{name}`"))
-        .with_code("E0201")
+        .with_code(Code::E0201)
         .with_label(span, "not a function weft knows");
     with_suggestion(d, name, known)
 }
 
 pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown identifier `{name}`"))
-        .with_code("E0202")
+        .with_code(Code::E0202)
         .with_label(span, "not a builtin variable");
     let d = with_suggestion(d, name, known);
     if name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -69,38 +70,38 @@ pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
 
 pub fn undefined_variable(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("variable `${name}` is used before it is assigned"))
-        .with_code("E0203")
+        .with_code(Code::E0203)
         .with_label(span, "never assigned in this probe before this point")
 }
 
 pub fn map_never_assigned(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("map `{name}` is read but never assigned"))
-        .with_code("E0204")
+        .with_code(Code::E0204)
         .with_label(span, "no probe stores into this map")
 }
 
 pub fn builtin_not_in_probe(span: Span, name: &str, probe: &str, help: &str) -> Diagnostic {
     Diagnostic::error(format!("`{name}` is not available in {probe} probes"))
-        .with_code("E0205")
+        .with_code(Code::E0205)
         .with_label(span, "not available here")
         .with_help(help.to_string())
 }
 
 pub fn not_supported_yet(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(format!("{what} is not supported by weft yet"))
-        .with_code("E0206")
+        .with_code(Code::E0206)
         .with_label(span, "parsed, but weft cannot compile this yet")
 }
 
 pub fn wrong_arg_count(span: Span, name: &str, expected: &str, got: usize) -> Diagnostic {
     Diagnostic::error(format!("`{name}` takes {expected}, but {got} were given"))
-        .with_code("E0301")
+        .with_code(Code::E0301)
         .with_label(span, "wrong number of arguments")
 }
 
 pub fn type_mismatch(span: Span, what: &str, expected: &str, found: &Type) -> Diagnostic {
     Diagnostic::error(format!("{what} expects {expected}, found `{found}`"))
-        .with_code("E0302")
+        .with_code(Code::E0302)
         .with_label(span, format!("this is `{found}`"))
 }
 
@@ -114,7 +115,7 @@ pub fn map_value_mismatch(
     Diagnostic::error(format!(
         "type mismatch for {map}: assigning a value of type `{new}` to a map that holds `{existing}`"
     ))
-    .with_code("E0303")
+    .with_code(Code::E0303)
     .with_label(span, format!("this is `{new}`"))
     .with_secondary(first, format!("{map} first gets `{existing}` here"))
 }
@@ -129,7 +130,7 @@ pub fn map_key_mismatch(
     Diagnostic::error(format!(
         "key mismatch for {map}: used with key `{new}`, but its key is `{existing}`"
     ))
-    .with_code("E0304")
+    .with_code(Code::E0304)
     .with_label(span, format!("key of type `{new}`"))
     .with_secondary(first, format!("{map} is first keyed by `{existing}` here"))
 }
@@ -138,7 +139,7 @@ pub fn variable_type_mismatch(span: Span, name: &str, existing: &Type, new: &Typ
     Diagnostic::error(format!(
         "type mismatch for ${name}: assigning `{new}` to a variable of type `{existing}`"
     ))
-    .with_code("E0305")
+    .with_code(Code::E0305)
     .with_label(span, format!("this is `{new}`"))
 }
 
@@ -146,13 +147,13 @@ pub fn bad_operands(span: Span, op: &str, lhs: &Type, rhs: &Type) -> Diagnostic 
     Diagnostic::error(format!(
         "operator `{op}` cannot combine `{lhs}` and `{rhs}`"
     ))
-    .with_code("E0306")
+    .with_code(Code::E0306)
     .with_label(span, "invalid operands")
 }
 
 pub fn no_such_field(span: Span, field: &str, probe: &str, fields: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("{probe} has no argument `{field}`"))
-        .with_code("E0307")
+        .with_code(Code::E0307)
         .with_label(span, "unknown field");
     let d = with_suggestion(d, field, fields);
     d.with_note(format!("its arguments are: {}", fields.join(", ")))
@@ -162,7 +163,7 @@ pub fn aggregation_read(span: Span, map: &str, agg: &str) -> Diagnostic {
     Diagnostic::error(format!(
         "{map} holds a {agg}() aggregation, which cannot be read inside a probe"
     ))
-    .with_code("E0308")
+    .with_code(Code::E0308)
     .with_label(span, "read here")
     .with_help(
         "aggregations are merged across CPUs when printed; store plain values to read them back",
@@ -171,7 +172,7 @@ pub fn aggregation_read(span: Span, map: &str, agg: &str) -> Diagnostic {
 
 pub fn printf_format(span: Span, message: &str) -> Diagnostic {
     Diagnostic::error(format!("invalid printf format: {message}"))
-        .with_code("E0309")
+        .with_code(Code::E0309)
         .with_label(span, message.to_string())
 }
 
@@ -179,46 +180,71 @@ pub fn printf_args(span: Span, conversions: usize, args: usize) -> Diagnostic {
     Diagnostic::error(format!(
         "printf format has {conversions} conversion(s) but {args} argument(s) were given"
     ))
-    .with_code("E0310")
+    .with_code(Code::E0310)
     .with_label(span, "argument count does not match the format")
 }
 
 pub fn needs_literal(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(format!("{what} must be a literal"))
-        .with_code("E0311")
+        .with_code(Code::E0311)
         .with_label(span, "not a literal")
+}
+
+pub fn unroll_count_out_of_range(span: Span) -> Diagnostic {
+    Diagnostic::error("unroll count must be between 1 and 100")
+        .with_code(Code::E0313)
+        .with_label(span, "out of range")
+}
+
+pub fn break_outside_loop(span: Span) -> Diagnostic {
+    Diagnostic::error("`break` and `continue` must be inside a loop")
+        .with_code(Code::E0314)
+        .with_label(span, "not in a loop")
+}
+
+pub fn bad_lhist_range(span: Span) -> Diagnostic {
+    Diagnostic::error("lhist() needs min < max, step > 0 and at most 1000 buckets")
+        .with_code(Code::E0315)
+        .with_label(span, "invalid bucket range")
+}
+
+pub fn aggregation_not_assigned(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("{name}() can only be assigned to a map"))
+        .with_code(Code::E0316)
+        .with_label(span, "not assigned to a map")
+        .with_help(format!("write `@name = {name}(...)`"))
 }
 
 pub fn not_assignable(span: Span) -> Diagnostic {
     Diagnostic::error("this expression cannot be assigned to")
-        .with_code("E0312")
+        .with_code(Code::E0312)
         .with_label(span, "only maps and $variables can be assigned")
 }
 
 pub fn unknown_provider(span: Span, provider: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown probe type `{provider}`"))
-        .with_code("E0401")
+        .with_code(Code::E0401)
         .with_label(span, "no such provider");
     with_suggestion(d, provider, known)
 }
 
 pub fn provider_not_yet_supported(span: Span, provider: &str) -> Diagnostic {
     Diagnostic::error(format!("{provider} probes are not supported by weft yet"))
-        .with_code("E0402")
+        .with_code(Code::E0402)
         .with_label(span, "recognised, but not compiled by this version")
         .with_help("tracepoint, interval, BEGIN and END probes work today")
 }
 
 pub fn bad_attach_point(span: Span, raw: &str, usage: &str) -> Diagnostic {
     Diagnostic::error(format!("invalid attach point `{raw}`"))
-        .with_code("E0403")
+        .with_code(Code::E0403)
         .with_label(span, "cannot read this attach point")
         .with_help(format!("expected {usage}"))
 }
 
 pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnostic {
     Diagnostic::error(format!("tracepoint not found: {category}:{name}"))
-        .with_code("E0404")
+        .with_code(Code::E0404)
         .with_label(span, "this kernel has no such tracepoint")
         .with_help(format!(
             "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
@@ -227,14 +253,14 @@ pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnosti
 
 pub fn no_probe_matches(span: Span, raw: &str) -> Diagnostic {
     Diagnostic::error(format!("no probe matches `{raw}`"))
-        .with_code("E0405")
+        .with_code(Code::E0405)
         .with_label(span, "the wildcard matches nothing on this kernel")
         .with_help(format!("list what exists with: weft -l '{raw}'"))
 }
 
 pub fn kernel_info(span: Span, e: &KernelInfoError) -> Diagnostic {
     Diagnostic::error(format!("cannot read the kernel's probe information: {e}"))
-        .with_code("E0406")
+        .with_code(Code::E0406)
         .with_label(span, "needed for this probe")
         .with_help(
             "weft needs tracefs at /sys/kernel/tracing and root (or CAP_SYS_ADMIN) to read it",
@@ -242,19 +268,19 @@ pub fn kernel_info(span: Span, e: &KernelInfoError) -> Diagnostic {
 }
 
 pub fn no_probes() -> Diagnostic {
-    Diagnostic::error("the program has no probes").with_code("E0407")
+    Diagnostic::error("the program has no probes").with_code(Code::E0407)
 }
 
 pub fn unknown_perf_event(span: Span, provider: &str, event: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown {provider} event `{event}`"))
-        .with_code("E0420")
+        .with_code(Code::E0420)
         .with_label(span, "no such event");
     with_suggestion(d, event, known)
 }
 
 pub fn bad_stack_argument(span: Span, function: &str, problem: &str) -> Diagnostic {
     Diagnostic::error(format!("invalid argument to {function}(): {problem}"))
-        .with_code("E0340")
+        .with_code(Code::E0340)
         .with_label(span, "here")
         .with_help(format!(
             "write {function}(), {function}(N), {function}(perf) or {function}(bpftrace, N), with N from 1 to {}",
@@ -266,7 +292,7 @@ pub fn bad_stack_argument(span: Span, function: &str, problem: &str) -> Diagnost
 
 pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {
     Diagnostic::error(format!("cannot find the binary or library `{name}`"))
-        .with_code("E0440")
+        .with_code(Code::E0440)
         .with_label(span, "no such file")
         .with_note(format!("looked {looked}"))
         .with_help("give a path (`uprobe:/usr/bin/bash:readline`) or a library's short name (`uprobe:libc:malloc`)")
@@ -274,13 +300,13 @@ pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {
 
 pub fn binary_unreadable(span: Span, path: &str, why: &str) -> Diagnostic {
     Diagnostic::error(format!("cannot read `{path}` as an ELF binary: {why}"))
-        .with_code("E0441")
+        .with_code(Code::E0441)
         .with_label(span, "needed for this probe")
 }
 
 pub fn symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("`{path}` has no function `{symbol}`"))
-        .with_code("E0442")
+        .with_code(Code::E0442)
         .with_label(span, "no such symbol in the binary")
         .with_help(format!(
             "list its functions with: weft -l 'uprobe:{path}:*'"
@@ -292,13 +318,13 @@ pub fn address_not_mapped(span: Span, path: &str, address: u64) -> Diagnostic {
     Diagnostic::error(format!(
         "address {address:#x} is not in any loadable segment of `{path}`"
     ))
-    .with_code("E0443")
+    .with_code(Code::E0443)
     .with_label(span, "cannot turn this address into a file offset")
 }
 
 pub fn usdt_not_found(span: Span, path: &str, probe: &str) -> Diagnostic {
     Diagnostic::error(format!("`{path}` has no USDT probe `{probe}`"))
-        .with_code("E0444")
+        .with_code(Code::E0444)
         .with_label(span, "no such probe in the binary's .note.stapsdt notes")
         .with_help(format!("list its probes with: weft -l 'usdt:{path}:*'"))
 }
@@ -307,7 +333,7 @@ pub fn usdt_bad_args(span: Span, probe: &str, spec: &str, at: usize, message: &s
     Diagnostic::error(format!(
         "cannot read the argument spec of USDT probe {probe}: {message}"
     ))
-    .with_code("E0445")
+    .with_code(Code::E0445)
     .with_label(span, "this probe's arguments cannot be compiled")
     .with_note(format!("the spec is:\n    {spec}\n    {}^", " ".repeat(at)))
 }
@@ -316,14 +342,14 @@ pub fn reg_needs_registers(span: Span) -> Diagnostic {
     Diagnostic::error(
         "reg() reads the probed task's registers, which only kprobe, uprobe and usdt probes have",
     )
-    .with_code("E0447")
+    .with_code(Code::E0447)
     .with_label(span, "no registers in this probe")
     .with_help("in a tracepoint, read its arguments with `args->NAME`")
 }
 
 pub fn unknown_register(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("reg() knows no register `{name}`"))
-        .with_code("E0448")
+        .with_code(Code::E0448)
         .with_label(span, "not a register of struct pt_regs")
         .with_help(format!("registers: {}", known.join(", ")));
     with_suggestion(d, name, known)
@@ -333,7 +359,7 @@ pub fn ifunc_unresolved(span: Span, path: &str, symbol: &str, why: &str) -> Diag
     Diagnostic::error(format!(
         "`{symbol}` in `{path}` is an indirect function whose implementation is not known here"
     ))
-    .with_code("E0446")
+    .with_code(Code::E0446)
     .with_label(
         span,
         "an IFUNC: calls reach the implementation its resolver picked at load time",
@@ -346,14 +372,14 @@ pub fn ifunc_unresolved(span: Span, path: &str, symbol: &str, why: &str) -> Diag
 
 pub fn stream_shape(span: Span, stream: &str, needs: &str) -> Diagnostic {
     Diagnostic::error(format!("stream `{stream}` needs {needs}"))
-        .with_code("E0410")
+        .with_code(Code::E0410)
         .with_label(span, "in this stream")
         .with_help("a stream is `begin PROBE by KEY { ... }`, then any `stage PROBE by KEY`, then `end PROBE by KEY`")
 }
 
 pub fn duplicate_stage_name(span: Span, name: &str, first: Span) -> Diagnostic {
     Diagnostic::error(format!("two stages of this stream are named `{name}`"))
-        .with_code("E0411")
+        .with_code(Code::E0411)
         .with_label(span, "second stage with this name")
         .with_secondary(first, "first one here")
         .with_help("name a stage explicitly: `stage NAME tracepoint:...`")
@@ -361,7 +387,7 @@ pub fn duplicate_stage_name(span: Span, name: &str, first: Span) -> Diagnostic {
 
 pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("no stream named `{name}`"))
-        .with_code("E0412")
+        .with_code(Code::E0412)
         .with_label(
             span,
             "a `stream:NAME` probe needs a `stream NAME { ... }` in the script",
@@ -371,7 +397,7 @@ pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
 
 pub fn stream_key_unreachable(span: Span, stage: &str, key: &Type, begin_key: &Type) -> Diagnostic {
     Diagnostic::error(format!("stage `{stage}` looks instances up by a `{key}` key, but none is filed under one"))
-        .with_code("E0413")
+        .with_code(Code::E0413)
         .with_label(span, format!("a `{key}` key"))
         .with_help(format!(
             "instances are filed by the begin key (`{begin_key}`); add `link KEY` with a `{key}` key to an earlier stage"
@@ -382,14 +408,14 @@ pub fn stream_link_same_type(span: Span, key: &Type) -> Diagnostic {
     Diagnostic::error(format!(
         "a `link` key must differ in type from the begin key (`{key}`)"
     ))
-    .with_code("E0414")
+    .with_code(Code::E0414)
     .with_label(span, "same type as the begin key")
     .with_help("look instances up by the begin key itself, or link a key of another type")
 }
 
 pub fn emit_outside_handler(span: Span) -> Diagnostic {
     Diagnostic::error("`emit()` is only available in `stream:NAME` probes")
-        .with_code("E0415")
+        .with_code(Code::E0415)
         .with_label(span, "not in a stream handler")
 }
 
@@ -397,7 +423,7 @@ pub fn emit_outside_handler(span: Span) -> Diagnostic {
 
 pub fn kernel_function_not_found(span: Span, kind: &str, func: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("kernel function not found: {func}"))
-        .with_code("E0450")
+        .with_code(Code::E0450)
         .with_label(
             span,
             format!("this kernel has no {kind}-able function `{func}`"),
@@ -412,7 +438,7 @@ pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> 
     Diagnostic::error(format!(
         "{kind}:{func}: no BTF description of `{func}`: {why}"
     ))
-    .with_code("E0451")
+    .with_code(Code::E0451)
     .with_label(
         span,
         format!("{kind} probes need the function's prototype from BTF"),
@@ -424,7 +450,7 @@ pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> 
 
 pub fn raw_tracepoint_not_found(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("raw tracepoint not found: {name}"))
-        .with_code("E0452")
+        .with_code(Code::E0452)
         .with_label(span, "this kernel has no such tracepoint")
         .with_help("list them with: weft -l 'rawtracepoint:*'")
 }
@@ -433,7 +459,7 @@ pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic 
     Diagnostic::error(format!(
         "invalid attach point `{raw}`: {kind} cannot take an offset"
     ))
-    .with_code("E0453")
+    .with_code(Code::E0453)
     .with_label(span, "an offset names an instruction inside the function")
     .with_help("only kprobe takes FUNCTION+OFFSET; a return probe fires where the function returns")
 }
@@ -442,7 +468,7 @@ pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic 
 
 pub fn uaddr_outside_user_probe(span: Span) -> Diagnostic {
     Diagnostic::error("uaddr() is only valid in uprobe, uretprobe and usdt probes")
-        .with_code("E0470")
+        .with_code(Code::E0470)
         .with_label(
             span,
             "this probe has no user-space binary to look the symbol up in",
@@ -454,14 +480,14 @@ pub fn uaddr_outside_user_probe(span: Span) -> Diagnostic {
 
 pub fn uaddr_needs_literal(span: Span) -> Diagnostic {
     Diagnostic::error("uaddr() expects a string literal")
-        .with_code("E0471")
+        .with_code(Code::E0471)
         .with_label(span, "the symbol is looked up when the script is compiled")
         .with_help("write the symbol's name in quotes: uaddr(\"my_global\")")
 }
 
 pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("`{path}` has no symbol `{symbol}`"))
-        .with_code("E0472")
+        .with_code(Code::E0472)
         .with_label(
             span,
             "no data or function symbol of this name in the binary",
@@ -474,20 +500,20 @@ pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&st
 
 pub fn unknown_struct(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown type `{name}`"))
-        .with_code("E0350")
+        .with_code(Code::E0350)
         .with_label(span, "the kernel's BTF has no struct or union of this name");
     with_suggestion(d, name.rsplit(' ').next().unwrap_or(name), known)
 }
 
 pub fn struct_needs_btf(span: Span, name: &str, why: &str) -> Diagnostic {
     Diagnostic::error(format!("`{name}` needs the kernel's BTF: {why}"))
-        .with_code("E0351")
+        .with_code(Code::E0351)
         .with_label(span, "struct layouts come from /sys/kernel/btf/vmlinux")
 }
 
 pub fn no_such_member(span: Span, ty: &str, member: &str, members: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("`{ty}` has no member `{member}`"))
-        .with_code("E0352")
+        .with_code(Code::E0352)
         .with_label(span, "unknown member");
     with_suggestion(d, member, members)
 }
@@ -496,14 +522,14 @@ pub fn arrow_on_non_pointer(span: Span, found: &Type) -> Diagnostic {
     Diagnostic::error(format!(
         "`->` needs a pointer to a struct or union, found `{found}`"
     ))
-    .with_code("E0353")
+    .with_code(Code::E0353)
     .with_label(span, format!("this is `{found}`"))
     .with_help("cast an address to the struct it points to first: ((struct file *)arg0)->f_pos")
 }
 
 pub fn dot_on_pointer(span: Span, found: &Type) -> Diagnostic {
     Diagnostic::error(format!("`.` on the pointer `{found}`"))
-        .with_code("E0354")
+        .with_code(Code::E0354)
         .with_label(span, "a pointer")
         .with_help("use `->` to reach a member through a pointer")
 }
@@ -512,7 +538,7 @@ pub fn member_not_supported(span: Span, ty: &str, member: &str, what: &str) -> D
     Diagnostic::error(format!(
         "member `{member}` of `{ty}` is {what}, which weft cannot read yet"
     ))
-    .with_code("E0355")
+    .with_code(Code::E0355)
     .with_label(span, "not supported")
 }
 
@@ -520,7 +546,7 @@ pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
     Diagnostic::error(format!(
         "a cast to a struct pointer expects an address, found `{found}`"
     ))
-    .with_code("E0356")
+    .with_code(Code::E0356)
     .with_label(span, format!("this is `{found}`"))
 }
 
@@ -528,34 +554,34 @@ pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
 
 pub fn unknown_config_key(span: Span, key: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown config key `{key}`"))
-        .with_code("E0380")
+        .with_code(Code::E0380)
         .with_label(span, "not a bpftrace config key");
     with_suggestion(d, key, known)
 }
 
 pub fn config_key_not_supported(span: Span, key: &str) -> Diagnostic {
     Diagnostic::error(format!("config key `{key}` is not supported by weft yet"))
-        .with_code("E0381")
+        .with_code(Code::E0381)
         .with_label(span, "a bpftrace setting weft does not apply yet")
         .with_help("weft applies `max_map_keys` and `perf_rb_pages`")
 }
 
 pub fn bad_config_value(span: Span, key: &str, expected: &str) -> Diagnostic {
     Diagnostic::error(format!("config key `{key}` expects {expected}"))
-        .with_code("E0382")
+        .with_code(Code::E0382)
         .with_label(span, "not a valid value for this key")
 }
 
 pub fn config_key_twice(span: Span, key: &str, first: Span) -> Diagnostic {
     Diagnostic::error(format!("config key `{key}` is set twice"))
-        .with_code("E0383")
+        .with_code(Code::E0383)
         .with_label(span, "set again here")
         .with_secondary(first, "first set here")
 }
 
 pub fn unknown_map_kind(span: Span, kind: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown map kind `{kind}`"))
-        .with_code("E0385")
+        .with_code(Code::E0385)
         .with_label(
             span,
             "weft declares `hash`, `lruhash`, `percpuhash` and `percpulruhash` maps",
@@ -568,7 +594,7 @@ pub fn bad_map_decl_size(span: Span, kind: &str) -> Diagnostic {
         "`{kind}(N)` expects N, the number of keys, as an integer literal from 1 to {}",
         u32::MAX
     ))
-    .with_code("E0386")
+    .with_code(Code::E0386)
     .with_label(span, "expected a positive integer literal")
 }
 
@@ -583,20 +609,20 @@ pub fn map_kind_mismatch(
     Diagnostic::error(format!(
         "{map} is declared `{declared}`, but it holds {holds}, which needs {needs}"
     ))
-    .with_code("E0387")
+    .with_code(Code::E0387)
     .with_label(span, format!("{map} gets {holds} here"))
     .with_secondary(decl, "declared here")
 }
 
 pub fn map_declared_twice(span: Span, map: &str, first: Span) -> Diagnostic {
     Diagnostic::error(format!("{map} is declared twice"))
-        .with_code("E0388")
+        .with_code(Code::E0388)
         .with_label(span, "declared again here")
         .with_secondary(first, "first declared here")
 }
 
 pub fn map_declared_unused(span: Span, map: &str) -> Diagnostic {
     Diagnostic::warning(format!("{map} is declared but never used"))
-        .with_code("E0389")
+        .with_code(Code::E0389)
         .with_label(span, "no probe reads or stores this map")
 }

@@ -3,6 +3,8 @@
 //! reports what cannot be compiled. The result, [`TypedProgram`], is what
 //! the code generator lowers.
 
+#![forbid(unsafe_code)]
+
 pub mod builtins;
 mod check;
 pub mod config;

@@ -3,7 +3,7 @@
 //! A [`Diagnostic`] is plain data built with chained methods; [`render`]
 //! turns it into compiler-style text against a [`SourceMap`].
 
-use crate::{SourceMap, Span};
+use crate::{Code, SourceMap, Span};
 use std::fmt::Write as _;
 
 /// How bad a diagnostic is.
@@ -37,8 +37,8 @@ pub struct Label {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
-    /// A stable code such as `"E0001"`, if the diagnostic has one.
-    pub code: Option<&'static str>,
+    /// Its stable code (`E0001`), if the diagnostic has one.
+    pub code: Option<Code>,
     pub message: String,
     pub labels: Vec<Label>,
     pub notes: Vec<String>,
@@ -66,7 +66,7 @@ impl Diagnostic {
         Diagnostic::new(Severity::Warning, message)
     }
 
-    pub fn with_code(mut self, code: &'static str) -> Diagnostic {
+    pub fn with_code(mut self, code: Code) -> Diagnostic {
         self.code = Some(code);
         self
     }

@@ -4,8 +4,12 @@
 //! script, later imports) occupies its own range of a single global byte
 //! offset space, so a [`Span`] is two `u32`s and still names its file.
 
+#![forbid(unsafe_code)]
+
+mod codes;
 mod diagnostic;
 mod span;
 
+pub use codes::Code;
 pub use diagnostic::{Diagnostic, Diagnostics, Label, Severity, render, render_all};
 pub use span::{FileId, SourceFile, SourceMap, Span};

@@ -1,6 +1,6 @@
 //! Rendering of diagnostics against a source map.
 
-use source::{Diagnostic, Diagnostics, SourceMap, Span, render, render_all};
+use source::{Code, Diagnostic, Diagnostics, SourceMap, Span, render, render_all};
 
 fn one_file(text: &str) -> SourceMap {
     let mut map = SourceMap::new();
@@ -12,7 +12,7 @@ fn one_file(text: &str) -> SourceMap {
 fn primary_label_help_and_note() {
     let map = one_file("kprobe:f { foo(); }");
     let d = Diagnostic::error("unknown function 'foo'")
-        .with_code("E0203")
+        .with_code(Code::E0203)
         .with_label(Span::new(11, 14), "not a function")
         .with_help("did you mean 'print'?")
         .with_note("functions are listed by `weft --list-functions`");

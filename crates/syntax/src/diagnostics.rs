@@ -1,14 +1,14 @@
 //! Every diagnostic the lexer and parser can report, one constructor each.
 //!
-//! Codes `E0001`–`E0099` belong to this crate and are stable: never reuse a
-//! retired code.
+//! Codes `E0001`–`E0099` (in the one table, `source::Code`) belong to this
+//! crate and are stable: never reuse a retired code.
 
-use source::{Diagnostic, Span};
+use source::{Code, Diagnostic, Span};
 
 /// `"abc` without a closing quote on the same line.
 pub fn unterminated_string(span: Span) -> Diagnostic {
     Diagnostic::error("unterminated string")
-        .with_code("E0001")
+        .with_code(Code::E0001)
         .with_label(span, "string starts here and is not closed on this line")
         .with_help("close the string with `\"`; write a newline inside a string as `\\n`")
 }
@@ -16,7 +16,7 @@ pub fn unterminated_string(span: Span) -> Diagnostic {
 /// `\q` inside a string.
 pub fn unknown_escape(span: Span, ch: char) -> Diagnostic {
     Diagnostic::error(format!("unknown escape sequence `\\{ch}`"))
-        .with_code("E0002")
+        .with_code(Code::E0002)
         .with_label(span, "unknown escape")
         .with_help("valid escapes are \\n \\t \\r \\\\ \\\" \\xHH and \\NNN (octal)")
 }
@@ -24,21 +24,21 @@ pub fn unknown_escape(span: Span, ch: char) -> Diagnostic {
 /// `\x` not followed by a hex digit.
 pub fn invalid_hex_escape(span: Span) -> Diagnostic {
     Diagnostic::error("invalid hex escape sequence")
-        .with_code("E0003")
+        .with_code(Code::E0003)
         .with_label(span, "expected one or two hex digits after `\\x`")
 }
 
 /// `\777`.
 pub fn octal_escape_out_of_range(span: Span) -> Diagnostic {
     Diagnostic::error("octal escape sequence out of range")
-        .with_code("E0004")
+        .with_code(Code::E0004)
         .with_label(span, "value is larger than 255 (`\\377`)")
 }
 
 /// `/* ...` with no `*/`.
 pub fn unterminated_comment(span: Span) -> Diagnostic {
     Diagnostic::error("unterminated block comment")
-        .with_code("E0005")
+        .with_code(Code::E0005)
         .with_label(span, "comment starts here")
         .with_help("close the comment with `*/`")
 }
@@ -46,14 +46,14 @@ pub fn unterminated_comment(span: Span) -> Diagnostic {
 /// A character that starts no token.
 pub fn unexpected_char(span: Span, ch: char) -> Diagnostic {
     Diagnostic::error(format!("unexpected character {ch:?}"))
-        .with_code("E0006")
+        .with_code(Code::E0006)
         .with_label(span, "not valid here")
 }
 
 /// An integer literal that does not fit in 64 bits.
 pub fn int_too_large(span: Span, text: &str) -> Diagnostic {
     Diagnostic::error(format!("integer literal too large: `{text}`"))
-        .with_code("E0007")
+        .with_code(Code::E0007)
         .with_label(span, "does not fit in 64 bits")
         .with_note("the largest integer is 18446744073709551615 (u64::MAX)")
 }
@@ -61,7 +61,7 @@ pub fn int_too_large(span: Span, text: &str) -> Diagnostic {
 /// `12abc`.
 pub fn invalid_int_suffix(span: Span, suffix: &str) -> Diagnostic {
     Diagnostic::error(format!("invalid integer suffix `{suffix}`"))
-        .with_code("E0008")
+        .with_code(Code::E0008)
         .with_label(span, "unknown suffix")
         .with_help("valid suffixes are u, l, ul, ll, ull and the durations ns, us, ms, s, m, h, d")
 }
@@ -69,35 +69,35 @@ pub fn invalid_int_suffix(span: Span, suffix: &str) -> Diagnostic {
 /// `0x`, `1_`, `09`.
 pub fn invalid_int(span: Span, text: &str) -> Diagnostic {
     Diagnostic::error(format!("invalid integer literal `{text}`"))
-        .with_code("E0009")
+        .with_code(Code::E0009)
         .with_label(span, "malformed digits")
 }
 
 /// `''`, `'ab'`.
 pub fn invalid_char_literal(span: Span) -> Diagnostic {
     Diagnostic::error("invalid character literal")
-        .with_code("E0010")
+        .with_code(Code::E0010)
         .with_label(span, "expected one ASCII character between `'`")
 }
 
 /// `$0` or a positional number that does not fit.
 pub fn positional_out_of_range(span: Span) -> Diagnostic {
     Diagnostic::error("positional parameter out of range")
-        .with_code("E0011")
+        .with_code(Code::E0011)
         .with_label(span, "positional parameters start at `$1`")
 }
 
 /// Generic "expected X, found Y".
 pub fn expected(span: Span, expected: &str, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected {expected}, found {found}"))
-        .with_code("E0020")
+        .with_code(Code::E0020)
         .with_label(span, format!("expected {expected}"))
 }
 
 /// A statement not followed by `;` or `}`.
 pub fn expected_semicolon(span: Span, prev: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected `;`, found {found}"))
-        .with_code("E0021")
+        .with_code(Code::E0021)
         .with_label(span, "unexpected here")
         .with_secondary(prev, "after this statement")
         .with_help("separate statements with `;`")
@@ -106,14 +106,14 @@ pub fn expected_semicolon(span: Span, prev: Span, found: &str) -> Diagnostic {
 /// Where an expression was required.
 pub fn expected_expression(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected expression, found {found}"))
-        .with_code("E0022")
+        .with_code(Code::E0022)
         .with_label(span, "expected an expression here")
 }
 
 /// `/pid = 1/`.
 pub fn assign_in_predicate(span: Span) -> Diagnostic {
     Diagnostic::error("`=` in predicate")
-        .with_code("E0023")
+        .with_code(Code::E0023)
         .with_label(span, "assignment is not allowed here")
         .with_help("did you mean `==`?")
 }
@@ -121,7 +121,7 @@ pub fn assign_in_predicate(span: Span) -> Diagnostic {
 /// `kprobe:f print(1);`.
 pub fn missing_probe_block(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("missing `{{` after probe, found {found}"))
-        .with_code("E0024")
+        .with_code(Code::E0024)
         .with_label(span, "expected `{` to start the action block")
         .with_help("a probe is `provider:target /predicate/ { actions }`")
 }
@@ -129,14 +129,14 @@ pub fn missing_probe_block(span: Span, found: &str) -> Diagnostic {
 /// A probe list with an empty attach point (`kprobe:a, {`) or none at all.
 pub fn attach_point_expected(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("attach point expected, found {found}"))
-        .with_code("E0025")
+        .with_code(Code::E0025)
         .with_label(span, "expected an attach point such as `kprobe:vfs_read`")
 }
 
 /// `(` / `[` / `{` never closed.
 pub fn unclosed_delimiter(span: Span, open: Span, close: char, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected `{close}`, found {found}"))
-        .with_code("E0026")
+        .with_code(Code::E0026)
         .with_label(span, format!("expected `{close}`"))
         .with_secondary(open, "unclosed delimiter opened here")
 }
@@ -144,7 +144,7 @@ pub fn unclosed_delimiter(span: Span, open: Span, close: char, found: &str) -> D
 /// Nesting beyond the parser's depth limit.
 pub fn nesting_too_deep(span: Span, limit: usize) -> Diagnostic {
     Diagnostic::error("expression or block nested too deeply")
-        .with_code("E0027")
+        .with_code(Code::E0027)
         .with_label(span, format!("more than {limit} levels of nesting"))
         .with_help("split the expression using variables")
 }
@@ -152,7 +152,7 @@ pub fn nesting_too_deep(span: Span, limit: usize) -> Diagnostic {
 /// `1 = 2`, `f() += 1`.
 pub fn invalid_assign_target(span: Span) -> Diagnostic {
     Diagnostic::error("invalid assignment target")
-        .with_code("E0028")
+        .with_code(Code::E0028)
         .with_label(
             span,
             "only scratch variables (`$x`) and maps (`@m`, `@m[k]`) can be assigned",
@@ -162,14 +162,14 @@ pub fn invalid_assign_target(span: Span) -> Diagnostic {
 /// `1++`.
 pub fn invalid_incdec_target(span: Span) -> Diagnostic {
     Diagnostic::error("invalid increment/decrement target")
-        .with_code("E0029")
+        .with_code(Code::E0029)
         .with_label(span, "`++` and `--` need a scratch variable or a map")
 }
 
 /// A type was required (cast, `let $x:`, function signature).
 pub fn expected_type(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected type, found {found}"))
-        .with_code("E0030")
+        .with_code(Code::E0030)
         .with_label(
             span,
             "expected a type such as `uint32` or `struct task_struct *`",
@@ -181,7 +181,7 @@ pub fn unterminated_predicate(span: Span, open: Span, found: &str) -> Diagnostic
     Diagnostic::error(format!(
         "expected `/` to close the predicate, found {found}"
     ))
-    .with_code("E0031")
+    .with_code(Code::E0031)
     .with_label(span, "expected `/`")
     .with_secondary(open, "predicate starts here")
 }
@@ -191,14 +191,14 @@ pub fn let_needs_variable(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!(
         "expected scratch variable after `let`, found {found}"
     ))
-    .with_code("E0032")
+    .with_code(Code::E0032)
     .with_label(span, "expected `$name`")
 }
 
 /// A top-level `let` that is not a map declaration.
 pub fn top_level_let(span: Span) -> Diagnostic {
     Diagnostic::error("top-level `let` must declare a map")
-        .with_code("E0033")
+        .with_code(Code::E0033)
         .with_label(span, "expected `let @name = kind(size);`")
         .with_help("for example `let @m = lruhash(100);`")
 }
@@ -206,28 +206,28 @@ pub fn top_level_let(span: Span) -> Diagnostic {
 /// `else` followed by something other than `{` or `if`.
 pub fn else_needs_block(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected `{{` or `if` after `else`, found {found}"))
-        .with_code("E0034")
+        .with_code(Code::E0034)
         .with_label(span, "expected `{` or `if`")
 }
 
 /// `struct X {` never closed.
 pub fn unterminated_struct(span: Span) -> Diagnostic {
     Diagnostic::error("unterminated C definition")
-        .with_code("E0035")
+        .with_code(Code::E0035)
         .with_label(span, "this definition's `{` is never closed")
 }
 
 /// `$t.x1` style field names that are neither identifier nor integer.
 pub fn expected_field(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected field name or tuple index, found {found}"))
-        .with_code("E0036")
+        .with_code(Code::E0036)
         .with_label(span, "expected a field name")
 }
 
 /// `for $i in ..` / `for ($i @m)`.
 pub fn bad_for_header(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("malformed `for` loop header, found {found}"))
-        .with_code("E0037")
+        .with_code(Code::E0037)
         .with_label(span, "unexpected here")
         .with_help("write `for ($kv : @map) { }` or `for ($i : 0..10) { }`")
 }
@@ -235,7 +235,7 @@ pub fn bad_for_header(span: Span, found: &str) -> Diagnostic {
 /// Something other than a clause inside `stream NAME { ... }`.
 pub fn stream_clause_expected(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected a stream clause, found {found}"))
-        .with_code("E0038")
+        .with_code(Code::E0038)
         .with_label(span, "not a stream clause")
         .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N` and `incomplete`")
 }

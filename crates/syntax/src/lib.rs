@@ -4,6 +4,8 @@
 //! [`parse`] always returns a [`Program`] (partial when there were errors)
 //! together with the diagnostics; it never panics and always terminates.
 
+#![forbid(unsafe_code)]
+
 pub mod ast;
 pub mod diagnostics;
 mod lexer;

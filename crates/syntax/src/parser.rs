@@ -180,7 +180,7 @@ impl<'a> Parser<'a> {
     fn error(&mut self, d: Diagnostic) {
         let at = d.primary_span().map(|s| s.start);
         // After the nesting limit the rest of the input was skipped: stay quiet.
-        if self.too_deep && d.code != Some("E0027") {
+        if self.too_deep {
             return;
         }
         if at.is_some() && at == self.last_error_at {
@@ -247,9 +247,9 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
-            self.too_deep = true;
             let d = diag::nesting_too_deep(self.tok_span(), MAX_DEPTH);
             self.error(d);
+            self.too_deep = true;
             self.prev_end = self.src.len();
             self.relex(self.src.len());
             return false;

@@ -86,7 +86,7 @@ fn deep_nesting_is_a_diagnostic_not_a_stack_overflow() {
     for src in &cases {
         let (_, diags) = syntax::parse_text(src, 0);
         assert!(diags.has_errors());
-        let nesting = diags.iter().any(|d| d.code == Some("E0027"));
+        let nesting = diags.iter().any(|d| d.code == Some(source::Code::E0027));
         assert!(nesting, "no nesting diagnostic for {}", &src[..40]);
         assert!(diags.len() < 20, "too many diagnostics: {}", diags.len());
     }

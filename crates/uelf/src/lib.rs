@@ -7,6 +7,8 @@
 //!
 //! Only 64-bit little-endian ELF and x86_64 argument specs are understood.
 
+#![forbid(unsafe_code)]
+
 mod binary;
 mod ldcache;
 mod procmaps;

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use abi::{Manifest, MapSpec, MapValue, PrintfArg, PrintfSpec, ProgramSpec};
 use sema::{MapKind, Type, TypedProbe, TypedProgram};
-use source::{Diagnostic, Span};
+use source::{Code, Diagnostic, Span};
 use syntax::ast::{Item, Program};
 
 use crate::asm::{Asm, AsmError, Function, Label, Slot, Src, VReg, Width};
@@ -226,7 +226,7 @@ pub fn compile_with(
         })
         .collect();
     let elf = write_object(&elf_programs, &elf_maps).map_err(|e| {
-        Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code("E0501")
+        Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code(Code::E0501)
     })?;
     let manifest = Manifest {
         programs,
@@ -247,7 +247,7 @@ pub fn compile_with(
 
 fn asm_error(e: AsmError) -> Diagnostic {
     let span = e.span();
-    let d = Diagnostic::error(e.to_string()).with_code("E0502");
+    let d = Diagnostic::error(e.to_string()).with_code(Code::E0502);
     if span == Span::DUMMY {
         d
     } else {
