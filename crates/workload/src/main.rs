@@ -1,22 +1,7 @@
 //! `weft-workload`: makes an exact number of system calls under the comm
 //! `weftwl`, so kernel tests can count them and compare exactly.
 //!
-//! Usage: `weft-workload STEP [STEP ...]` where each step is one of
-//!   getppid N              N getppid() calls
-//!   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
-//!   write SIZE N           N write()s of SIZE bytes to /dev/null
-//!   read SIZE N            N read()s of SIZE bytes from /dev/zero
-//!   nanosleep NS N         N nanosleep()s of NS nanoseconds
-//!   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
-//!   call N                 N calls of `weft_workload_marker(i)` (for uprobes)
-//!   strlen N               N calls of libc's `strlen` (an indirect function)
-//!                          on "weft workload strlen probe" (26 bytes)
-//!   sleep MS               one sleep of MS milliseconds (not counted)
-//!   touch-pages N          writes one byte to each of N fresh anonymous pages
-//!                          (no huge pages): N page faults
-//!   block-read             one read() from a pipe nobody writes: blocks until killed
-//!   dio-write PATH SIZE N  preallocates PATH (N*SIZE bytes, written and fsynced),
-//!                          then N pwrite64()s of SIZE bytes with O_DIRECT
+//! Usage: see [`USAGE`] (printed when run without steps or with `--help`).
 //! Every step runs on the main thread, so pid == tid.
 
 use std::ffi::CString;
@@ -25,10 +10,46 @@ use std::time::{Duration, Instant};
 
 const COMM: &[u8] = b"weftwl\0";
 
+/// What `weft-workload` does and its steps; printed on `--help`, and on
+/// stderr (exit 2) when run without steps or with an unknown one.
+const USAGE: &str = "\
+usage: weft-workload STEP [STEP ...]
+
+Makes an exact number of system calls under the comm `weftwl`, one step
+after another on the main thread (so pid == tid), for weft's kernel tests.
+
+Steps:
+  getppid N              N getppid() calls
+  openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
+  write SIZE N           N write()s of SIZE bytes to /dev/null
+  read SIZE N            N read()s of SIZE bytes from /dev/zero
+  nanosleep NS N         N nanosleep()s of NS nanoseconds
+  spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
+  call N                 N calls of `weft_workload_marker(i)` (for uprobes)
+  strlen N               N calls of libc's `strlen` (an indirect function)
+                         on \"weft workload strlen probe\" (26 bytes)
+  sleep MS               one sleep of MS milliseconds (not counted)
+  touch-pages N          writes one byte to each of N fresh anonymous pages
+                         (no huge pages): N page faults
+  block-read             one read() from a pipe nobody writes: blocks until killed
+  dio-write PATH SIZE N  preallocates PATH (N*SIZE bytes, written and fsynced),
+                         then N pwrite64()s of SIZE bytes with O_DIRECT
+
+Example: weft-workload getppid 1000 write 100 10
+";
+
 fn main() -> ExitCode {
     // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
     unsafe { libc::prctl(libc::PR_SET_NAME, COMM.as_ptr()) };
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if matches!(args.first().map(String::as_str), Some("-h" | "--help")) {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if args.is_empty() {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    }
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -150,7 +171,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 let n = count(next("N")?)?;
                 dio_write(&path, size, n)?;
             }
-            other => return Err(format!("unknown step `{other}`")),
+            other => {
+                return Err(format!(
+                    "unknown step `{other}` (`weft-workload --help` lists the steps)"
+                ));
+            }
         }
     }
     Ok(())
