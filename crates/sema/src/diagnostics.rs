@@ -7,36 +7,7 @@ use source::{Code, Diagnostic, Span};
 
 use crate::types::Type;
 
-/// The closest candidate by edit distance, if it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (name.len() / 3).max(1);
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, c)| (d, c.len()))
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur.push(
-                (prev[j] + usize::from(ca != cb))
-                    .min(prev[j + 1] + 1)
-                    .min(cur[j] + 1),
-            );
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+pub use crate::suggest::did_you_mean;
 
 fn with_suggestion(d: Diagnostic, name: &str, candidates: &[&str]) -> Diagnostic {
     match did_you_mean(name, candidates.iter().copied()) {
@@ -228,11 +199,15 @@ pub fn unknown_provider(span: Span, provider: &str, known: &[&str]) -> Diagnosti
     with_suggestion(d, provider, known)
 }
 
-pub fn provider_not_yet_supported(span: Span, provider: &str) -> Diagnostic {
+/// `compiled`: the probe types weft does compile, named in the help.
+pub fn provider_not_yet_supported(span: Span, provider: &str, compiled: &[&str]) -> Diagnostic {
     Diagnostic::error(format!("{provider} probes are not supported by weft yet"))
         .with_code(Code::E0402)
         .with_label(span, "recognised, but not compiled by this version")
-        .with_help("tracepoint, interval, BEGIN and END probes work today")
+        .with_help(format!(
+            "weft compiles these probe types: {}",
+            compiled.join(", ")
+        ))
 }
 
 pub fn bad_attach_point(span: Span, raw: &str, usage: &str) -> Diagnostic {

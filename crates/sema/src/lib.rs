@@ -13,6 +13,7 @@ mod macros;
 pub mod mechanism;
 pub mod providers;
 pub mod streams;
+pub mod suggest;
 mod typed;
 mod types;
 

@@ -77,6 +77,8 @@ case!(
 // Rejected programs.
 case!(err_unknown_function, "BEGIN { foo(); }");
 case!(err_unknown_function_typo, "BEGIN { @x = cuont(); }");
+// An abbreviation: `count` (two letters left out, much used) over `cat` (one wrong letter).
+case!(err_unknown_function_abbreviated, "BEGIN { @x = cnt(); }");
 case!(err_unknown_builtin, "BEGIN { @x = tidd; }");
 case!(
     err_map_value_mismatch,
@@ -113,6 +115,11 @@ case!(err_undefined_variable, "BEGIN { @x = $y; }");
 case!(err_map_never_assigned, "BEGIN { @x = @never[1]; }");
 case!(err_string_plus_int, r#"BEGIN { @x = comm + 1; }"#);
 case!(err_provider_not_yet, "iter:task { @ = count(); }");
+// The help names every probe type weft compiles (it once said only four worked).
+case!(
+    err_watchpoint_not_yet,
+    "watchpoint:0x10000000:8:w { @ = count(); }"
+);
 case!(
     err_unknown_provider,
     "tracepiont:syscalls:sys_enter_read { }"

@@ -160,6 +160,24 @@ pub fn perf_events(hardware: bool) -> Vec<(&'static str, &'static str)> {
     table.iter().map(|e| (e.name, e.alias)).collect()
 }
 
+/// One name for each probe type weft compiles (the first of its names in
+/// [`all_provider_names`]), for the help of a planned one.
+pub fn compiled_provider_names() -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    let mut names = Vec::new();
+    for name in all_provider_names() {
+        match provider_kind(name) {
+            Some(ProviderKind::Planned(_)) | None => {}
+            Some(kind) if !kinds.contains(&kind) => {
+                kinds.push(kind);
+                names.push(name);
+            }
+            Some(_) => {}
+        }
+    }
+    names
+}
+
 /// Every provider name and alias, for "did you mean" help.
 pub fn all_provider_names() -> Vec<&'static str> {
     let mut v = vec![
@@ -187,11 +205,11 @@ pub fn all_provider_names() -> Vec<&'static str> {
         "k",
         "kretprobe",
         "kr",
-        "kfunc",
         "fentry",
+        "kfunc",
         "f",
-        "kretfunc",
         "fexit",
+        "kretfunc",
         "fr",
         "rawtracepoint",
         "rt",
@@ -236,7 +254,9 @@ pub fn resolve_for(
         Some(ProviderKind::Fexit) => kprobe::resolve(ap, kernel, kprobe::Kind::Fexit),
         Some(ProviderKind::RawTracepoint) => rawtracepoint::resolve(ap, kernel),
         Some(ProviderKind::Planned(name)) => Err(crate::diagnostics::provider_not_yet_supported(
-            ap.span, name,
+            ap.span,
+            name,
+            &compiled_provider_names(),
         )),
         None => Err(crate::diagnostics::unknown_provider(
             ap.span,
