@@ -1,18 +1,28 @@
 //! `-c CMD`: the command is forked first and held before `exec` until the
 //! probes are attached, so its pid can be compiled in as `cpid` and none of
 //! its events are missed. (`std::process::Command::spawn` waits for `exec`,
-//! so the hold needs a plain fork.)
+//! so the hold needs a plain fork.) A command that cannot run is refused
+//! before anything is compiled or attached, as bpftrace does; an `exec` that
+//! still fails is reported when the command is released.
 
 use std::ffi::CString;
 use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 pub struct HeldChild {
     pid: libc::pid_t,
     /// Write end of the pipe the child waits on; `None` once released.
     go: Option<libc::c_int>,
+    /// Read end of a close-on-exec pipe: end of file once `exec` succeeded,
+    /// the `errno` of a failed `exec` otherwise; `None` once read.
+    exec_result: Option<libc::c_int>,
     exited: bool,
-    /// Holds the command at its exit and reaps it (see `child_exit`).
-    watch: crate::child_exit::ExitWatch,
+    /// Keeps the command's memory map at its exit and reaps it (see
+    /// `child_exit`), when the script needs its symbols after it ends.
+    watch: Option<crate::child_exit::ExitWatch>,
+    /// Readable once the command has exited, when it is not watched.
+    pidfd: Option<std::os::fd::OwnedFd>,
 }
 
 impl HeldChild {
@@ -25,50 +35,57 @@ impl HeldChild {
                     .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in command"))
             })
             .collect::<Result<_, _>>()?;
-        if words.is_empty() {
+        let Some(program) = command.split_whitespace().next() else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "-c needs a command",
             ));
-        }
+        };
+        let search_path = std::env::var_os("PATH").unwrap_or_default();
+        find_program(program, &search_path)?;
         let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
         argv.push(std::ptr::null());
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let (read_fd, write_fd) = (fds[0], fds[1]);
+        let (go_read, go_write) = pipe()?;
+        let (result_read, result_write) = match pipe() {
+            Ok(fds) => fds,
+            Err(e) => {
+                close_all(&[go_read, go_write]);
+                return Err(e);
+            }
+        };
         // SAFETY: between fork and exec the child only calls async-signal-safe
-        // functions (close, read, execvp, _exit) on memory prepared before the fork.
+        // functions (close, read, write, execvp, _exit) on memory prepared
+        // before the fork.
         let pid = unsafe { libc::fork() };
         match pid {
             -1 => {
-                // SAFETY: closing our own descriptors.
-                unsafe {
-                    libc::close(read_fd);
-                    libc::close(write_fd);
-                }
-                Err(io::Error::last_os_error())
+                let e = io::Error::last_os_error();
+                close_all(&[go_read, go_write, result_read, result_write]);
+                Err(e)
             }
             0 => unsafe {
-                libc::close(write_fd);
+                libc::close(go_write);
+                libc::close(result_read);
                 let mut b = 0u8;
-                if libc::read(read_fd, (&raw mut b).cast(), 1) != 1 {
+                if libc::read(go_read, (&raw mut b).cast(), 1) != 1 {
                     // weft gave up before attaching: do not run the command.
                     libc::_exit(127);
                 }
                 libc::execvp(argv[0], argv.as_ptr());
+                // Still here: tell weft why (the pipe closes on a successful exec).
+                let errno = *libc::__errno_location();
+                libc::write(result_write, (&raw const errno).cast(), 4);
                 libc::_exit(127);
             },
             child => {
-                // SAFETY: the read end belongs to the child now.
-                unsafe { libc::close(read_fd) };
+                close_all(&[go_read, result_write]);
                 Ok(HeldChild {
                     pid: child,
-                    go: Some(write_fd),
+                    go: Some(go_write),
+                    exec_result: Some(result_read),
                     exited: false,
-                    watch: crate::child_exit::ExitWatch::start(child),
+                    watch: None,
+                    pidfd: None,
                 })
             }
         }
@@ -78,34 +95,59 @@ impl HeldChild {
         self.pid as u32
     }
 
-    /// Lets the command `exec`.
-    pub fn release(&mut self) -> io::Result<()> {
+    /// Lets the command `exec`, and waits until it has (an error if the
+    /// `exec` failed). With `exit_maps`, its memory map is kept there as it
+    /// exits (for its user stacks and symbols; it waits only for that);
+    /// otherwise it runs untraced.
+    pub fn release(&mut self, exit_maps: Option<runtime::symbols::ExitMaps>) -> io::Result<()> {
+        if self.go.is_some() {
+            match exit_maps {
+                Some(maps) => {
+                    self.watch = Some(crate::child_exit::ExitWatch::start(self.pid, maps))
+                }
+                None => self.pidfd = pidfd_open(self.pid),
+            }
+        }
         if let Some(fd) = self.go.take() {
             // SAFETY: fd is our pipe's write end; closing it after the write.
             let n = unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+            let e = io::Error::last_os_error();
             unsafe { libc::close(fd) };
             if n != 1 {
-                return Err(io::Error::last_os_error());
+                return Err(e);
+            }
+        }
+        if let Some(fd) = self.exec_result.take() {
+            let mut errno = [0u8; 4];
+            let n = loop {
+                // SAFETY: reading into a 4-byte buffer from our pipe's read end.
+                let n = unsafe { libc::read(fd, errno.as_mut_ptr().cast(), 4) };
+                if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break n;
+                }
+            };
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(fd) };
+            if n == 4 {
+                return Err(exec_error(i32::from_ne_bytes(errno)));
             }
         }
         Ok(())
     }
 
-    /// The command is stopped at its exit, its memory still mapped, until
-    /// [`HeldChild::let_exit`].
-    pub fn at_exit(&self) -> bool {
-        self.watch.at_exit()
-    }
-
-    /// Lets a command held at its exit finish exiting.
-    pub fn let_exit(&self) {
-        self.watch.let_exit();
+    /// Readable once the command has exited, for the run loop to wait on.
+    pub fn wake_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        match &self.watch {
+            Some(watch) => watch.wake_fd(),
+            None => self.pidfd.as_ref().map(|fd| fd.as_fd()),
+        }
     }
 
     /// True once the command has exited (and reaps it).
     pub fn exited(&mut self) -> bool {
-        if !self.exited && self.watch.active() {
-            self.exited = self.watch.exited();
+        if let (false, Some(watch)) = (self.exited, self.watch.as_ref().filter(|w| w.active())) {
+            self.exited = watch.exited();
         } else if !self.exited {
             let mut status = 0;
             // SAFETY: waiting on our own child without blocking.
@@ -121,13 +163,18 @@ impl HeldChild {
             // SAFETY: closing the pipe makes a held child exit without running.
             unsafe { libc::close(fd) };
         }
-        self.watch.let_exit();
-        if self.watch.active() {
+        if let Some(fd) = self.exec_result.take() {
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(fd) };
+        }
+        if self.watch.as_ref().is_some_and(|w| w.active()) {
             if !self.exited() {
                 // SAFETY: signalling our own child; the watcher thread reaps it.
                 unsafe { libc::kill(self.pid, libc::SIGKILL) };
             }
-            self.watch.join();
+            if let Some(watch) = self.watch.as_mut() {
+                watch.join();
+            }
             self.exited = true;
         } else if !self.exited() {
             // SAFETY: signalling and reaping our own child.
@@ -143,5 +190,95 @@ impl HeldChild {
 impl Drop for HeldChild {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Why `exec` failed, in words (the file itself was found before forking).
+fn exec_error(errno: i32) -> io::Error {
+    let e = io::Error::from_raw_os_error(errno);
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or_default();
+    let why = match errno {
+        libc::ENOENT => format!("exec failed ({text}): its interpreter or loader is missing"),
+        _ => format!("exec failed: {text}"),
+    };
+    io::Error::new(e.kind(), why)
+}
+
+/// A descriptor that turns readable when process `pid` exits (None if the
+/// kernel has no pidfds: the run loop then notices at its next poll interval).
+fn pidfd_open(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a non-negative result is a descriptor we now own.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// A close-on-exec pipe: `(read end, write end)`.
+fn pipe() -> io::Result<(libc::c_int, libc::c_int)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+fn close_all(fds: &[libc::c_int]) {
+    for &fd in fds {
+        // SAFETY: closing descriptors we own.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// The file `execvp` runs for `program`: the path itself when it has a `/`,
+/// otherwise the first executable file of that name in `search_path`
+/// (`PATH`). The error says, in one phrase, why there is none.
+fn find_program(program: &str, search_path: &std::ffi::OsStr) -> io::Result<PathBuf> {
+    let refuse = |why: &str| Err(io::Error::new(io::ErrorKind::NotFound, why.to_string()));
+    if program.contains('/') {
+        let path = Path::new(program);
+        return match std::fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => refuse("no such file"),
+            Err(e) => Err(e),
+            Ok(m) if m.is_dir() => refuse("it is a directory"),
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => refuse("it is not executable"),
+            Ok(_) => Ok(path.to_path_buf()),
+        };
+    }
+    let found = std::env::split_paths(search_path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        });
+    found.map_or_else(|| refuse("command not found (not in PATH)"), Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_program;
+    use std::ffi::OsStr;
+
+    fn why(program: &str, path: &str) -> String {
+        find_program(program, OsStr::new(path))
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn commands_are_found_like_execvp_finds_them() {
+        assert_eq!(why("sh", "/nonexistent:/bin:/usr/bin"), "/bin/sh");
+        assert_eq!(why("/bin/sh", ""), "/bin/sh");
+        assert_eq!(
+            why("nosuchcmd", "/bin:/usr/bin"),
+            "command not found (not in PATH)"
+        );
+        assert_eq!(why("/no/such/cmd", "/bin"), "no such file");
+        assert_eq!(why("/etc/passwd", "/bin"), "it is not executable");
+        assert_eq!(why("/tmp", "/bin"), "it is a directory");
+        // A directory in PATH with the command's name is not the command.
+        assert_eq!(why("tmp", "/"), "command not found (not in PATH)");
     }
 }

@@ -1,74 +1,81 @@
-//! Holds the `-c` command at its exit, while its memory is still mapped, so
-//! user stacks and symbols can be resolved before it disappears.
+//! Keeps the memory map of the `-c` command as it exits, so its user stacks
+//! and symbols can be resolved after it is gone.
 //!
 //! A watcher thread traces the command with `PTRACE_SEIZE` and only the
 //! `PTRACE_O_TRACEEXIT` option: signals are handed back at once (so the
 //! command behaves as untraced), group stops are listened to, and at the
-//! exit stop the thread waits until the run loop has read what it needs
-//! ([`ExitWatch::let_exit`]). The thread also reaps the command. When the
-//! command cannot be traced, it only waits for the exit.
+//! exit stop, its memory still mapped, the thread reads `/proc/PID/maps`
+//! into the shared [`ExitMaps`] and lets it go: the command waits only for
+//! that read, not for symbols. The thread also reaps the command, and makes
+//! [`ExitWatch::wake_fd`] readable when it has exited, so the run loop,
+//! which waits on it with the ring buffer, ends at once. When the command
+//! cannot be traced, the thread only waits for the exit.
 
-use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
-/// Where the watched command is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Running,
-    /// Stopped in `do_exit` before its memory is released.
-    AtExit,
-    /// Free to exit without being held (again).
-    Released,
-    /// Exited and reaped.
-    Exited,
-}
+use runtime::symbols::ExitMaps;
 
 struct Shared {
-    phase: Mutex<Phase>,
-    changed: Condvar,
+    exited: AtomicBool,
+    /// An eventfd the thread signals once the command has exited.
+    wake: Option<OwnedFd>,
 }
 
 impl Shared {
-    fn get(&self) -> Phase {
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner())
+    fn set_exited(&self) {
+        use std::os::fd::AsRawFd;
+        self.exited.store(true, Ordering::Release);
+        if let Some(fd) = &self.wake {
+            // SAFETY: an eventfd takes an 8-byte counter increment.
+            unsafe { libc::write(fd.as_raw_fd(), 1u64.to_ne_bytes().as_ptr().cast(), 8) };
+        }
     }
+}
 
-    fn set(&self, to: Phase) {
-        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
-        *phase = to;
-        self.changed.notify_all();
-    }
+/// A non-blocking eventfd (None if the kernel refuses one: the run loop
+/// then notices the exit at its next poll interval).
+fn eventfd() -> Option<OwnedFd> {
+    // SAFETY: plain syscall.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    // SAFETY: a non-negative result is a descriptor we own.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The watcher thread of one child process.
 pub struct ExitWatch {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    /// The command is traced, so its exit will be held.
-    traced: bool,
 }
 
 impl ExitWatch {
-    /// Starts watching our child `pid`; returns once it is traced (or
-    /// tracing was refused, in which case its exit is not held).
-    pub fn start(pid: libc::pid_t) -> ExitWatch {
+    /// Starts watching our child `pid`, keeping its memory map in
+    /// `exit_maps` at its exit; returns once it is traced (or tracing was
+    /// refused, in which case its map is not kept and its symbols resolve
+    /// only while it runs).
+    pub fn start(pid: libc::pid_t, exit_maps: ExitMaps) -> ExitWatch {
         let shared = Arc::new(Shared {
-            phase: Mutex::new(Phase::Running),
-            changed: Condvar::new(),
+            exited: AtomicBool::new(false),
+            wake: eventfd(),
         });
         let (ready_tx, ready_rx) = mpsc::channel();
         let for_thread = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("weft-child".into())
-            .spawn(move || watch(pid, &for_thread, &ready_tx))
+            .spawn(move || watch(pid, &for_thread, &exit_maps, &ready_tx))
             .ok();
         // The thread answers before it waits; a closed channel means it ended.
-        let traced = thread.is_some() && ready_rx.recv().unwrap_or(false);
-        ExitWatch {
-            shared,
-            thread,
-            traced,
+        if thread.is_some() {
+            let _ = ready_rx.recv();
         }
+        ExitWatch { shared, thread }
+    }
+
+    /// Readable once the command has exited.
+    pub fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.shared.wake.as_ref().map(|fd| fd.as_fd())
     }
 
     /// True if the watcher thread runs (otherwise the caller reaps the child).
@@ -76,42 +83,21 @@ impl ExitWatch {
         self.thread.is_some()
     }
 
-    /// True if the command's exit will be held.
-    #[cfg(test)]
-    pub fn traced(&self) -> bool {
-        self.traced
-    }
-
-    /// The command is stopped at its exit with its memory still mapped.
-    pub fn at_exit(&self) -> bool {
-        self.traced && self.shared.get() == Phase::AtExit
-    }
-
-    /// Lets a command held at its exit go on exiting; later exits are not held.
-    pub fn let_exit(&self) {
-        let mut phase = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
-        if matches!(*phase, Phase::Running | Phase::AtExit) {
-            *phase = Phase::Released;
-            self.shared.changed.notify_all();
-        }
-    }
-
     /// True once the command has exited and was reaped.
     pub fn exited(&self) -> bool {
-        self.shared.get() == Phase::Exited
+        self.shared.exited.load(Ordering::Acquire)
     }
 
-    /// Waits for the watcher thread (after the command was told to exit).
+    /// Waits for the watcher thread (after the command was made to exit).
     pub fn join(&mut self) {
-        self.let_exit();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-/// The watcher thread: trace, pass signals on, hold the exit, reap.
-fn watch(pid: libc::pid_t, shared: &Shared, ready: &mpsc::Sender<bool>) {
+/// The watcher thread: trace, pass signals on, keep the map at exit, reap.
+fn watch(pid: libc::pid_t, shared: &Shared, exit_maps: &ExitMaps, ready: &mpsc::Sender<bool>) {
     // SAFETY: PTRACE_SEIZE on our own child; the data argument carries options.
     let traced = unsafe {
         libc::ptrace(
@@ -130,11 +116,11 @@ fn watch(pid: libc::pid_t, shared: &Shared, ready: &mpsc::Sender<bool>) {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
-            shared.set(Phase::Exited);
+            shared.set_exited();
             return;
         }
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
-            shared.set(Phase::Exited);
+            shared.set_exited();
             return;
         }
         if !libc::WIFSTOPPED(status) {
@@ -142,7 +128,7 @@ fn watch(pid: libc::pid_t, shared: &Shared, ready: &mpsc::Sender<bool>) {
         }
         let (request, signal) = match stop_kind(status) {
             Stop::Exit => {
-                hold(shared);
+                exit_maps.record_now(pid as u32);
                 (libc::PTRACE_CONT, 0)
             }
             Stop::Group => (libc::PTRACE_LISTEN, 0),
@@ -158,22 +144,6 @@ fn watch(pid: libc::pid_t, shared: &Shared, ready: &mpsc::Sender<bool>) {
                 signal as usize as *mut libc::c_void,
             );
         }
-    }
-}
-
-/// Waits at the exit stop until the run loop lets the command go.
-fn hold(shared: &Shared) {
-    let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
-    if *phase != Phase::Running {
-        return;
-    }
-    *phase = Phase::AtExit;
-    shared.changed.notify_all();
-    while *phase == Phase::AtExit {
-        phase = shared
-            .changed
-            .wait(phase)
-            .unwrap_or_else(|e| e.into_inner());
     }
 }
 
@@ -230,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn holds_a_child_at_exit_until_let_go() {
+    fn keeps_the_memory_map_of_a_child_at_its_exit() {
         let mut fds = [0; 2];
         // SAFETY: fds has room for two descriptors.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -245,11 +215,9 @@ mod tests {
                 libc::_exit(7);
             }
         }
-        let mut watch = ExitWatch::start(pid);
+        let exit_maps = ExitMaps::default();
+        let mut watch = ExitWatch::start(pid, exit_maps.clone());
         assert!(watch.active());
-        if !watch.traced() {
-            eprintln!("skipping the hold check: ptrace of a child is not permitted here");
-        }
         // SAFETY: releasing the child through our pipe.
         unsafe {
             libc::write(fds[1], [1u8].as_ptr().cast(), 1);
@@ -257,18 +225,27 @@ mod tests {
             libc::close(fds[1]);
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while watch.traced() && !watch.at_exit() && std::time::Instant::now() < deadline {
+        while !watch.exited() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        if watch.traced() {
-            assert!(watch.at_exit(), "the traced child was not held at its exit");
-            // Held: its memory map is still readable.
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-            assert!(!maps.is_empty());
-            assert!(!watch.exited());
-            watch.let_exit();
-        }
+        assert!(watch.exited(), "the child was not reaped");
+        // The wake descriptor says so.
+        let fd = watch.wake_fd().expect("an eventfd");
+        let mut p = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no waiting.
+        assert_eq!(unsafe { libc::poll(&mut p, 1, 0) }, 1);
         watch.join();
-        assert!(watch.exited());
+        // The map was kept: our own executable is in it (the child is our fork).
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let mut symbols = runtime::symbols::UserSymbols::with_exit_maps(exit_maps);
+        let marker = keeps_the_memory_map_of_a_child_at_its_exit as *const () as u64;
+        let found = symbols.lookup(pid as u32, &[marker]);
+        let sym = found[0].as_ref().expect("resolved from the kept map");
+        assert!(sym.name.contains("keeps_the_memory_map"), "{sym:?}");
+        assert_eq!(sym.module.as_deref(), exe.to_str());
     }
 }

@@ -77,6 +77,9 @@ fn trace(args: &Args) -> Result<(), String> {
     };
     let kernel = SysKernelInfo::new();
     let emit_only = args.dump.is_some() || args.emit_elf.is_some();
+    if let (Some(pid), false) = (args.pid, emit_only) {
+        process_exists(pid).map_err(|e| format!("weft: error: -p {pid}: {e}"))?;
+    }
 
     // The command is forked (and held) first, so `cpid` can be compiled in.
     let mut child = match (&args.command, emit_only) {
@@ -197,6 +200,25 @@ fn trace(args: &Args) -> Result<(), String> {
         // A closed pipe (`weft ... | head`) ends the run quietly, like bpftrace.
         Err(run::RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(run::RunError::Output(e)) => Err(format!("weft: error: writing output: {e}")),
+        Err(run::RunError::Command(e)) => Err(format!(
+            "weft: error: cannot run `{}`: {e}",
+            args.command.as_deref().unwrap_or_default()
+        )),
+    }
+}
+
+/// Whether process `pid` exists (it may not be ours to signal).
+fn process_exists(pid: u32) -> Result<(), String> {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return Err("no such process".into());
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 {
+        return Ok(());
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EPERM) if pid > 0 => Ok(()),
+        _ => Err("no such process".into()),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The life of a run: load, BEGIN, attach, drain the ring buffer until the
 //! script exits (or the command ends, or a signal), detach, END, print maps.
+//! BEGIN's output is read only once everything is attached.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -71,35 +72,37 @@ pub fn run(
         zeroed: vec![false; manifest.maps.len()],
         symbols: crate::stacks::Symbols::default(),
     };
+    // bpftrace's order: BEGIN runs first (its map writes are in place
+    // before any probe fires), then every probe is attached, and only then
+    // is BEGIN's output read. An attach failure ends the run with the
+    // error, before any output of BEGIN and without printing the maps.
     session.run_begin()?;
+    session.attach()?;
+    for refused in session.skipped() {
+        eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
+    }
+    if opts.notify_attached {
+        eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
+    }
+    // `exit()` in BEGIN: the run ends without starting the command.
     let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
-        session.attach()?;
-        for refused in session.skipped() {
-            eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
-        }
-        if opts.notify_attached {
-            eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
-        }
         if let Some(child) = opts.child.as_deref_mut() {
-            child.release().map_err(io_error)?;
+            let exit_maps =
+                crate::stacks::needs_user_symbols(&manifest).then(|| pump.symbols.exit_maps());
+            child.release(exit_maps).map_err(RunError::Command)?;
+            if let Some(fd) = child.wake_fd() {
+                session.wake_on(fd)?;
+            }
+        }
+        if let Some(fd) = target.as_ref().and_then(ProcessWatch::wake_fd) {
+            session.wake_on(fd)?;
         }
         loop {
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
             pump.streams.tick(session, &manifest, sink)?;
             sink.flush().map_err(io_error)?;
-            pump.symbols.resolve_live_user(session, &manifest, false);
-            if opts.child.as_deref().is_some_and(HeldChild::at_exit) {
-                // Its memory is still mapped: print what it sent and resolve its stacks now.
-                let stop = pump.run(session, sink, Duration::ZERO)?;
-                pump.symbols.resolve_live_user(session, &manifest, true);
-                if let Some(child) = opts.child.as_deref() {
-                    child.let_exit();
-                }
-                if stop {
-                    break;
-                }
-            }
+            pump.symbols.resolve_live_user(session, &manifest);
             if stop || signals::stop_requested() {
                 break;
             }
@@ -417,6 +420,8 @@ pub enum RunError {
     Runtime(RuntimeError),
     /// Writing the output failed (closed pipe, full disk).
     Output(std::io::Error),
+    /// The `-c` command could not be started (`exec` failed).
+    Command(std::io::Error),
 }
 
 impl From<RuntimeError> for RunError {
@@ -518,6 +523,12 @@ impl ProcessWatch {
         // SAFETY: a non-negative result is a descriptor we now own.
         let pidfd = (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) });
         ProcessWatch { pid, pidfd }
+    }
+
+    /// Readable once the process has exited (None without pidfds).
+    fn wake_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.pidfd.as_ref().map(|fd| fd.as_fd())
     }
 
     fn exited(&self) -> bool {

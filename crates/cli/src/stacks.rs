@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use abi::{Layout, Manifest, MapValue};
 use output::{Frame, Stack, StackResolver, Symbol, Value};
 use runtime::Session;
-use runtime::symbols::{Kallsyms, ResolvedSymbol, UserSymbols};
+use runtime::symbols::{ExitMaps, Kallsyms, ResolvedSymbol, UserSymbols};
 
 /// Symbol tables kept for the whole run.
 #[derive(Default)]
@@ -20,6 +20,8 @@ pub struct Symbols {
     seen_user_stacks: HashSet<(u32, i64, u32)>,
     /// When maps were last looked at for new user stacks.
     last_pass: Option<Instant>,
+    /// Memory maps of exited processes, for their user symbols.
+    exit_maps: ExitMaps,
 }
 
 /// The least time between two passes over the maps for new user stacks.
@@ -34,26 +36,49 @@ fn holds_user(layout: &Layout) -> bool {
     }
 }
 
+/// Whether the program prints user stacks or `usym`s (map keys and values,
+/// printf arguments), whose names are found through the memory map of
+/// their process: then the memory map of the `-c` command is kept as it
+/// exits (see `child_exit`); otherwise it runs untraced.
+pub fn needs_user_symbols(manifest: &Manifest) -> bool {
+    let maps = manifest.maps.iter().any(|m| {
+        m.key.as_ref().is_some_and(holds_user)
+            || matches!(&m.value, MapValue::Plain(l) if holds_user(l))
+    });
+    let printfs = manifest
+        .printfs
+        .iter()
+        .flat_map(|p| &p.args)
+        .any(|a| holds_user(&a.field.layout));
+    maps || printfs
+}
+
 impl Symbols {
     fn kernel(&mut self) -> &Kallsyms {
         self.kernel.get_or_insert_with(Kallsyms::load)
     }
 
     fn user(&mut self) -> &mut UserSymbols {
-        self.user.get_or_insert_with(UserSymbols::new)
+        let exit_maps = &self.exit_maps;
+        self.user
+            .get_or_insert_with(|| UserSymbols::with_exit_maps(exit_maps.clone()))
+    }
+
+    /// Where the memory maps of exited processes are kept for the user
+    /// symbolizer (see `child_exit`).
+    pub fn exit_maps(&self) -> ExitMaps {
+        self.exit_maps.clone()
     }
 
     /// Resolves, while their processes still live, the user stacks and
     /// `usym`s stored in maps, so the names are cached per process when the
     /// maps print (often after the process exited). Only new stack ids and
     /// new `(pid, address)` pairs are resolved; nothing happens more often
-    /// than every [`USER_PASS_INTERVAL`] unless `now` is set (the traced
-    /// command is about to exit). The kernel side is not touched.
-    pub fn resolve_live_user(&mut self, session: &Session, manifest: &Manifest, now: bool) {
-        if !now
-            && self
-                .last_pass
-                .is_some_and(|t| t.elapsed() < USER_PASS_INTERVAL)
+    /// than every [`USER_PASS_INTERVAL`]. The kernel side is not touched.
+    pub fn resolve_live_user(&mut self, session: &Session, manifest: &Manifest) {
+        if self
+            .last_pass
+            .is_some_and(|t| t.elapsed() < USER_PASS_INTERVAL)
         {
             return;
         }

@@ -259,8 +259,8 @@ fn lists_functions_and_usdt_probes() {
     assert_eq!(out.stdout, expected);
 }
 
-/// User stacks of the `-c` command are resolved while it lives (it is held
-/// at its exit), so names print although it exited before the maps did.
+/// User stacks of the `-c` command resolve although it exited before the
+/// maps print: its memory map is kept as it exits.
 /// bpftrace 0.17 prints hex here (the process is gone at print time); while
 /// the process lives it prints the same frames: the probe at marker's entry
 /// and, as the frame-pointer walk starts from main's frame, main's caller.
@@ -292,7 +292,7 @@ fn ustack_of_an_exited_command_keeps_its_symbols() {
     }
 }
 
-/// A printf'd `ustack` of the `-c` command resolves before it is let go.
+/// A printf'd `ustack` of a command that exits at once still resolves.
 #[test]
 fn printf_ustack_of_a_short_command_is_symbolized() {
     require_root!();
@@ -448,6 +448,15 @@ fn no_uprobe_is_placed_on_a_vector_instruction() {
         "{}",
         exact.stderr
     );
+    // The advice names the next instruction exactly: a guessed offset inside
+    // the instruction would be accepted and corrupt it.
+    assert!(
+        exact.stderr.ends_with(&format!(
+            "; probe the next instruction, uprobe:{bin}:vector_entry+4, or a caller instead\n"
+        )),
+        "{}",
+        exact.stderr
+    );
     let wildcard = run_weft(
         &[
             "-e",
@@ -480,6 +489,25 @@ fn no_uprobe_is_placed_on_a_vector_instruction() {
         Duration::from_secs(30),
     );
     assert_eq!(next.status, Some(0), "{}", next.stderr);
+}
+
+/// A probe that fails to attach ends the run before BEGIN's output, with
+/// the error and a non-zero exit, and no maps.
+#[test]
+fn an_attach_failure_comes_before_begin() {
+    require_root!();
+    let bin = &targets().pie;
+    for begin in ["printf(\"begin\\n\");", "printf(\"begin\\n\"); exit();"] {
+        let script = format!("uprobe:{bin}:vector_entry {{ @ = count(); }} BEGIN {{ {begin} }}");
+        let out = run_weft(&["-e", &script], Duration::from_secs(30));
+        assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
+        assert_eq!(out.stdout, "Attaching 2 probes...\n", "{script}");
+        assert!(
+            out.stderr.contains("weft places no uprobe on a vector"),
+            "{}",
+            out.stderr
+        );
+    }
 }
 
 #[test]

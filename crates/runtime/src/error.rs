@@ -126,14 +126,21 @@ pub enum AttachError {
     /// safely. The kernel refuses some (`ENOTSUPP`); weft itself refuses
     /// vector-encoded ones (VEX/EVEX, which begin many of glibc's string
     /// functions), which some kernels accept and then step wrongly.
+    /// `next` is the probe on the instruction after it, when its length is
+    /// known (a guessed offset inside the instruction would corrupt it).
     #[error(
-        "{probe}: {why} (offset {offset:#x} of {path}); probe the next instruction (FUNCTION+OFFSET) or a caller instead"
+        "{probe}: {why} (offset {offset:#x} of {path}); {}",
+        match next {
+            Some(next) => format!("probe the next instruction, {next}, or a caller instead"),
+            None => "probe a caller instead".to_string(),
+        }
     )]
     UprobeRefused {
         probe: String,
         path: String,
         offset: u64,
         why: &'static str,
+        next: Option<String>,
     },
     /// kprobe, `EPERM`/`EACCES`: no capability, or the kernel forbids kprobes
     /// (lockdown).

@@ -386,6 +386,14 @@ impl Session {
         }
     }
 
+    /// Makes [`Session::poll`] also return when `fd` turns readable (a
+    /// process's exit, a watcher's event), so the caller looks at what
+    /// changed at once instead of at its next poll. The caller keeps `fd`
+    /// open while polling and stops it being readable once seen.
+    pub fn wake_on(&self, fd: BorrowedFd<'_>) -> Result<(), RuntimeError> {
+        sys::epoll_add(self.epoll.as_fd(), fd.as_raw_fd()).map_err(RuntimeError::Poll)
+    }
+
     /// An epoll fd that is readable while records wait in the ring buffer, for
     /// the cli to wait on together with its signal fd and timers.
     pub fn events_fd(&self) -> BorrowedFd<'_> {

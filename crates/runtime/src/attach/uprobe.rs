@@ -67,12 +67,13 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
         };
         config |= (t.ref_ctr_offset & mask) << lo;
     }
-    if starts_with_vector_instruction(t.path, t.offset) {
+    if let Some(vector) = vector_instruction_at(t.path, t.offset) {
         return Err(AttachError::UprobeRefused {
             probe: probe.to_string(),
             path: t.path.to_string(),
             offset: t.offset,
             why: VECTOR_INSTRUCTION,
+            next: vector.len.and_then(|len| probe_after(probe, len)),
         });
     }
     let path = CString::new(t.path).map_err(|_| AttachError::Other {
@@ -96,6 +97,7 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
             path: t.path.to_string(),
             offset: t.offset,
             why: "the kernel cannot place a uprobe on this instruction",
+            next: None,
         },
         _ => super::classify(probe, e, "CAP_PERFMON"),
     })
@@ -103,16 +105,49 @@ pub(super) fn open(t: &Target<'_>, probe: &str) -> Result<OwnedFd, AttachError> 
 
 const VECTOR_INSTRUCTION: &str = "weft places no uprobe on a vector (VEX/EVEX) instruction, which kernels single-step unreliably (the probed processes compute wrong results)";
 
-/// Whether the instruction at `offset` of the file is vector-encoded. A file
-/// that cannot be read here is left to the kernel, which reports it.
-fn starts_with_vector_instruction(path: &str, offset: u64) -> bool {
+/// A vector-encoded instruction, and its length when known.
+struct VectorInstruction {
+    len: Option<usize>,
+}
+
+/// The vector-encoded instruction at `offset` of the file, if there is one.
+/// A file that cannot be read here is left to the kernel, which reports it.
+fn vector_instruction_at(path: &str, offset: u64) -> Option<VectorInstruction> {
     use std::io::{Read, Seek, SeekFrom};
     let mut code = [0u8; 16];
-    let read = std::fs::File::open(path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(offset))?;
-        f.read(&mut code)
-    });
-    read.is_ok_and(|n| uelf::is_vector_instruction(&code[..n]))
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| {
+            f.seek(SeekFrom::Start(offset))?;
+            f.read(&mut code)
+        })
+        .ok()?;
+    let code = &code[..n];
+    uelf::is_vector_instruction(code).then(|| VectorInstruction {
+        len: uelf::vector_instruction_len(code),
+    })
+}
+
+/// `probe` moved `len` bytes on (`uprobe:BIN:FUNC` gives `uprobe:BIN:FUNC+len`,
+/// `FUNC+K` gives `FUNC+(K+len)`, an address the address after). None for
+/// uretprobes, which take no offset.
+fn probe_after(probe: &str, len: usize) -> Option<String> {
+    let len = len as u64;
+    let (head, target) = probe.rsplit_once(':')?;
+    if !head.starts_with("uprobe:") {
+        return None;
+    }
+    let number = |text: &str| match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse::<u64>().ok(),
+    };
+    let moved = match target.rsplit_once('+') {
+        Some((func, offset)) => format!("{func}+{}", number(offset)? + len),
+        None => match number(target) {
+            Some(address) => format!("{:#x}", address + len),
+            None => format!("{target}+{len}"),
+        },
+    };
+    Some(format!("{head}:{moved}"))
 }
 
 /// Parses a PMU format file such as `config:0` or `config:32-63` into the
@@ -131,7 +166,29 @@ fn config_field(text: &str) -> Option<(u32, u32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::config_field;
+    use super::{config_field, probe_after};
+
+    #[test]
+    fn the_probe_on_the_next_instruction() {
+        let libc = "uprobe:/lib/x86_64-linux-gnu/libc.so.6";
+        assert_eq!(
+            probe_after(&format!("{libc}:strchr"), 6),
+            Some(format!("{libc}:strchr+6"))
+        );
+        assert_eq!(
+            probe_after(&format!("{libc}:strchr+6"), 4),
+            Some(format!("{libc}:strchr+10"))
+        );
+        assert_eq!(
+            probe_after(&format!("{libc}:strchr+0x6"), 4),
+            Some(format!("{libc}:strchr+10"))
+        );
+        assert_eq!(
+            probe_after("uprobe:/bin/x:0x1000", 5),
+            Some("uprobe:/bin/x:0x1005".into())
+        );
+        assert_eq!(probe_after(&format!("ur{}:strchr", &libc[1..]), 6), None);
+    }
 
     #[test]
     fn pmu_format_fields() {

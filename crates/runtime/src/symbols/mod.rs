@@ -8,7 +8,7 @@ mod kallsyms;
 mod user;
 
 pub use kallsyms::Kallsyms;
-pub use user::UserSymbols;
+pub use user::{ExitMaps, UserSymbols};
 
 /// What an address resolved to.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,11 +4,19 @@
 //! per `(pid, address)`, so a process that has exited keeps the names found
 //! while it was alive; an address that cannot be resolved stays `None`
 //! (printed in hex).
+//!
+//! A process that has exited can still be symbolized if its memory map was
+//! kept at its exit ([`ExitMaps`]): each address becomes a file and an
+//! offset in it, read from the files on disk. Keeping the map takes a
+//! fraction of a millisecond; symbolizing takes tens, so a traced command is
+//! held at its exit only for the former.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use blazesym::Pid;
-use blazesym::symbolize::source::{Process, Source};
+use blazesym::symbolize::source::{Elf, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
 
 use super::ResolvedSymbol;
@@ -17,6 +25,41 @@ use super::ResolvedSymbol;
 pub struct UserSymbols {
     symbolizer: Symbolizer,
     cache: HashMap<(u32, u64), Option<ResolvedSymbol>>,
+    exit_maps: ExitMaps,
+}
+
+/// The memory maps (`/proc/PID/maps` text) of processes taken as they
+/// exited, shared with whoever watches them exit. A process found here is
+/// symbolized from this map and the files on disk.
+#[derive(Clone, Debug, Default)]
+pub struct ExitMaps(Arc<Mutex<HashMap<u32, String>>>);
+
+impl ExitMaps {
+    /// Keeps the memory map of `pid`, which is about to exit.
+    pub fn record(&self, pid: u32, maps: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pid, maps);
+    }
+
+    /// Reads `/proc/PID/maps` and keeps it; false if it cannot be read.
+    pub fn record_now(&self, pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/maps")) {
+            Ok(maps) if !maps.is_empty() => {
+                self.record(pid, maps);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Where `addr` lies in the kept map of `pid`: `Some(None)` when the map
+    /// was kept but no file backs the address, `None` when no map was kept.
+    fn place(&self, pid: u32, addr: u64) -> Option<Option<(String, u64)>> {
+        let maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        maps.get(&pid).map(|text| uelf::file_offset(text, addr))
+    }
 }
 
 impl std::fmt::Debug for UserSymbols {
@@ -35,23 +78,26 @@ impl Default for UserSymbols {
 
 impl UserSymbols {
     pub fn new() -> UserSymbols {
+        UserSymbols::with_exit_maps(ExitMaps::default())
+    }
+
+    /// A symbolizer that resolves the processes of `exit_maps` from their
+    /// kept memory maps.
+    pub fn with_exit_maps(exit_maps: ExitMaps) -> UserSymbols {
         UserSymbols {
             symbolizer: Symbolizer::builder()
                 .enable_code_info(false)
                 .enable_inlined_fns(false)
                 .build(),
             cache: HashMap::new(),
+            exit_maps,
         }
     }
 
     /// Resolves a stack's frames of process `pid` (the first is the exact
     /// instruction pointer, the others return addresses looked up at `addr - 1`).
     pub fn frames(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
-        let probes: Vec<u64> = addrs
-            .iter()
-            .enumerate()
-            .map(|(i, &a)| if i == 0 { a } else { a.saturating_sub(1) })
-            .collect();
+        let probes = frame_probes(addrs);
         let syms = self.lookup(pid, &probes);
         syms.into_iter()
             .zip(addrs.iter().zip(&probes))
@@ -83,10 +129,53 @@ impl UserSymbols {
             .collect()
     }
 
+    /// Symbolizes from the kept memory map of an exited process, reading
+    /// each file once for all its offsets.
+    fn symbolize_exited(&self, pid: u32, addrs: &[u64]) -> Option<Vec<Option<ResolvedSymbol>>> {
+        let mut found = vec![None; addrs.len()];
+        let mut by_file: HashMap<String, Vec<(usize, u64)>> = HashMap::new();
+        for (i, &addr) in addrs.iter().enumerate() {
+            if let Some((path, offset)) = self.exit_maps.place(pid, addr)? {
+                by_file.entry(path).or_default().push((i, offset));
+            }
+        }
+        for (path, places) in by_file {
+            let offsets: Vec<u64> = places.iter().map(|&(_, offset)| offset).collect();
+            let path = Path::new(&path);
+            let syms = self
+                .symbolize_file(path, &offsets, true)
+                .or_else(|| self.symbolize_file(path, &offsets, false))
+                .unwrap_or_else(|| vec![None; offsets.len()]);
+            for ((i, _), sym) in places.into_iter().zip(syms) {
+                found[i] = sym;
+            }
+        }
+        Some(found)
+    }
+
+    fn symbolize_file(
+        &self,
+        path: &Path,
+        offsets: &[u64],
+        debug_syms: bool,
+    ) -> Option<Vec<Option<ResolvedSymbol>>> {
+        let mut elf = Elf::new(path);
+        elf.debug_syms = debug_syms;
+        let results = self
+            .symbolizer
+            .symbolize(&Source::Elf(elf), Input::FileOffset(offsets))
+            .ok()?;
+        Some(results.into_iter().map(resolved).collect())
+    }
+
     /// Symbolizes with the debug files that installed `-dbg` packages link
     /// to (local functions such as `__libc_start_call_main` live only there);
     /// if one of them cannot be read, again with the mapped files alone.
+    /// An exited process whose memory map was kept is symbolized from it.
     fn symbolize(&self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
+        if let Some(found) = self.symbolize_exited(pid, addrs) {
+            return found;
+        }
         self.symbolize_with(pid, addrs, true)
             .or_else(|| self.symbolize_with(pid, addrs, false))
             // The process is gone or unreadable: every address stays unresolved.
@@ -107,20 +196,29 @@ impl UserSymbols {
             .symbolizer
             .symbolize(&source, Input::AbsAddr(addrs))
             .ok()?;
-        Some(
-            results
-                .into_iter()
-                .map(|r| match r {
-                    Symbolized::Sym(sym) => Some(ResolvedSymbol {
-                        name: sym.name.into_owned(),
-                        offset: sym.offset as u64,
-                        module: sym.module.map(|m| m.to_string_lossy().into_owned()),
-                    }),
-                    Symbolized::Unknown(_) => None,
-                })
-                .collect(),
-        )
+        Some(results.into_iter().map(resolved).collect())
     }
+}
+
+fn resolved(r: Symbolized<'_>) -> Option<ResolvedSymbol> {
+    match r {
+        Symbolized::Sym(sym) => Some(ResolvedSymbol {
+            name: sym.name.into_owned(),
+            offset: sym.offset as u64,
+            module: sym.module.map(|m| m.to_string_lossy().into_owned()),
+        }),
+        Symbolized::Unknown(_) => None,
+    }
+}
+
+/// The addresses a stack's frames are looked up at: the first exactly (the
+/// instruction pointer), the others (return addresses) one byte before.
+fn frame_probes(addrs: &[u64]) -> Vec<u64> {
+    addrs
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| if i == 0 { a } else { a.saturating_sub(1) })
+        .collect()
 }
 
 #[cfg(test)]
@@ -145,6 +243,53 @@ mod tests {
         // As a return address one byte past the start, it is looked up at the start.
         let frames = symbols.frames(std::process::id(), &[addr + 1, addr + 1]);
         assert_eq!(frames[1].as_ref().unwrap().offset, 1);
+    }
+
+    #[test]
+    fn addresses_resolve_from_the_map_kept_at_exit() {
+        // A child that waits in read() until told to exit.
+        let mut child = std::process::Command::new("/bin/cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("cat");
+        let pid = child.id();
+        // An address inside libc's `read` in the child (libc maps at the same
+        // offsets in every process, so ours gives the file offset).
+        let read_in_child = {
+            // SAFETY: dlsym with a NUL-terminated name returns an address or null.
+            let ours = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"read".as_ptr()) } as u64;
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+            let theirs = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            let base = |maps: &str| {
+                maps.lines()
+                    .find(|l| l.contains("libc.so") && l.contains(" 00000000 "))
+                    .and_then(|l| u64::from_str_radix(l.split('-').next()?, 16).ok())
+            };
+            match (base(&maps), base(&theirs)) {
+                (Some(a), Some(b)) => ours - a + b + 1,
+                _ => {
+                    eprintln!("skipped: libc is not mapped here");
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return;
+                }
+            }
+        };
+        let exit_maps = ExitMaps::default();
+        let mut symbols = UserSymbols::with_exit_maps(exit_maps.clone());
+        assert!(exit_maps.record_now(pid));
+        drop(child.stdin.take());
+        child.wait().expect("cat exits");
+        let got = symbols.lookup(pid, &[read_in_child]);
+        let sym = got[0]
+            .as_ref()
+            .expect("the address resolves from the kept map");
+        assert!(sym.name.contains("read"), "{sym:?}");
+        assert_eq!(sym.offset, 1);
+        assert!(sym.module.as_deref().is_some_and(|m| m.contains("libc")));
+        // Without the kept map, the same address of a gone process is unknown.
+        assert_eq!(UserSymbols::new().lookup(pid, &[read_in_child]), vec![None]);
     }
 
     #[test]
