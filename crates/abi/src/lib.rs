@@ -12,6 +12,7 @@
 pub mod arch;
 mod layout;
 mod manifest;
+pub mod printf;
 pub mod stack;
 pub mod stream;
 

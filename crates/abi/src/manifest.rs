@@ -131,8 +131,8 @@ pub struct PrintfArg {
 /// A printf call site: its format string and where its arguments sit in the record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrintfSpec {
-    /// The format string as written, escapes already resolved.
-    pub format: String,
+    /// The format, parsed once (by sema, which checked the arguments against it).
+    pub format: crate::printf::Format,
     pub args: Vec<PrintfArg>,
     /// Total record size, header included.
     pub size: u32,

@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
-use output::{Format, Sink, decode, decode_map_with};
+use output::{Render, Sink, decode, decode_map_with};
 use runtime::{RuntimeError, Session};
 
 use crate::child::HeldChild;
@@ -29,11 +29,11 @@ enum Action {
     },
     Clear(usize),
     Zero(usize),
-    /// A printf whose arguments hold stacks or symbols, resolved before printing.
+    /// A printf (index in the manifest) whose arguments hold stacks or
+    /// symbols, resolved before printing.
     Printf {
-        format: Box<Format>,
+        site: usize,
         args: Vec<output::Value>,
-        cat: bool,
     },
 }
 
@@ -53,11 +53,6 @@ pub fn run(
     mut opts: RunOptions<'_>,
 ) -> Result<(), RunError> {
     let manifest = session.manifest().clone();
-    let formats: Vec<Format> = manifest
-        .printfs
-        .iter()
-        .map(|p| Format::parse(&p.format))
-        .collect();
     let probes = manifest.programs.len() as u64;
     if !opts.quiet {
         sink.attached_probes(probes).map_err(io_error)?;
@@ -66,7 +61,6 @@ pub fn run(
     let target = opts.pid.map(ProcessWatch::new);
     let mut pump = Pump {
         manifest: &manifest,
-        formats: &formats,
         actions: VecDeque::new(),
         streams: Streams::new(&manifest, opts.timeline.take()),
         zeroed: vec![false; manifest.maps.len()],
@@ -158,7 +152,6 @@ pub fn run(
 /// that need the session in order.
 struct Pump<'a> {
     manifest: &'a Manifest,
-    formats: &'a [Format],
     actions: VecDeque<Action>,
     streams: Streams,
     /// Per map: `zero()` kept its fired keyless entry (see `decode_map_with`).
@@ -182,7 +175,6 @@ impl Pump<'_> {
                 session,
                 sink,
                 self.manifest,
-                self.formats,
                 &mut self.actions,
                 &mut self.streams,
                 timeout,
@@ -211,7 +203,6 @@ fn drain(
     session: &mut Session,
     sink: &mut dyn Sink,
     manifest: &Manifest,
-    formats: &[Format],
     actions: &mut VecDeque<Action>,
     streams: &mut Streams,
     timeout: Duration,
@@ -232,7 +223,7 @@ fn drain(
         };
         match EventKind::from_u32(kind) {
             Some(EventKind::Printf) => {
-                let (Some(spec), Some(format)) = (manifest.printfs.get(id), formats.get(id)) else {
+                let Some(spec) = manifest.printfs.get(id) else {
                     return ControlFlow::Continue(());
                 };
                 args.clear();
@@ -255,14 +246,13 @@ fn drain(
                 if args.iter().any(output::stack::needs_resolving) {
                     // Symbols need the session, which is busy polling: print it next.
                     actions.push_back(Action::Printf {
-                        format: Box::new(format.clone()),
+                        site: id,
                         args: std::mem::take(&mut args),
-                        cat: spec.cat,
                     });
                     return ControlFlow::Break(());
                 }
                 text.clear();
-                format.render_into(&args, &mut text);
+                spec.format.render_into(&args, &mut text);
                 if let Err(e) = print_text(sink, &text, spec.cat) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
@@ -354,13 +344,10 @@ fn handle_actions(
                     print_map(session, sink, spec, kept, top, div, symbols)?;
                 }
             }
-            Action::Printf {
-                format,
-                mut args,
-                cat,
-            } => {
+            Action::Printf { site, mut args } => {
                 crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
-                print_text(sink, &format.render(&args), cat).map_err(io_error)?;
+                let spec = &manifest.printfs[site];
+                print_text(sink, &spec.format.render(&args), spec.cat).map_err(io_error)?;
             }
             Action::Clear(map) => {
                 if let Some(spec) = manifest.maps.get(map) {

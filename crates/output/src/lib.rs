@@ -4,7 +4,7 @@
 //! - [`decode`]: raw map and record bytes into values, using the `abi` layouts;
 //! - [`flat`]: maps read into flat buffers, sorted by index and decoded
 //!   entry by entry while printed;
-//! - [`printf`]: bpftrace's printf, parsed once and rendered per event;
+//! - [`printf`]: bpftrace's printf rendered per event (parsed once, by `abi::printf`);
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;
 //! - [`stream`]: `stream` records decoded, and their text and JSON lines;
@@ -30,7 +30,7 @@ pub use decode::{
 };
 pub use flat::{FlatMap, RawEntries};
 pub use json::JsonSink;
-pub use printf::{ArgKind, Conversion, Format, FormatError, validate};
+pub use printf::{ArgKind, Conversion, Format, FormatError, Render, validate};
 pub use sink::{Sink, print_maps_at_exit};
 pub use stack::{Frame, Stack, StackResolver, SymValue, Symbol, resolve_dump, resolve_value};
 pub use stream::{StageRecord, StreamRecord, decode_stream_record};

@@ -8,8 +8,8 @@
 use abi::{Aggregation, HIST_BUCKETS, Layout, MapSpec, MapValue};
 use output::decode::le_bytes;
 use output::{
-    Format, Integer, JsonSink, MapDump, MapEntry, MapEntryValue, MapKind, Sink, TextSink, Value,
-    decode_map, print_maps_at_exit,
+    Format, Integer, JsonSink, MapDump, MapEntry, MapEntryValue, MapKind, Render, Sink, TextSink,
+    Value, decode_map, print_maps_at_exit,
 };
 
 fn check(name: &str, replay: impl Fn(&mut dyn Sink)) {

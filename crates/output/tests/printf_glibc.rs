@@ -3,7 +3,7 @@
 //! program calling `snprintf(buf, 256, format, (int64_t)value)` and printing
 //! `buf` as a C string, on x86_64 glibc.
 
-use output::{Format, Value};
+use output::{Format, Render, Value};
 
 #[rustfmt::skip]
 const GLIBC: &[(&str, i64, &[u8])] = &[

@@ -6,8 +6,8 @@
 
 use abi::StackMode;
 use output::{
-    Format, Frame, JsonSink, MapDump, MapEntry, MapEntryValue, MapKind, Sink, Stack, Symbol,
-    TextSink, Value, print_maps_at_exit,
+    Format, Frame, JsonSink, MapDump, MapEntry, MapEntryValue, MapKind, Render, Sink, Stack,
+    Symbol, TextSink, Value, print_maps_at_exit,
 };
 
 fn frames(list: &[(u64, &str, u64)]) -> Vec<Frame> {

@@ -1866,10 +1866,10 @@ impl<'a> Checker<'a> {
             ));
             return Type::Void;
         };
-        let format = String::from_utf8_lossy(bytes).into_owned();
         let arg_types: Vec<Type> = rest.iter().map(|a| self.expr(s, a)).collect();
-        // The same parser renders the output, so what passes here prints as checked.
-        let parsed = output::Format::parse(&format);
+        // Parsed once: the manifest carries this parse to the output, so what
+        // passes here prints as checked.
+        let parsed = abi::printf::Format::parse(&String::from_utf8_lossy(bytes));
         let kinds = match parsed.validate() {
             Ok(k) => k,
             Err(err) => {
@@ -1883,8 +1883,8 @@ impl<'a> Checker<'a> {
         }
         for ((conv, arg), t) in parsed.conversions().iter().zip(rest).zip(&arg_types) {
             let ok = match conv.kind {
-                output::ArgKind::Integer => t.is_scalar(),
-                output::ArgKind::String => {
+                abi::printf::ArgKind::Integer => t.is_scalar(),
+                abi::printf::ArgKind::String => {
                     t.is_str()
                         || matches!(
                             t,
@@ -1894,13 +1894,13 @@ impl<'a> Checker<'a> {
                                 | Type::Timestamp { .. }
                         )
                 }
-                output::ArgKind::Buffer => matches!(t, Type::Buf { .. }),
+                abi::printf::ArgKind::Buffer => matches!(t, Type::Buf { .. }),
             };
             if !ok {
                 let expected = match conv.kind {
-                    output::ArgKind::String => "a string",
-                    output::ArgKind::Integer => "an integer",
-                    output::ArgKind::Buffer => "a buffer (buf() is not supported yet)",
+                    abi::printf::ArgKind::String => "a string",
+                    abi::printf::ArgKind::Integer => "an integer",
+                    abi::printf::ArgKind::Buffer => "a buffer (buf() is not supported yet)",
                 };
                 self.error(diag::type_mismatch(
                     arg.span,
@@ -1911,7 +1911,7 @@ impl<'a> Checker<'a> {
             }
         }
         self.printfs.push(PrintfSite {
-            format,
+            format: parsed,
             args: arg_types.iter().map(Type::stored).collect(),
             cat: name == "cat",
         });

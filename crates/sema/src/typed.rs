@@ -32,7 +32,8 @@ pub struct MapInfo {
 /// A printf (or other formatted output) call site.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrintfSite {
-    pub format: String,
+    /// The format, parsed once here; codegen hands it on in the manifest.
+    pub format: abi::printf::Format,
     /// Stored types of the arguments, in order.
     pub args: Vec<Type>,
     /// `cat(fmt, ...)`: the formatted text names a file whose contents are printed.
@@ -136,7 +137,7 @@ pub fn print_types(p: &TypedProgram) -> String {
     }
     for (i, f) in p.printfs.iter().enumerate() {
         let args: Vec<String> = f.args.iter().map(Type::to_string).collect();
-        writeln!(s, "printf #{i} {:?} ({})", f.format, args.join(", ")).ok();
+        writeln!(s, "printf #{i} {:?} ({})", f.format.text(), args.join(", ")).ok();
     }
     for st in &p.streams {
         writeln!(

@@ -290,7 +290,7 @@ fn map_spec(index: usize, m: &sema::MapInfo, max_entries: u32) -> MapSpec {
 }
 
 /// Record layout of a printf: the 8-byte header, then each argument aligned.
-fn printf_spec(args: &[Type], format: &str, cat: bool) -> PrintfSpec {
+fn printf_spec(args: &[Type], format: &abi::printf::Format, cat: bool) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
     let mut out = Vec::new();
     for t in args {
@@ -303,7 +303,7 @@ fn printf_spec(args: &[Type], format: &str, cat: bool) -> PrintfSpec {
         offset += size;
     }
     PrintfSpec {
-        format: format.to_string(),
+        format: format.clone(),
         args: out,
         size: offset.next_multiple_of(8),
         cat,
