@@ -96,7 +96,7 @@ fn trace(args: &Args) -> Result<(), String> {
     };
     let mut dumps = String::new();
     let started = std::time::Instant::now();
-    let as_written = pipeline::AsWritten(&kernel);
+    let as_written = ktypes::AsWritten(&kernel);
     let compile_for: &dyn ktypes::KernelInfo = if emit_only { &as_written } else { &kernel };
     let result = pipeline::compile(
         &sources,

@@ -36,20 +36,16 @@ pub fn compile(
     if diags.has_errors() {
         return Err(diags);
     }
-    let planned = sema::mechanism::plan(&program, kernel);
-    let missing = missing_kernel_features(&planned, kernel);
-    if !missing.is_empty() {
-        return Err(missing.into_iter().collect());
-    }
-    let notes = planned
-        .iter()
-        .map(|p| format!("weft: {}: {}", p.raw, p.choice.why))
-        .collect();
     let (typed, sema_diags) = sema::check(&program, kernel, opts);
     diags.extend(sema_diags.iter().cloned());
     if diags.has_errors() {
         return Err(diags);
     }
+    let notes = typed
+        .planned
+        .iter()
+        .map(|p| format!("weft: {}: {}", p.raw, p.choice.why))
+        .collect();
     if matches!(dump, Some(DumpStage::Types | DumpStage::All)) {
         dumps.push_str(&sema::print_types(&typed));
     }
@@ -126,100 +122,4 @@ pub fn verifier_diagnostic(
     };
     d.with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
         .with_help(help)
-}
-
-/// Kernel function probes that can run neither as written nor through the
-/// other mechanism (`sema::mechanism`), reported before anything else, so
-/// the user hears what the kernel lacks (not just that weft lacks something).
-fn missing_kernel_features(
-    planned: &[sema::mechanism::Planned],
-    kernel: &dyn KernelInfo,
-) -> Vec<Diagnostic> {
-    use sema::mechanism::{Mechanism, Written};
-    let mut out = Vec::new();
-    let mut trampolines: Option<runtime::Support> = None;
-    for p in planned {
-        let Mechanism::Neither(why) = &p.choice.mechanism else {
-            continue;
-        };
-        let kind = p.written.name();
-        let exit = matches!(p.written, Written::Kretprobe | Written::Fexit);
-        let mut d = match p.written {
-            Written::Fentry | Written::Fexit => {
-                let support = trampolines.get_or_insert_with(runtime::kernel_features::trampolines);
-                let lacking = match support {
-                    runtime::Support::No(detail) => detail.clone(),
-                    runtime::Support::Yes => "it has no BTF".to_string(),
-                };
-                Diagnostic::error(format!("this kernel cannot attach {kind} probes: {lacking}"))
-                    .with_code(Code::E0454)
-                    .with_label(p.span, "needs BPF trampolines")
-                    .with_note(format!("weft cannot run it as a kprobe either: {why}"))
-            }
-            Written::Kprobe | Written::Kretprobe => Diagnostic::error(format!(
-                "this kernel cannot attach {kind} probes: it was built without kprobes (CONFIG_KPROBES is off)"
-            ))
-            .with_code(Code::E0408)
-            .with_label(p.span, "needs kprobes")
-            .with_note(format!("weft cannot run it as fentry either: {why}")),
-        };
-        let function = p.function.as_str();
-        let syscall = function
-            .trim_start_matches("vfs_")
-            .trim_start_matches("ksys_")
-            .trim_start_matches("__x64_sys_");
-        let tp = format!("sys_{}_{syscall}", if exit { "exit" } else { "enter" });
-        if kernel.tracepoint_format("syscalls", &tp).is_ok() {
-            d = d.with_help(format!(
-                "trace the system call instead: tracepoint:syscalls:{tp}"
-            ));
-        } else {
-            d = d.with_help("look for a tracepoint that covers it: weft -l 'tracepoint:*'");
-        }
-        out.push(d);
-    }
-    out
-}
-
-/// The kernel as `--emit-elf` and `-d` see it: probes are compiled as
-/// written (a kprobe stays a kprobe), not fitted to, or refused for, what
-/// this machine's kernel can attach; the object may be meant for another.
-pub struct AsWritten<'a>(pub &'a dyn KernelInfo);
-
-impl KernelInfo for AsWritten<'_> {
-    fn tracepoint_format(
-        &self,
-        category: &str,
-        name: &str,
-    ) -> Result<ktypes::TracepointFormat, ktypes::KernelInfoError> {
-        self.0.tracepoint_format(category, name)
-    }
-
-    fn tracepoints(&self) -> Result<Vec<(String, String)>, ktypes::KernelInfoError> {
-        self.0.tracepoints()
-    }
-
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, ktypes::KernelInfoError> {
-        self.0.read_file(path)
-    }
-
-    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, ktypes::KernelInfoError> {
-        self.0.ifunc_target(path, symbol)
-    }
-
-    fn executable_search_path(&self) -> Vec<String> {
-        self.0.executable_search_path()
-    }
-
-    fn btf(&self) -> Result<&ktypes::Btf, ktypes::KernelInfoError> {
-        self.0.btf()
-    }
-
-    fn tracing_features(&self) -> Option<ktypes::TracingFeatures> {
-        None
-    }
-
-    fn kernel_functions(&self) -> Result<Vec<ktypes::KernelFunction>, ktypes::KernelInfoError> {
-        self.0.kernel_functions()
-    }
 }

@@ -133,8 +133,9 @@ fn fentry_without_trampolines_says_so() {
     }
 }
 
+/// Compiled as written (a kprobe stays a kprobe), whatever this kernel can attach.
 fn compile(src: &str) -> codegen::Compiled {
-    common::compile(src, &SysKernelInfo::new())
+    common::compile(src, &ktypes::AsWritten(&SysKernelInfo::new()))
 }
 
 #[test]

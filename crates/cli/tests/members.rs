@@ -89,11 +89,11 @@ impl KernelInfo for KprobesOnly {
         self.0.kernel_functions()
     }
     fn tracing_features(&self) -> Option<TracingFeatures> {
-        Some(TracingFeatures {
-            btf: self.0.btf().is_ok(),
-            trampolines: false,
-            kprobes: true,
-        })
+        Some(TracingFeatures::from_flags(
+            self.0.btf().is_ok(),
+            false,
+            true,
+        ))
     }
 }
 

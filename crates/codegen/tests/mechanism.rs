@@ -15,11 +15,7 @@ fn lower_on(src: &str, kernel: &FixtureKernel) -> String {
 
 /// The fixture kernel with BTF and kprobes but no BPF trampolines.
 fn no_trampolines() -> FixtureKernel {
-    FixtureKernel::typical().with_tracing_features(TracingFeatures {
-        btf: true,
-        trampolines: false,
-        kprobes: true,
-    })
+    FixtureKernel::typical().with_tracing_features(TracingFeatures::from_flags(true, false, true))
 }
 
 #[test]
@@ -45,11 +41,8 @@ fn fexit_compiled_as_kretprobe() {
 #[test]
 fn kprobe_compiled_as_fentry() {
     let src = "kprobe:do_sys_openat2 { @ = sum(arg0); }";
-    let kernel = FixtureKernel::typical().with_tracing_features(TracingFeatures {
-        btf: true,
-        trampolines: true,
-        kprobes: false,
-    });
+    let kernel = FixtureKernel::typical()
+        .with_tracing_features(TracingFeatures::from_flags(true, true, false));
     insta::assert_snapshot!("kprobe_compiled_as_fentry", lower_on(src, &kernel), src);
 }
 

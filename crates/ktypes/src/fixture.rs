@@ -185,7 +185,7 @@ impl KernelInfo for FixtureKernel {
     }
 
     fn tracing_features(&self) -> Option<TracingFeatures> {
-        self.tracing_features
+        self.tracing_features.clone()
     }
 
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {

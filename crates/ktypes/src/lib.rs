@@ -5,14 +5,16 @@
 
 #![forbid(unsafe_code)]
 
+mod as_written;
 pub mod btf;
 mod features;
 mod fixture;
 mod kfuncs;
 mod tracepoint_format;
 
+pub use as_written::AsWritten;
 pub use btf::{Btf, BtfFunction, BtfParam};
-pub use features::TracingFeatures;
+pub use features::{Support, TracingFeatures};
 pub use fixture::FixtureKernel;
 pub use kfuncs::{KernelFunction, parse_filter_functions, parse_kallsyms_functions};
 pub use tracepoint_format::{FieldKind, TpField, TracepointFormat, parse_format};

@@ -9,26 +9,7 @@ use crate::libbpf_log::silence_libbpf;
 use crate::sys;
 use crate::tracefs::Tracefs;
 
-/// Whether a feature is there, and if not, why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Support {
-    Yes,
-    No(String),
-}
-
-impl Support {
-    pub fn is_yes(&self) -> bool {
-        matches!(self, Support::Yes)
-    }
-
-    fn from_bool(ok: bool, why_not: &str) -> Support {
-        if ok {
-            Support::Yes
-        } else {
-            Support::No(why_not.to_string())
-        }
-    }
-}
+pub use ktypes::Support;
 
 /// Effective capabilities that matter to weft (from `/proc/self/status` `CapEff`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -76,11 +76,18 @@ impl KernelInfo for SysKernelInfo {
     /// checks for kprobes).
     fn tracing_features(&self) -> Option<ktypes::TracingFeatures> {
         static FEATURES: OnceLock<ktypes::TracingFeatures> = OnceLock::new();
-        Some(*FEATURES.get_or_init(|| ktypes::TracingFeatures {
-            btf: vmlinux_btf().is_ok(),
-            trampolines: matches!(crate::kernel_features::trampolines(), crate::Support::Yes),
-            kprobes: crate::kernel_features::kprobes(),
-        }))
+        let features = FEATURES.get_or_init(|| ktypes::TracingFeatures {
+            btf: match vmlinux_btf() {
+                Ok(_) => crate::Support::Yes,
+                Err(e) => crate::Support::No(format!("it has no BTF ({e})")),
+            },
+            trampolines: crate::kernel_features::trampolines(),
+            kprobes: crate::Support::from_bool(
+                crate::kernel_features::kprobes(),
+                "it was built without kprobes (CONFIG_KPROBES is off)",
+            ),
+        });
+        Some(features.clone())
     }
 
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {

@@ -42,6 +42,15 @@ pub fn check(
     kernel: &dyn KernelInfo,
     opts: &CheckOptions,
 ) -> (TypedProgram, Diagnostics) {
+    // fentry or kprobe, decided once per attach point; a probe neither can
+    // run is all there is to say.
+    let planned = crate::mechanism::plan(program, kernel);
+    let missing = crate::mechanism::missing_kernel_features(&planned, kernel);
+    if !missing.is_empty() {
+        return (TypedProgram::default(), missing.into_iter().collect());
+    }
+    let plan_of: HashMap<Span, &crate::mechanism::Planned> =
+        planned.iter().map(|p| (p.span, p)).collect();
     let mut diags = Diagnostics::new();
     let mut instances: Vec<Instance> = Vec::new();
     // Streams are numbered in written order; handlers may come before their stream.
@@ -122,7 +131,8 @@ pub fn check(
                         parts: &ap.parts,
                         span: ap.span,
                     };
-                    match crate::mechanism::resolve_probe(&r, probe, kernel, opts.pid_filter) {
+                    let planned = plan_of.get(&ap.span).copied();
+                    match crate::mechanism::resolve_probe(&r, planned, kernel, opts.pid_filter) {
                         Ok(resolved) => instances.extend(resolved.into_iter().map(|p| Instance {
                             item: index,
                             resolved: p,
@@ -183,13 +193,18 @@ pub fn check(
             break;
         }
     }
+    // The reporting round starts from the settled maps, so a map used in a
+    // probe written before the one that first assigns it has its index.
     let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
+    checker.maps = checker.known.clone();
+    checker.map_index = checker.known_index.clone();
     checker.binaries = Some(&binaries);
     checker.kernel = Some(kernel);
     checker.macros = Some(&macros);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
+        planned,
         probes: checker.probes,
         maps: checker.maps,
         printfs: checker.printfs,
@@ -780,6 +795,7 @@ impl<'a> Checker<'a> {
                     value: value.clone(),
                     first_assigned: span,
                     decl: None,
+                    deleted: false,
                 });
                 self.maps.len() - 1
             }
@@ -1583,6 +1599,7 @@ impl<'a> Checker<'a> {
                         },
                     ] => {
                         self.map_ref(s, m, Some(keys));
+                        self.mark_deleted(s, m);
                     }
                     [
                         m @ Expr {
@@ -1592,6 +1609,7 @@ impl<'a> Checker<'a> {
                         key,
                     ] if keys.is_empty() => {
                         self.map_ref(s, m, None);
+                        self.mark_deleted(s, m);
                         self.expr(s, key);
                     }
                     _ => self.error(diag::wrong_arg_count(
@@ -1825,6 +1843,13 @@ impl<'a> Checker<'a> {
         };
         s.probe.calls.insert(e.id, CallTarget::Function(f));
         ty
+    }
+
+    /// Notes that a probe deletes from the map `m` names (it cannot be an array).
+    fn mark_deleted(&mut self, s: &Scope, m: &Expr) {
+        if let Some(&i) = s.probe.maps.get(&m.id) {
+            self.maps[i].deleted = true;
+        }
     }
 
     /// A map named as a whole (`clear(@m)`) or as an element (`delete(@m[k])`).

@@ -439,6 +439,51 @@ pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic 
     .with_help("only kprobe takes FUNCTION+OFFSET; a return probe fires where the function returns")
 }
 
+/// What to use instead of a kernel function probe this kernel cannot run:
+/// the system call's tracepoint when there is one.
+fn trace_instead(d: Diagnostic, tracepoint: Option<&str>) -> Diagnostic {
+    match tracepoint {
+        Some(tp) => d.with_help(format!("trace the system call instead: {tp}")),
+        None => d.with_help("look for a tracepoint that covers it: weft -l 'tracepoint:*'"),
+    }
+}
+
+/// fentry/fexit on a kernel without BPF trampolines, which cannot run it as
+/// a kprobe either (`why`).
+pub fn trampolines_missing(
+    span: Span,
+    kind: &str,
+    lacking: &str,
+    why: &str,
+    tracepoint: Option<&str>,
+) -> Diagnostic {
+    let d = Diagnostic::error(format!(
+        "this kernel cannot attach {kind} probes: {lacking}"
+    ))
+    .with_code(Code::E0454)
+    .with_label(span, "needs BPF trampolines")
+    .with_note(format!("weft cannot run it as a kprobe either: {why}"));
+    trace_instead(d, tracepoint)
+}
+
+/// kprobe/kretprobe on a kernel without kprobes, which cannot run it as
+/// fentry either (`why`).
+pub fn kprobes_missing(
+    span: Span,
+    kind: &str,
+    lacking: &str,
+    why: &str,
+    tracepoint: Option<&str>,
+) -> Diagnostic {
+    let d = Diagnostic::error(format!(
+        "this kernel cannot attach {kind} probes: {lacking}"
+    ))
+    .with_code(Code::E0408)
+    .with_label(span, "needs kprobes")
+    .with_note(format!("weft cannot run it as fentry either: {why}"));
+    trace_instead(d, tracepoint)
+}
+
 // uaddr() and user-space symbols: E0470–E0479.
 
 pub fn uaddr_outside_user_probe(span: Span) -> Diagnostic {

@@ -6,10 +6,12 @@
 //! or the other (CONFIG_KPROBES off; no trampolines on some architectures,
 //! under some lockdown modes, or where loading tracing programs is refused).
 //! [`choose`] is the whole decision, a pure function of the written probe,
-//! the kernel's [`TracingFeatures`] and what the body uses; the pipeline
-//! calls it (through [`plan`]) before type checking, to reject early and to
-//! say under `-v` what was chosen, and the checker calls it (through
-//! [`resolve_probe`]) to resolve the probe for the chosen mechanism.
+//! the kernel's [`TracingFeatures`] and what the body uses. The checker
+//! makes it once per attach point ([`plan`]) before anything else: when
+//! neither mechanism can run a probe it reports what the kernel lacks
+//! ([`missing_kernel_features`], E0454/E0408) and nothing more; otherwise it
+//! resolves each probe for the chosen mechanism ([`resolve_probe`]) and keeps
+//! the plan in the typed program, for `-v` to say what was chosen and why.
 //!
 //! | written | BTF | trampolines | kprobes | runs as |
 //! |---|---|---|---|---|
@@ -25,7 +27,7 @@
 //! map: a script that wants them says so with an fentry probe and a map
 //! keyed by `tid`, the way kretprobe scripts do; the diagnostic says how.
 
-use ktypes::{KernelInfo, TracingFeatures};
+use ktypes::{KernelInfo, Support, TracingFeatures};
 use source::{Diagnostic, Span};
 use syntax::ast::{Block, Expr, ExprKind, ForIter, Item, Probe, Program, Stmt, StmtKind};
 
@@ -119,12 +121,12 @@ pub struct Choice {
 
 /// Chooses the mechanism for a probe written as `written` on a kernel with
 /// `features`, given what the body `uses`. Pure: the table in the module docs.
-pub fn choose(written: Written, features: TracingFeatures, uses: Usage) -> Choice {
-    let TracingFeatures {
-        btf,
-        trampolines,
-        kprobes,
-    } = features;
+pub fn choose(written: Written, features: &TracingFeatures, uses: Usage) -> Choice {
+    let (btf, trampolines, kprobes) = (
+        features.btf.is_yes(),
+        features.trampolines.is_yes(),
+        features.kprobes.is_yes(),
+    );
     let name = written.name();
     let other = written.other_name();
     let ok = |mechanism: Mechanism, why: String| Choice { mechanism, why };
@@ -150,9 +152,10 @@ pub fn choose(written: Written, features: TracingFeatures, uses: Usage) -> Choic
             ));
         }
         if uses.named_args && !btf {
-            return neither(format!(
+            return neither(
                 "the kernel has no BTF, which `args->NAME` needs to name and type the arguments"
-            ));
+                    .to_string(),
+            );
         }
         if uses.named_args && written.is_return() {
             return neither(format!(
@@ -212,6 +215,8 @@ pub fn choose(written: Written, features: TracingFeatures, uses: Usage) -> Choic
 /// One kernel function attach point of a script and the mechanism chosen for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Planned {
+    /// The item (probe) of the script it belongs to.
+    pub item: usize,
     pub span: Span,
     /// The attach point as written.
     pub raw: String,
@@ -226,14 +231,16 @@ pub struct Planned {
 /// are unknown.
 pub fn plan(program: &Program, kernel: &dyn KernelInfo) -> Vec<Planned> {
     let mut out = Vec::new();
+    // Probing the kernel's features loads BTF and a test program: only for
+    // kernel function probes.
     let mut features = None;
-    for item in &program.items {
+    for (index, item) in program.items.iter().enumerate() {
         let Item::Probe(probe) = item else { continue };
         for ap in &probe.attach_points {
             let Some(written) = Written::of_provider(&ap.provider) else {
                 continue;
             };
-            let Some(f) = *features.get_or_insert_with(|| kernel.tracing_features()) else {
+            let Some(f) = features.get_or_insert_with(|| kernel.tracing_features()) else {
                 return Vec::new();
             };
             let target = ap.parts.last().map(String::as_str).unwrap_or("");
@@ -246,6 +253,7 @@ pub fn plan(program: &Program, kernel: &dyn KernelInfo) -> Vec<Planned> {
                 ..usage(probe)
             };
             out.push(Planned {
+                item: index,
                 span: ap.span,
                 raw: ap.raw.clone(),
                 written,
@@ -257,39 +265,69 @@ pub fn plan(program: &Program, kernel: &dyn KernelInfo) -> Vec<Planned> {
     out
 }
 
-/// Resolves an attach point of `probe` for the mechanism [`choose`] picks;
-/// as written when it is not a kernel function probe or the kernel's
-/// features are unknown. When neither fits, as the kernel could run it, so
-/// that the checker points at what does not fit (the pipeline has already
-/// reported it before type checking).
+/// Kernel function probes that can run neither as written nor through the
+/// other mechanism, one error each (E0454 for fentry/fexit, E0408 for
+/// kprobe/kretprobe), with the system call tracepoint to use instead when
+/// there is one: the user hears what the kernel lacks, not just that a
+/// probe does not fit.
+pub fn missing_kernel_features(planned: &[Planned], kernel: &dyn KernelInfo) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for p in planned {
+        let Mechanism::Neither(why) = &p.choice.mechanism else {
+            continue;
+        };
+        let Some(features) = kernel.tracing_features() else {
+            continue;
+        };
+        let kind = p.written.name();
+        let function = p.function.as_str();
+        let syscall = function
+            .trim_start_matches("vfs_")
+            .trim_start_matches("ksys_")
+            .trim_start_matches("__x64_sys_");
+        let direction = if p.written.is_return() {
+            "exit"
+        } else {
+            "enter"
+        };
+        let tp = format!("sys_{direction}_{syscall}");
+        let instead = kernel
+            .tracepoint_format("syscalls", &tp)
+            .is_ok()
+            .then(|| format!("tracepoint:syscalls:{tp}"));
+        out.push(if p.written.is_trampoline() {
+            let lacking = match (&features.trampolines, &features.btf) {
+                (Support::No(why), _) | (Support::Yes, Support::No(why)) => why.as_str(),
+                (Support::Yes, Support::Yes) => "BPF trampolines do not work",
+            };
+            crate::diagnostics::trampolines_missing(p.span, kind, lacking, why, instead.as_deref())
+        } else {
+            let lacking = features.kprobes.why_not().unwrap_or("it has no kprobes");
+            crate::diagnostics::kprobes_missing(p.span, kind, lacking, why, instead.as_deref())
+        });
+    }
+    out
+}
+
+/// Resolves an attach point for the mechanism [`plan`] chose for it
+/// (`planned`); as written when it is not a kernel function probe or the
+/// kernel's features are unknown.
 pub(crate) fn resolve_probe(
     ap: &AttachPointRef<'_>,
-    probe: &Probe,
+    planned: Option<&Planned>,
     kernel: &dyn KernelInfo,
     pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    // Probing the kernel's features loads BTF and a test program: only for
-    // kernel function probes.
-    let Some(written) = Written::of_provider(ap.provider) else {
+    let Some(p) = planned else {
         return resolve_for(ap, kernel, pid);
     };
-    let Some(features) = kernel.tracing_features() else {
-        return resolve_for(ap, kernel, pid);
+    let other = match p.choice.mechanism {
+        Mechanism::Fentry => !p.written.is_trampoline(),
+        Mechanism::Kprobe => p.written.is_trampoline(),
+        // Reported by `missing_kernel_features` before anything is resolved.
+        Mechanism::Neither(_) => false,
     };
-    let uses = Usage {
-        offset: ap.parts.last().is_some_and(|p| p.contains('+')),
-        ..usage(probe)
-    };
-    let has_trampolines = features.btf && features.trampolines;
-    let other = match choose(written, features, uses).mechanism {
-        Mechanism::Fentry => !written.is_trampoline(),
-        Mechanism::Kprobe => written.is_trampoline(),
-        // Checked as the kernel could run it, so the checker explains what
-        // does not fit (`args` in an fexit run as a kretprobe, `+OFFSET` on fentry).
-        Mechanism::Neither(_) if written.is_trampoline() => features.kprobes && !has_trampolines,
-        Mechanism::Neither(_) => !features.kprobes && has_trampolines,
-    };
-    resolve_running_as(ap, kernel, written.kind(), other)
+    resolve_running_as(ap, kernel, p.written.kind(), other)
 }
 
 /// What the predicate and body of `probe` use.
@@ -407,11 +445,7 @@ mod tests {
     ];
 
     fn features(bits: u8) -> TracingFeatures {
-        TracingFeatures {
-            btf: bits & 4 != 0,
-            trampolines: bits & 2 != 0,
-            kprobes: bits & 1 != 0,
-        }
+        TracingFeatures::from_flags(bits & 4 != 0, bits & 2 != 0, bits & 1 != 0)
     }
 
     fn short(m: &Mechanism) -> &'static str {
@@ -446,7 +480,7 @@ mod tests {
                 ),
             ] {
                 let cells: Vec<&str> = (0..8u8)
-                    .map(|b| short(&choose(written, features(b), uses).mechanism))
+                    .map(|b| short(&choose(written, &features(b), uses).mechanism))
                     .collect();
                 rows.push(format!(
                     "{:9} {uname:6} {}",
@@ -478,7 +512,7 @@ mod tests {
         let no_tramp = features(0b101);
         let c = choose(
             Written::Fexit,
-            no_tramp,
+            &no_tramp,
             Usage {
                 named_args: true,
                 offset: false,
@@ -491,26 +525,26 @@ mod tests {
             why.contains("reused by the time the function returns"),
             "{why}"
         );
-        let c = choose(Written::Fentry, no_tramp, Usage::default());
+        let c = choose(Written::Fentry, &no_tramp, Usage::default());
         assert_eq!(
             c.why,
             "fentry runs as a kprobe: BPF trampolines do not work, and kprobes exist, `args->NAME` read from the argument registers, typed by BTF"
         );
-        let c = choose(Written::Kprobe, features(0b110), Usage::default());
+        let c = choose(Written::Kprobe, &features(0b110), Usage::default());
         assert_eq!(
             c.why,
             "kprobe runs as fentry: the kernel has no kprobes, BPF trampolines work, and BTF types `argN`"
         );
         let c = choose(
             Written::Kprobe,
-            features(0b110),
+            &features(0b110),
             Usage {
                 named_args: false,
                 offset: true,
             },
         );
         assert!(matches!(c.mechanism, Mechanism::Neither(ref w) if w.contains("not at an offset")));
-        let c = choose(Written::Fentry, features(0), Usage::default());
+        let c = choose(Written::Fentry, &features(0), Usage::default());
         assert_eq!(
             c.why,
             "the kernel has no BTF, and the kernel has no kprobes to run fentry as a kprobe"

@@ -27,6 +27,23 @@ pub struct MapInfo {
     pub first_assigned: Span,
     /// `let @m = kind(n);`, if the script declares the map.
     pub decl: Option<DeclaredMap>,
+    /// Some probe deletes an element of it (`delete(@m[k])`, `delete(@m)`).
+    pub deleted: bool,
+}
+
+impl MapInfo {
+    /// Whether the map lives in a one-entry per-CPU array (key `0u32`, a
+    /// lookup the verifier inlines and that never misses) rather than a
+    /// hash: an undeclared keyless aggregation that no probe deletes, whose
+    /// values tell whether it ever fired (user space prints an untouched one
+    /// as bpftrace prints a missing entry). `sum()` cannot tell a sum of
+    /// zeros from nothing, so it stays a hash.
+    pub fn array_backed(&self) -> bool {
+        self.decl.is_none()
+            && !self.deleted
+            && self.key.is_none()
+            && matches!(&self.value, Type::Agg(a) if !matches!(a, abi::Aggregation::Sum { .. }))
+    }
 }
 
 /// A printf (or other formatted output) call site.
@@ -88,6 +105,8 @@ pub struct TypedProbe {
 /// A checked script.
 #[derive(Clone, Debug, Default)]
 pub struct TypedProgram {
+    /// How each kernel function probe runs (fentry or kprobe), and why.
+    pub planned: Vec<crate::mechanism::Planned>,
     pub probes: Vec<TypedProbe>,
     pub maps: Vec<MapInfo>,
     pub printfs: Vec<PrintfSite>,

@@ -238,3 +238,24 @@ fn preprocessor_constants_and_kernel_enumerators() {
     let (_, diags) = check(&program, &kernel, &CheckOptions::default());
     assert!(diags.has_errors());
 }
+
+/// A map read (or deleted) in a probe written before the one that first
+/// assigns it is that map, not the first map of the script (the reporting
+/// round knew its type from the earlier rounds but recorded no index, so
+/// the code generator read map 0: `@x` printed `@a`'s 7).
+#[test]
+fn a_map_used_before_its_first_assignment_is_that_map() {
+    let src = "BEGIN { @a = 7; } interval:ms:100 { printf(\"%d\\n\", @x); delete(@x); } interval:ms:50 { @x = 5; }";
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, _) = syntax::parse(map.file(id));
+    let (typed, diags) = check(
+        &program,
+        &FixtureKernel::typical(),
+        &CheckOptions::default(),
+    );
+    assert!(!diags.has_errors(), "{}", render_all(diags.iter(), &map));
+    let x = typed.map_index("@x").expect("@x");
+    let uses: Vec<usize> = typed.probes[1].maps.values().copied().collect();
+    assert_eq!(uses, [x, x], "{:?}", typed.maps);
+}

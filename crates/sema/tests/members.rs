@@ -33,20 +33,17 @@ fn run(src: &str) -> String {
 
 /// BTF and kprobes, but no BPF trampolines.
 fn no_trampolines() -> FixtureKernel {
-    FixtureKernel::typical().with_tracing_features(TracingFeatures {
-        btf: true,
-        trampolines: false,
-        kprobes: true,
-    })
+    FixtureKernel::typical().with_tracing_features(TracingFeatures::from_flags(true, false, true))
 }
 
 /// BTF and BPF trampolines, but no kprobes.
 fn no_kprobes() -> FixtureKernel {
-    FixtureKernel::typical().with_tracing_features(TracingFeatures {
-        btf: true,
-        trampolines: true,
-        kprobes: false,
-    })
+    FixtureKernel::typical().with_tracing_features(TracingFeatures::from_flags(true, true, false))
+}
+
+/// BTF, but neither kprobes nor BPF trampolines (this machine's kernel).
+fn neither() -> FixtureKernel {
+    FixtureKernel::typical().with_tracing_features(TracingFeatures::from_flags(true, false, false))
 }
 
 macro_rules! case {
@@ -140,4 +137,14 @@ case!(
 case!(
     err_unknown_identifier_is_no_enumerator,
     "kprobe:vfs_read { @ = TCP_NO_SUCH_STATE; }"
+);
+case!(
+    kprobe_on_a_kernel_with_neither_mechanism,
+    "kprobe:vfs_read { @ = count(); } kretprobe:vfs_read { @r = hist(retval); }",
+    neither()
+);
+case!(
+    fentry_on_a_kernel_with_neither_mechanism,
+    "fentry:vfs_read { @ = count(); } fexit:no_such_syscall_fn { @r = hist(retval); }",
+    neither()
 );

@@ -11,14 +11,6 @@ use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
 const BPF_ANY: i32 = 0;
 const BPF_NOEXIST: i32 = 1;
 
-/// Whether a map can live in a one-entry `PERCPU_ARRAY` (key `0u32`): a
-/// keyless aggregation whose values tell whether it ever fired (user space
-/// prints an untouched one as bpftrace prints a missing entry). `sum()` cannot
-/// tell a sum of zeros from nothing, so it stays a hash.
-pub(crate) fn array_backed(m: &sema::MapInfo) -> bool {
-    m.key.is_none() && matches!(&m.value, Type::Agg(a) if !matches!(a, Aggregation::Sum { .. }))
-}
-
 impl Lower<'_> {
     /// A pointer to the zero map's value (zeros as large as any map value
     /// or record), or null if the lookup fails: the source of fresh entries
@@ -210,7 +202,6 @@ impl Lower<'_> {
     /// `delete(@m[k])`.
     pub(crate) fn map_delete(&mut self, target: &Expr, keys: &[Expr]) {
         let index = self.map_index(target);
-        self.deleted.push(index);
         let key = self.map_key(index, keys);
         let map = self.asm.vreg();
         let symbol = self.maps[index].bpf_name.clone();

@@ -104,48 +104,30 @@ pub fn compile_with(
         None => 64 << 10,
     };
 
-    // Keyless aggregations live in one-entry per-CPU arrays (lookups the
-    // verifier inlines, that never miss) unless a probe deletes them: lower
-    // again with those as hashes.
-    // A declared map keeps its declared kind.
-    let mut arrays: Vec<bool> = typed
-        .maps
-        .iter()
-        .map(|m| m.decl.is_none() && maps::array_backed(m))
-        .collect();
-    let (functions, programs) = loop {
-        let mut functions = Vec::new();
-        let mut programs = Vec::new();
-        let mut deleted = Vec::new();
-        for (index, probe) in typed.probes.iter().enumerate() {
-            let name = program_symbol(index, &probe.resolved.short);
-            let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
-            lower.arrays = &arrays;
-            let func = match (&program.items[probe.item], probe.stage) {
-                (Item::Stream(st), Some(stage)) => {
-                    lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
-                }
-                (Item::Probe(ast), None) => lower.probe(ast),
-                _ => continue,
+    // Decided by sema (`MapInfo::array_backed`): each probe is lowered once.
+    let arrays: Vec<bool> = typed.maps.iter().map(sema::MapInfo::array_backed).collect();
+    let mut functions = Vec::new();
+    let mut programs = Vec::new();
+    for (index, probe) in typed.probes.iter().enumerate() {
+        let name = program_symbol(index, &probe.resolved.short);
+        let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
+        lower.arrays = &arrays;
+        let func = match (&program.items[probe.item], probe.stage) {
+            (Item::Stream(st), Some(stage)) => {
+                lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
             }
-            .map_err(asm_error)?;
-            deleted.append(&mut lower.deleted);
-            programs.push(ProgramSpec {
-                name: name.clone(),
-                section: probe.resolved.section.clone(),
-                attach: probe.resolved.attach.clone(),
-                probe: probe.resolved.name.clone(),
-            });
-            functions.push((name, func));
+            (Item::Probe(ast), None) => lower.probe(ast),
+            _ => continue,
         }
-        deleted.retain(|&i| arrays.get(i) == Some(&true));
-        if deleted.is_empty() {
-            break (functions, programs);
-        }
-        for i in deleted {
-            arrays[i] = false;
-        }
-    };
+        .map_err(asm_error)?;
+        programs.push(ProgramSpec {
+            name: name.clone(),
+            section: probe.resolved.section.clone(),
+            attach: probe.resolved.attach.clone(),
+            probe: probe.resolved.name.clone(),
+        });
+        functions.push((name, func));
+    }
 
     let mut elf_maps: Vec<ElfMap> = manifest_maps
         .iter()
@@ -366,10 +348,8 @@ pub(crate) struct Lower<'a> {
     /// The label every early exit jumps to (`return 0`).
     exit: Label,
     ctx: VReg,
-    /// Per map: kept in a one-entry per-CPU array (see `maps::array_backed`).
+    /// Per map: kept in a one-entry per-CPU array (`sema::MapInfo::array_backed`).
     pub(crate) arrays: &'a [bool],
-    /// Maps this probe deletes from (such maps cannot be arrays).
-    pub(crate) deleted: Vec<usize>,
     /// In a stream clause or handler: the instance's state (its record) and layout.
     stream_record: Option<(VReg, abi::StreamSpec)>,
 }
@@ -395,7 +375,6 @@ impl<'a> Lower<'a> {
             exit,
             ctx,
             arrays: &[],
-            deleted: Vec::new(),
             stream_record: None,
         }
     }
