@@ -1,10 +1,7 @@
-//! Kernel function probes and raw tracepoints, attached through libbpf:
-//!
-//! - kprobe/kretprobe: `bpf_program__attach_kprobe_opts` (the kprobe PMU, or
-//!   tracefs `kprobe_events` on old kernels), at `MODULE:FUNCTION+OFFSET`;
-//! - fentry/fexit: `bpf_program__attach_trace` (the BTF id was resolved by
-//!   libbpf from the program's section at load);
-//! - rawtracepoint: `bpf_program__attach_raw_tracepoint`.
+//! kprobe/kretprobe, attached through libbpf's
+//! `bpf_program__attach_kprobe_opts` (the kprobe PMU, or tracefs
+//! `kprobe_events` on old kernels), at `MODULE:FUNCTION+OFFSET`; a refusal
+//! becomes a typed error by errno.
 
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -12,7 +9,7 @@ use std::ptr::NonNull;
 use libbpf_rs::Link;
 use libbpf_rs::libbpf_sys;
 
-use super::classify;
+use super::{classify, finish};
 use crate::error::{AttachError, SyscallError};
 
 /// Where a kprobe goes: what [`abi::Attach::Kprobe`] carries.
@@ -87,63 +84,6 @@ pub(crate) fn kprobe_error(
         },
         Some(libc::EPERM) | Some(libc::EACCES) => AttachError::KprobePermission { probe },
         _ => classify(&probe, e, "CAP_PERFMON"),
-    }
-}
-
-pub(crate) fn attach_trampoline(
-    prog: NonNull<libbpf_sys::bpf_program>,
-    probe: &str,
-) -> Result<Link, AttachError> {
-    // SAFETY: a loaded program of a live object.
-    let link = unsafe { libbpf_sys::bpf_program__attach_trace(prog.as_ptr()) };
-    finish(link, "bpf_program__attach_trace", probe)
-}
-
-pub(crate) fn attach_raw_tracepoint(
-    prog: NonNull<libbpf_sys::bpf_program>,
-    name: &str,
-    probe: &str,
-) -> Result<Link, AttachError> {
-    let Ok(cname) = CString::new(name) else {
-        return Err(AttachError::Other {
-            probe: probe.to_string(),
-            source: SyscallError::new(
-                "bpf_raw_tracepoint_open",
-                std::io::Error::from_raw_os_error(libc::EINVAL),
-            ),
-        });
-    };
-    // SAFETY: a loaded program of a live object and a NUL-terminated name.
-    let link =
-        unsafe { libbpf_sys::bpf_program__attach_raw_tracepoint(prog.as_ptr(), cname.as_ptr()) };
-    finish(link, "bpf_raw_tracepoint_open", probe)
-}
-
-/// A libbpf link pointer, or the typed error it encodes.
-fn finish(
-    link: *mut libbpf_sys::bpf_link,
-    call: &'static str,
-    probe: &str,
-) -> Result<Link, AttachError> {
-    // SAFETY: libbpf_get_error accepts any pointer returned by libbpf.
-    let err = unsafe { libbpf_sys::libbpf_get_error(link as *const _) };
-    match NonNull::new(link) {
-        Some(ptr) if err == 0 => {
-            // SAFETY: non-null, error-checked link pointer from libbpf.
-            Ok(unsafe { Link::from_ptr(ptr) })
-        }
-        _ => {
-            let err = if err != 0 {
-                err
-            } else {
-                -(libc::EINVAL as i64)
-            };
-            Err(classify(
-                probe,
-                SyscallError::from_neg(call, err),
-                "CAP_PERFMON",
-            ))
-        }
     }
 }
 

@@ -1,10 +1,16 @@
-//! Attaching programs, one file per provider. Each provider turns an
-//! [`Attach`] into a perf event fd; [`attach_perf_event`] links the program to it.
+//! Attaching programs, one file per attach mechanism (`abi::Attach` is by
+//! mechanism, not by provider: a provider that reuses one needs nothing
+//! here). Perf-event mechanisms (tracepoint, interval, perf_event, uprobe)
+//! turn an [`Attach`] into a perf event fd that [`attach_perf_event`] links
+//! the program to; kprobe, trampoline and raw tracepoint attach through one
+//! libbpf call each, whose result [`finish`] turns into a link or a typed error.
 
 mod interval;
 mod kprobe;
 mod perf_event;
+mod raw_tracepoint;
 mod tracepoint;
+mod trampoline;
 mod uprobe;
 
 use std::os::fd::{IntoRawFd, OwnedFd};
@@ -39,9 +45,9 @@ pub(crate) fn attach(
             };
             return kprobe::attach_kprobe(prog, &target, probe).map(|l| vec![l]);
         }
-        Attach::Fentry { .. } => return kprobe::attach_trampoline(prog, probe).map(|l| vec![l]),
+        Attach::Fentry { .. } => return trampoline::attach(prog, probe).map(|l| vec![l]),
         Attach::RawTracepoint { name } => {
-            return kprobe::attach_raw_tracepoint(prog, name, probe).map(|l| vec![l]);
+            return raw_tracepoint::attach(prog, name, probe).map(|l| vec![l]);
         }
         Attach::PerfEvent {
             event_type,
@@ -119,5 +125,33 @@ pub(crate) fn classify(probe: &str, e: SyscallError, capability: &'static str) -
             AttachError::Unsupported { probe, source: e }
         }
         _ => AttachError::Other { probe, source: e },
+    }
+}
+
+/// A libbpf link pointer, or the typed error it encodes.
+pub(crate) fn finish(
+    link: *mut libbpf_sys::bpf_link,
+    call: &'static str,
+    probe: &str,
+) -> Result<Link, AttachError> {
+    // SAFETY: libbpf_get_error accepts any pointer returned by libbpf.
+    let err = unsafe { libbpf_sys::libbpf_get_error(link as *const _) };
+    match NonNull::new(link) {
+        Some(ptr) if err == 0 => {
+            // SAFETY: non-null, error-checked link pointer from libbpf.
+            Ok(unsafe { Link::from_ptr(ptr) })
+        }
+        _ => {
+            let err = if err != 0 {
+                err
+            } else {
+                -(libc::EINVAL as i64)
+            };
+            Err(classify(
+                probe,
+                SyscallError::from_neg(call, err),
+                "CAP_PERFMON",
+            ))
+        }
     }
 }

@@ -2,7 +2,12 @@
 //! virtual registers (straight from the assembler's op list) and once as
 //! assembled BPF on a small interpreter, and must agree.
 
+use std::collections::HashMap;
+
+use super::alloc::LocFinal;
+use super::model::*;
 use super::*;
+use crate::disasm::disasm;
 use crate::insn::*;
 
 const STACK_TOP: u64 = 0x1000_0000;
@@ -510,24 +515,14 @@ fn random_programs_agree_with_vreg_semantics() {
 
 /// Runs the argument shuffle with the given locations and returns R1..R5.
 fn shuffle(locs: &[Option<LocFinal>], args: &[Src]) -> Vec<u64> {
-    let mut em = Emitter {
-        loc: locs,
-        insns: Vec::new(),
-        spans: Vec::new(),
-        relocs: Vec::new(),
-        span: Span::DUMMY,
-        labels: HashMap::new(),
-        fixups: Vec::new(),
-        last_bind: usize::MAX,
-    };
-    em.call_args(args);
+    let insns = super::emit::argument_moves(locs, args);
     let mut r = [0u64; 11];
     for (i, x) in r.iter_mut().enumerate() {
         *x = 100 + i as u64;
     }
     let mut stack = HashMap::new();
     stack.insert(-8i16, 777u64);
-    for i in &em.insns {
+    for i in &insns {
         match i.code & OP_MASK {
             ALU_MOV if i.code & SRC_X != 0 => r[i.dst as usize] = r[i.src as usize],
             ALU_MOV => r[i.dst as usize] = i.imm as u64,

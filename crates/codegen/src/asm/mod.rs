@@ -1,0 +1,361 @@
+//! A typed BPF assembler over virtual registers.
+//!
+//! The lowering emits instructions on [`VReg`]s with forward and backward
+//! jumps to [`Label`]s; [`Asm::finish`] drops unreachable code, computes
+//! liveness, assigns physical registers (spilling to 8-byte stack slots when
+//! they run out), and resolves labels into a [`Function`].
+//!
+//! Register allocation is linear scan over live intervals:
+//! - liveness is a backward data-flow over the instruction graph, so a value
+//!   live around a loop's back edge is live through the whole loop;
+//! - each instruction `i` has a use point `2i` and a def point `2i + 1`; a
+//!   vreg's interval is the hull of its points;
+//! - a vreg live across a `call` may only use R6–R9 (or is spilled), others
+//!   may also use R0–R5;
+//! - when no register is free, the interval ending last is spilled whole;
+//!   if anything spilled, allocation is redone with R0 and R5 kept as
+//!   scratch registers to reload spilled operands.
+
+//!
+//! The pieces, one file each: the instruction model ([`model`]: operands,
+//! ops, the assembled [`Function`]), liveness and pruning (`liveness`),
+//! register allocation (`alloc`) and emission of raw instructions
+//! (`emit`); this file is the builder the lowering calls.
+
+mod alloc;
+mod emit;
+mod liveness;
+mod model;
+
+use source::Span;
+
+use alloc::{SCRATCH, allocate};
+use liveness::{Liveness, check_and_prune};
+pub use model::{
+    AluOp, AsmError, Cond, Function, Helper, Label, MAX_STACK, Reloc, Slot, Src, VReg, Width,
+};
+use model::{Base, Op};
+
+/// The assembler.
+pub struct Asm {
+    ops: Vec<Op>,
+    spans: Vec<Span>,
+    span: Span,
+    next_vreg: u32,
+    next_label: u32,
+    /// The frame reserved now; [`Asm::stack_release`] gives back a statement's slots.
+    frame: u32,
+    /// The most frame ever reserved at once: what the function needs.
+    frame_peak: u32,
+    error: Option<AsmError>,
+}
+
+impl Default for Asm {
+    fn default() -> Asm {
+        Asm::new()
+    }
+}
+
+/// The context pointer's vreg (R1 at entry).
+pub(crate) const CTX: VReg = VReg(0);
+
+impl Asm {
+    pub fn new() -> Asm {
+        Asm {
+            ops: vec![Op::Entry],
+            spans: vec![Span::DUMMY],
+            span: Span::DUMMY,
+            next_vreg: 1,
+            next_label: 0,
+            frame: 0,
+            frame_peak: 0,
+            error: None,
+        }
+    }
+
+    /// The context pointer (R1 at entry), an ordinary vreg.
+    pub fn ctx(&self) -> VReg {
+        CTX
+    }
+
+    pub fn vreg(&mut self) -> VReg {
+        let v = VReg(self.next_vreg);
+        self.next_vreg += 1;
+        v
+    }
+
+    /// The span recorded on every following instruction.
+    pub fn set_span(&mut self, span: Span) {
+        self.span = span;
+    }
+
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// Reserves `size` bytes of frame (rounded up to 8, 8-aligned).
+    pub fn stack(&mut self, size: u32) -> Slot {
+        let reserve = size.max(1).next_multiple_of(8);
+        self.frame = self.frame.saturating_add(reserve);
+        self.frame_peak = self.frame_peak.max(self.frame);
+        if self.frame > MAX_STACK {
+            self.fail(AsmError::StackTooLarge {
+                span: self.span,
+                needed: self.frame,
+            });
+        }
+        Slot {
+            off: -(self.frame.min(1 << 20) as i32),
+            size,
+        }
+    }
+
+    /// Bytes of frame the function needs (the most reserved at once).
+    pub fn frame_size(&self) -> u32 {
+        self.frame_peak
+    }
+
+    /// Where the frame ends now, to give back what is reserved after it.
+    pub fn stack_mark(&self) -> u32 {
+        self.frame
+    }
+
+    /// Gives back every slot reserved since `mark`: the caller promises that
+    /// nothing reads them any more (a statement's temporaries, once it is done).
+    pub fn stack_release(&mut self, mark: u32) {
+        self.frame = self.frame.min(mark);
+    }
+
+    fn fail(&mut self, e: AsmError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    fn push(&mut self, op: Op) {
+        self.ops.push(op);
+        self.spans.push(self.span);
+    }
+
+    /// `dst = src` (64-bit).
+    pub fn mov(&mut self, dst: VReg, src: Src) {
+        self.push(Op::Mov {
+            dst,
+            src,
+            wide: true,
+        });
+    }
+
+    /// `dst = (u32)src`, zero-extended.
+    pub fn mov32(&mut self, dst: VReg, src: Src) {
+        self.push(Op::Mov {
+            dst,
+            src,
+            wide: false,
+        });
+    }
+
+    /// `dst = value` (one `mov` when it fits a sign-extended i32 or a
+    /// zero-extended u32, else `ld_imm64`).
+    pub fn imm64(&mut self, dst: VReg, value: i64) {
+        self.push(Op::Imm64 { dst, value });
+    }
+
+    /// `dst (op)= src` on 64 bits.
+    pub fn alu(&mut self, op: AluOp, dst: VReg, src: Src) {
+        self.push(Op::Alu {
+            op,
+            dst,
+            src,
+            wide: true,
+        });
+    }
+
+    /// `dst = (u32)dst (op) (u32)src`, zero-extended.
+    pub fn alu32(&mut self, op: AluOp, dst: VReg, src: Src) {
+        self.push(Op::Alu {
+            op,
+            dst,
+            src,
+            wide: false,
+        });
+    }
+
+    /// `dst = -dst` (64-bit).
+    pub fn neg(&mut self, dst: VReg) {
+        self.push(Op::Neg { dst });
+    }
+
+    /// `dst = *(w *)(base + off)`, zero-extended.
+    pub fn load(&mut self, dst: VReg, base: VReg, off: i16, w: Width) {
+        self.push(Op::Load {
+            dst,
+            base: Base::Reg(base),
+            off,
+            w,
+        });
+    }
+
+    /// `*(w *)(base + off) = src` (an immediate uses the ST form, sign-extended for DW).
+    pub fn store(&mut self, base: VReg, off: i16, src: Src, w: Width) {
+        self.push(Op::Store {
+            base: Base::Reg(base),
+            off,
+            src,
+            w,
+        });
+    }
+
+    fn frame_off(&mut self, slot: Slot, off: i16) -> i16 {
+        let total = slot.off as i64 + off as i64;
+        match i16::try_from(total) {
+            Ok(o) => o,
+            Err(_) => {
+                self.fail(AsmError::OffsetOutOfRange {
+                    span: self.span,
+                    offset: total,
+                });
+                0
+            }
+        }
+    }
+
+    /// `dst = *(w *)(r10 + slot + off)`.
+    pub fn load_stack(&mut self, dst: VReg, slot: Slot, off: i16, w: Width) {
+        let off = self.frame_off(slot, off);
+        self.push(Op::Load {
+            dst,
+            base: Base::Frame,
+            off,
+            w,
+        });
+    }
+
+    /// `*(w *)(r10 + slot + off) = src`.
+    pub fn store_stack(&mut self, slot: Slot, off: i16, src: Src, w: Width) {
+        let off = self.frame_off(slot, off);
+        self.push(Op::Store {
+            base: Base::Frame,
+            off,
+            src,
+            w,
+        });
+    }
+
+    /// `dst = r10 + slot + off`.
+    pub fn stack_addr(&mut self, dst: VReg, slot: Slot, off: i16) {
+        let off = slot.off + off as i32;
+        self.push(Op::StackAddr { dst, off });
+    }
+
+    /// `dst = &map` (an `ld_imm64` with a relocation against `map_symbol`).
+    pub fn map_ptr(&mut self, dst: VReg, map_symbol: &str) {
+        self.push(Op::MapPtr {
+            dst,
+            symbol: map_symbol.to_string(),
+        });
+    }
+
+    /// Calls `helper` with `args` in R1..R5; its R0 goes to `ret`.
+    pub fn call(&mut self, helper: Helper, args: &[Src], ret: Option<VReg>) {
+        if args.len() > 5 {
+            self.fail(AsmError::TooManyArgs {
+                span: self.span,
+                count: args.len(),
+            });
+        }
+        self.push(Op::Call {
+            helper,
+            args: args.iter().copied().take(5).collect(),
+            ret,
+        });
+    }
+
+    /// `lock *(w *)(base + off) += src` (W or DW).
+    pub fn atomic_add(&mut self, base: VReg, off: i16, src: VReg, w: Width) {
+        if !matches!(w, Width::W | Width::DW) {
+            self.fail(AsmError::BadAtomicWidth { span: self.span });
+        }
+        self.push(Op::AtomicAdd { base, off, src, w });
+    }
+
+    pub fn label(&mut self) -> Label {
+        let l = Label(self.next_label);
+        self.next_label += 1;
+        l
+    }
+
+    /// Places `l` at the next instruction.
+    pub fn bind(&mut self, l: Label) {
+        self.push(Op::Bind(l));
+    }
+
+    pub fn jmp(&mut self, l: Label) {
+        self.push(Op::Jmp { target: l });
+    }
+
+    /// `if a (c) b goto l` (64-bit compare).
+    pub fn br(&mut self, c: Cond, a: VReg, b: Src, l: Label) {
+        self.push(Op::Br {
+            cond: c,
+            a,
+            b,
+            target: l,
+        });
+    }
+
+    /// `r0 = value; exit`.
+    pub fn ret(&mut self, value: Src) {
+        self.push(Op::Ret { value });
+    }
+
+    /// Allocates registers and resolves labels.
+    pub fn finish(self) -> Result<Function, AsmError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let Asm {
+            ops,
+            spans,
+            frame_peak: frame,
+            ..
+        } = self;
+        let (ops, spans) = check_and_prune(ops, spans)?;
+        let nvregs = ops
+            .iter()
+            .flat_map(|op| {
+                let mut v = Vec::new();
+                op.uses(&mut v);
+                v.extend(op.def(CTX));
+                v
+            })
+            .map(|v| v.0 + 1)
+            .max()
+            .unwrap_or(1) as usize;
+        let live = Liveness::compute(&ops, nvregs);
+        let mut alloc = allocate(&ops, &live, nvregs, &[]);
+        if !alloc.spilled.is_empty() {
+            alloc = allocate(&ops, &live, nvregs, &SCRATCH);
+        }
+        let (loc, spill_bytes) = alloc.assign_slots(frame);
+        let frame_size = frame + spill_bytes;
+        if frame_size > MAX_STACK {
+            let span = alloc
+                .spilled
+                .iter()
+                .map(|s| s.0)
+                .min()
+                .map(|p| spans[p / 2])
+                .unwrap_or(Span::DUMMY);
+            return Err(AsmError::StackTooLarge {
+                span,
+                needed: frame_size,
+            });
+        }
+        emit::emit(&ops, &spans, &loc, frame_size)
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
