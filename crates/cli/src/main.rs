@@ -1,6 +1,6 @@
 //! `weft`: parse arguments, run the compiler pipeline, load and run the
-//! program, print what it gathered. Runtime errors get their help text here,
-//! at the edge.
+//! program, print what it gathered. Runtime errors get their help text at
+//! this edge, in `run_error.rs`.
 
 mod args;
 mod child;
@@ -12,6 +12,7 @@ mod list_perf;
 mod list_user;
 mod pipeline;
 mod run;
+mod run_error;
 mod signals;
 mod stacks;
 mod streams;
@@ -21,9 +22,9 @@ use std::process::ExitCode;
 
 use args::{Args, OutputFormat};
 use output::{JsonSink, Sink, TextSink};
-use runtime::{AttachError, LoadError, RuntimeError, SysKernelInfo};
+use runtime::SysKernelInfo;
 use sema::CheckOptions;
-use source::{Diagnostic, SourceMap, render, render_all};
+use source::{SourceMap, render_all};
 
 fn main() -> ExitCode {
     let args = match args::parse(std::env::args_os().skip(1)) {
@@ -158,7 +159,7 @@ fn trace(args: &Args) -> Result<(), String> {
                 if let Some(c) = child.as_mut() {
                     c.kill();
                 }
-                return Err(runtime_error(&e, &out.compiled, &sources));
+                return Err(run_error::runtime_error(&e, &out.compiled, &sources));
             }
         };
     let writer: Box<dyn Write> = match &args.output {
@@ -196,14 +197,7 @@ fn trace(args: &Args) -> Result<(), String> {
     }
     match result {
         Ok(()) => Ok(()),
-        Err(run::RunError::Runtime(e)) => Err(runtime_error(&e, &out.compiled, &sources)),
-        // A closed pipe (`weft ... | head`) ends the run quietly, like bpftrace.
-        Err(run::RunError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(run::RunError::Output(e)) => Err(format!("weft: error: writing output: {e}")),
-        Err(run::RunError::Command(e)) => Err(format!(
-            "weft: error: cannot run `{}`: {e}",
-            args.command.as_deref().unwrap_or_default()
-        )),
+        Err(e) => e.report(&out.compiled, &sources, args.command.as_deref()),
     }
 }
 
@@ -254,36 +248,4 @@ fn ringbuf_size_from_env() -> Result<Option<u32>, String> {
             "weft: error: BPFTRACE_PERF_RB_PAGES must be a number of pages from 1 to 262144, not `{text}`"
         )),
     }
-}
-
-/// One clear sentence (plus help) for what the kernel refused.
-/// The help line of a kprobe the kernel would not attach.
-fn kprobe_help(e: &AttachError) -> String {
-    match e {
-        AttachError::KprobeNotFound { func, .. } => {
-            format!("check `weft -l 'kprobe:{func}*'`")
-        }
-        AttachError::KprobeRefused { .. } => "the kernel does not probe functions on its kprobe blacklist (/sys/kernel/debug/kprobes/blacklist) or marked notrace, nor offsets inside an instruction: probe a caller, or a tracepoint".to_string(),
-        _ => "kprobes need root, or CAP_PERFMON and CAP_BPF; as root, a kernel in lockdown (/sys/kernel/security/lockdown) refuses them".to_string(),
-    }
-}
-
-fn runtime_error(e: &RuntimeError, compiled: &codegen::Compiled, sources: &SourceMap) -> String {
-    let d = match e {
-        RuntimeError::Verifier { program, log, insn } => pipeline::verifier_diagnostic(compiled, program, *insn, log),
-        RuntimeError::Load(LoadError::Permission { .. }) => Diagnostic::error(e.to_string())
-            .with_help("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_ADMIN on older kernels)"),
-        RuntimeError::Attach(AttachError::Permission { capability, .. }) => {
-            Diagnostic::error(e.to_string()).with_help(format!("run weft as root or grant it {capability}"))
-        }
-        RuntimeError::Attach(AttachError::TracefsUnavailable { .. }) => Diagnostic::error(e.to_string())
-            .with_help("mount tracefs with: mount -t tracefs nodev /sys/kernel/tracing"),
-        RuntimeError::Attach(AttachError::TracepointNotFound { probe }) => Diagnostic::error(e.to_string())
-            .with_help(format!("list tracepoints with: weft -l '{}*'", probe.rsplit_once(':').map_or("", |(p, _)| p))),
-        RuntimeError::Attach(a @ (AttachError::KprobeNotFound { .. } | AttachError::KprobeRefused { .. } | AttachError::KprobePermission { .. })) => {
-            Diagnostic::error(e.to_string()).with_help(kprobe_help(a))
-        }
-        _ => Diagnostic::error(e.to_string()),
-    };
-    render(&d, sources)
 }

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
 use output::{Render, Sink, decode, decode_map_with};
-use runtime::{RuntimeError, Session};
+
+pub use crate::run_error::RunError;
+use crate::run_error::io_error;
+use runtime::Session;
 
 use crate::child::HeldChild;
 use crate::signals;
@@ -402,33 +405,6 @@ fn print_map(
     sink.flat_map(&mut map, top, div).map_err(io_error)
 }
 
-/// Why a run stopped early.
-pub enum RunError {
-    Runtime(RuntimeError),
-    /// Writing the output failed (closed pipe, full disk).
-    Output(std::io::Error),
-    /// The `-c` command could not be started (`exec` failed).
-    Command(std::io::Error),
-}
-
-impl From<RuntimeError> for RunError {
-    fn from(e: RuntimeError) -> RunError {
-        RunError::Runtime(e)
-    }
-}
-
-impl From<runtime::AttachError> for RunError {
-    fn from(e: runtime::AttachError) -> RunError {
-        RunError::Runtime(e.into())
-    }
-}
-
-impl From<runtime::MapError> for RunError {
-    fn from(e: runtime::MapError) -> RunError {
-        RunError::Runtime(e.into())
-    }
-}
-
 /// A printf's text, or for `cat()` the contents of the file it names (a
 /// file that cannot be read is said on stderr, as bpftrace does).
 fn print_text(sink: &mut dyn Sink, text: &[u8], cat: bool) -> std::io::Result<()> {
@@ -443,10 +419,6 @@ fn print_text(sink: &mut dyn Sink, text: &[u8], cat: bool) -> std::io::Result<()
             Ok(())
         }
     }
-}
-
-fn io_error(e: std::io::Error) -> RunError {
-    RunError::Output(e)
 }
 
 /// Formats the local time now with C `strftime`.
