@@ -5,8 +5,8 @@ need=()
 for pkg in pkg-config libelf-dev zlib1g-dev make gcc libc6-dev systemtap-sdt-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-# Tools the tests use: bpftool and llvm-objdump read our ELF objects; bpftrace's
-# tools (/usr/sbin/*.bt) must compile and pass the verifier.
+# Tools the tests use: bpftool and llvm-objdump read our ELF objects; bpftrace
+# ships the tools (/usr/sbin/*.bt) the kernel tests run, and is the reference.
 for pkg in bpftool llvm bpftrace; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -29,7 +29,8 @@ pub fn compile(
     dump: Option<DumpStage>,
     dumps: &mut String,
 ) -> Result<Output, Diagnostics> {
-    let (program, mut diags) = syntax::parse(sources.file(file));
+    let predefined = |name: &str| sema::predefined_macro(kernel, name);
+    let (program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
     if matches!(dump, Some(DumpStage::Ast | DumpStage::All)) {
         dumps.push_str(&syntax::print_ast(&program));
     }

@@ -10,7 +10,7 @@
 mod common;
 
 use common::trace_workload;
-use ktypes::{Btf, KernelFunction, KernelInfo, KernelInfoError, TracepointFormat, TracingFeatures};
+use ktypes::KernelInfo;
 use runtime::{LoadOptions, Session, SysKernelInfo};
 
 /// Whether the running kernel has BTF.
@@ -63,41 +63,7 @@ fn a_struct_pointer_kept_in_a_variable_keeps_its_members() {
     }
 }
 
-/// The running kernel, but saying it has kprobes and no BPF trampolines.
-struct KprobesOnly(SysKernelInfo);
-
-impl KernelInfo for KprobesOnly {
-    fn tracepoint_format(&self, c: &str, n: &str) -> Result<TracepointFormat, KernelInfoError> {
-        self.0.tracepoint_format(c, n)
-    }
-    fn tracepoints(&self) -> Result<Vec<(String, String)>, KernelInfoError> {
-        self.0.tracepoints()
-    }
-    fn read_file(&self, path: &str) -> Result<Vec<u8>, KernelInfoError> {
-        self.0.read_file(path)
-    }
-    fn executable_search_path(&self) -> Vec<String> {
-        self.0.executable_search_path()
-    }
-    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, KernelInfoError> {
-        self.0.ifunc_target(path, symbol)
-    }
-    fn btf(&self) -> Result<&Btf, KernelInfoError> {
-        self.0.btf()
-    }
-    fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
-        self.0.kernel_functions()
-    }
-    fn tracing_features(&self) -> Option<TracingFeatures> {
-        Some(TracingFeatures::from_flags(
-            self.0.btf().is_ok(),
-            false,
-            true,
-        ))
-    }
-}
-
-use common::compile;
+use common::{KprobesOnly, compile};
 
 #[test]
 fn fentry_as_kprobe_and_member_reads_pass_the_verifier() {
@@ -183,61 +149,6 @@ fn header_constants_are_found_through_includes() {
             out.stdout
         );
     }
-}
-
-/// The tools bpftrace ships (`/usr/sbin/*.bt` from Debian's package) that
-/// this kernel has every probe of: each compiles as written, with its
-/// headers' constants, struct pointers in variables, `bswap()` and `ntop()`
-/// of IPv6 byte arrays, and passes this kernel's verifier (kprobes load
-/// here; only attaching them fails).
-#[test]
-fn bpftrace_tools_compile_and_pass_the_verifier() {
-    require_root!();
-    testgate::require!(has_btf(), "this kernel has no BTF, which these tools need");
-    let kernel = KprobesOnly(SysKernelInfo::new());
-    let tools = [
-        "bashreadline",
-        "bitesize",
-        "capable",
-        "cpuwalk",
-        "execsnoop",
-        "gethostlatency",
-        "killsnoop",
-        "naptime",
-        "oomkill",
-        "opensnoop",
-        "pidpersec",
-        "setuids",
-        "statsnoop",
-        "syncsnoop",
-        "syscount",
-        "tcpaccept",
-        "tcpconnect",
-        "tcpdrop",
-        "tcplife",
-        "tcpretrans",
-        "tcpsynbl",
-        "undump",
-        "vfscount",
-        "vfsstat",
-        "writeback",
-        "xfsdist",
-    ];
-    let mut checked = 0;
-    for tool in tools {
-        let path = format!("/usr/sbin/{tool}.bt");
-        let Ok(src) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let compiled = compile(&src, &kernel);
-        Session::load(&compiled.elf, &compiled.manifest, &LoadOptions::default())
-            .unwrap_or_else(|e| panic!("{path}: the verifier must accept it: {e}"));
-        checked += 1;
-    }
-    testgate::require!(
-        checked > 0,
-        "bpftrace's tools are not installed (apt-get install bpftrace)"
-    );
 }
 
 #[test]

@@ -2009,10 +2009,8 @@ impl<'a> Checker<'a> {
 
     fn macro_value(&self, name: &str) -> Option<i64> {
         let (cell, kernel) = (self.macros?, self.kernel?);
-        cell.get_or_init(|| {
-            crate::macros::Macros::collect(&self.program.items, kernel, self.btf().is_some())
-        })
-        .value(name)
+        cell.get_or_init(|| crate::macros::Macros::collect(&self.program.items, kernel))
+            .value(name)
     }
 }
 

@@ -6,10 +6,10 @@
 //! headers it includes (in `/usr/include`, its multiarch directory and
 //! `/usr/local/include`, followed through their own `#include`s), where
 //! VALUE is an integer or the name of another such macro (`AF_INET` →
-//! `PF_INET` → `2`). The script's own `#ifdef`/`#ifndef`/`#else` are
-//! followed with `BPFTRACE_HAVE_BTF` defined when the kernel has BTF, as
-//! bpftrace defines it. Inside headers every definition counts and the
-//! first one wins. Function-like macros and expressions are not read.
+//! `PF_INET` → `2`). The script's `#if` groups were applied by the parser
+//! (with [`predefined_macro`]), so every preprocessor line seen here is
+//! live. Inside headers every definition counts and the first one wins.
+//! Function-like macros and expressions are not read.
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +20,21 @@ use syntax::ast::Item;
 const MAX_HEADERS: usize = 400;
 const MAX_DEPTH: usize = 12;
 
+/// The macros the preprocessor defines before the script's first line, as
+/// bpftrace's clang invocation does: `BPFTRACE_HAVE_BTF` when the kernel has
+/// BTF (the tools' `#ifndef BPFTRACE_HAVE_BTF` groups then drop their
+/// hand-written structs and kernel headers), and the target's `__linux__`,
+/// `__BPF_TRACING__` and architecture name. Pass it to `syntax::parse_with`.
+pub fn predefined_macro(kernel: &dyn KernelInfo, name: &str) -> bool {
+    match name {
+        "BPFTRACE_HAVE_BTF" => kernel.btf().is_ok(),
+        "__linux__" | "__BPF_TRACING__" => true,
+        "__x86_64__" => cfg!(target_arch = "x86_64"),
+        "__aarch64__" => cfg!(target_arch = "aarch64"),
+        _ => false,
+    }
+}
+
 /// The object-like macros of a script and its headers: name → body.
 #[derive(Debug, Default)]
 pub struct Macros {
@@ -28,55 +43,23 @@ pub struct Macros {
 
 impl Macros {
     /// Reads the script's preprocessor lines and the headers they include.
-    pub fn collect(items: &[Item], kernel: &dyn KernelInfo, has_btf: bool) -> Macros {
+    pub fn collect(items: &[Item], kernel: &dyn KernelInfo) -> Macros {
         let mut macros = Macros::default();
-        let mut defined: HashSet<String> = HashSet::new();
-        if has_btf {
-            defined.insert("BPFTRACE_HAVE_BTF".into());
-        }
-        // (this branch is taken, some branch of this `#if` was taken)
-        let mut stack: Vec<(bool, bool)> = Vec::new();
         let mut headers = Headers::new(kernel);
         for item in items {
             let Item::Preprocessor(line) = item else {
                 continue;
             };
-            let Some((directive, rest)) = directive(&line.text) else {
-                continue;
-            };
-            let active = stack.iter().all(|&(on, _)| on);
-            match directive {
-                "ifdef" | "ifndef" | "if" => {
-                    let cond = match directive {
-                        "ifdef" => defined.contains(first_word(rest)),
-                        "ifndef" => !defined.contains(first_word(rest)),
-                        _ => condition(rest, &defined),
-                    };
-                    stack.push((active && cond, cond));
-                }
-                "elif" => {
-                    if let Some((_, taken)) = stack.pop() {
-                        let outer = stack.iter().all(|&(o, _)| o);
-                        let cond = !taken && condition(rest, &defined);
-                        stack.push((outer && cond, taken || cond));
-                    }
-                }
-                "else" => {
-                    if let Some((_, taken)) = stack.pop() {
-                        let outer = stack.iter().all(|&(o, _)| o);
-                        stack.push((outer && !taken, true));
-                    }
-                }
-                "endif" => {
-                    stack.pop();
-                }
-                "define" if active => {
+            match directive(&line.text) {
+                Some(("define", rest)) => {
                     if let Some((name, body)) = definition(rest) {
-                        defined.insert(name.to_string());
                         macros.bodies.insert(name.to_string(), body.to_string());
                     }
                 }
-                "include" if active => headers.read(rest, 0, &mut macros),
+                Some(("undef", rest)) => {
+                    macros.bodies.remove(rest.trim());
+                }
+                Some(("include", rest)) => headers.read(rest, 0, &mut macros),
                 _ => {}
             }
         }
@@ -194,30 +177,9 @@ fn definition(rest: &str) -> Option<(&str, &str)> {
     Some((name, body))
 }
 
-fn first_word(s: &str) -> &str {
-    s.split_whitespace().next().unwrap_or("")
-}
-
 fn is_identifier(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `#if` conditions the tools use: `0`, `1`, `defined(X)`, `!defined X`.
-fn condition(expr: &str, defined: &HashSet<String>) -> bool {
-    let expr = expr.trim();
-    if let Some(rest) = expr.strip_prefix('!') {
-        return !condition(rest, defined);
-    }
-    if let Some(rest) = expr.strip_prefix("defined") {
-        let name = rest
-            .trim()
-            .trim_start_matches('(')
-            .trim_end_matches(')')
-            .trim();
-        return defined.contains(name);
-    }
-    integer(expr).is_some_and(|v| v != 0)
 }
 
 /// An integer literal as C writes it: decimal, `0x` hex or `0` octal, with

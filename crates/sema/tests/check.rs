@@ -226,7 +226,7 @@ fn preprocessor_constants_and_kernel_enumerators() {
     let src = "#include <sys/socket.h>\n#ifndef BPFTRACE_HAVE_BTF\n#define WEFT_MODE 7\n#else\n#define WEFT_MODE 9\n#endif\n#define WEFT_HEX 0x10\nBEGIN { @v = (AF_INET, SOMAXCONN, AF_UNSPEC, WEFT_MODE, WEFT_HEX, TCP_FIN_WAIT1); }";
     let mut map = SourceMap::new();
     let id = map.add("script.bt", src);
-    let (program, _) = syntax::parse(map.file(id));
+    let (program, _) = syntax::parse_with(map.file(id), &|n| sema::predefined_macro(&kernel, n));
     let (typed, diags) = check(&program, &kernel, &CheckOptions::default());
     assert!(!diags.has_errors(), "{}", render_all(diags.iter(), &map));
     let mut values: Vec<i64> = typed.probes[0].constants.values().copied().collect();
@@ -258,4 +258,22 @@ fn a_map_used_before_its_first_assignment_is_that_map() {
     let x = typed.map_index("@x").expect("@x");
     let uses: Vec<usize> = typed.probes[1].maps.values().copied().collect();
     assert_eq!(uses, [x, x], "{:?}", typed.maps);
+}
+
+/// Issue 16, defect 2: what sits in a false `#if` group is skipped, as
+/// bpftrace's preprocessor skips it. bpftrace's runqlen.bt and dcsnoop.bt
+/// define structs for kernels without BTF inside `#ifndef
+/// BPFTRACE_HAVE_BTF`; on a kernel with BTF they are not compiled (weft
+/// rejected them with E0206).
+#[test]
+fn a_false_preprocessor_group_is_skipped() {
+    let src = "#ifndef BPFTRACE_HAVE_BTF\nstruct foo { int a; };\n#include <linux/sched.h>\n#endif\nBEGIN { printf(\"ok\\n\"); exit(); }";
+    let with_btf = FixtureKernel::typical();
+    let mut map = SourceMap::new();
+    let id = map.add("ifn.bt", src);
+    let (program, diags) =
+        syntax::parse_with(map.file(id), &|n| sema::predefined_macro(&with_btf, n));
+    assert!(diags.is_empty(), "{}", render_all(diags.iter(), &map));
+    let (_, diags) = check(&program, &with_btf, &CheckOptions::default());
+    assert!(diags.is_empty(), "{}", render_all(diags.iter(), &map));
 }

@@ -99,6 +99,9 @@ codes! {
     E0036: "expected a field",
     E0037: "invalid `for` header",
     E0038: "stream clause expected",
+    E0039: "conditional directive without `#if`",
+    E0040: "conditional directive after `#else`",
+    E0041: "unterminated conditional directive",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",

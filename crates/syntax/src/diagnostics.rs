@@ -239,3 +239,25 @@ pub fn stream_clause_expected(span: Span, found: &str) -> Diagnostic {
         .with_label(span, "not a stream clause")
         .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N` and `incomplete`")
 }
+
+/// `#else`, `#elif` or `#endif` with no open `#if`.
+pub fn directive_without_if(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("`#{name}` without `#if`"))
+        .with_code(Code::E0039)
+        .with_label(span, "no `#if`, `#ifdef` or `#ifndef` is open here")
+}
+
+/// `#else` or `#elif` after the group's `#else`.
+pub fn directive_after_else(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("`#{name}` after `#else`"))
+        .with_code(Code::E0040)
+        .with_label(span, "this group already had its `#else`")
+}
+
+/// `#if` with no `#endif` before the end of the script.
+pub fn unterminated_conditional(span: Span) -> Diagnostic {
+    Diagnostic::error("unterminated conditional directive")
+        .with_code(Code::E0041)
+        .with_label(span, "this `#if` has no `#endif`")
+        .with_help("close the group with `#endif`")
+}

@@ -7,24 +7,36 @@
 #![forbid(unsafe_code)]
 
 pub mod ast;
+mod cpp;
 pub mod diagnostics;
 mod lexer;
 mod parser;
 mod printer;
 
 pub use ast::*;
+pub use cpp::Predefined;
 pub use parser::MAX_DEPTH;
 pub use printer::{print_ast, print_ast_with_spans};
 
 use source::{Diagnostics, SourceFile};
 
-/// Parses one source file of a [`source::SourceMap`].
+/// Parses one source file of a [`source::SourceMap`], with no predefined
+/// macros (see [`parse_with`]).
 pub fn parse(file: &SourceFile) -> (Program, Diagnostics) {
     parse_text(&file.text, file.base)
 }
 
+/// Parses one source file, with `predefined` saying which macro names the
+/// preprocessor's `#if`/`#ifdef` groups see as defined before the script's
+/// own `#define`s (`BPFTRACE_HAVE_BTF` on a kernel with BTF). Lines of a
+/// false group are skipped unparsed, as bpftrace's preprocessor drops them.
+pub fn parse_with(file: &SourceFile, predefined: Predefined<'_>) -> (Program, Diagnostics) {
+    let (program, diags) = parser::Parser::new(&file.text, file.base, predefined).program();
+    (program, diags.into_iter().collect())
+}
+
 /// Parses `text` whose first byte sits at global offset `base`.
 pub fn parse_text(text: &str, base: u32) -> (Program, Diagnostics) {
-    let (program, diags) = parser::Parser::new(text, base).program();
+    let (program, diags) = parser::Parser::new(text, base, &|_| false).program();
     (program, diags.into_iter().collect())
 }

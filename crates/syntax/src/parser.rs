@@ -7,6 +7,7 @@
 //! `}` or item.
 
 use crate::ast::*;
+use crate::cpp::{self, Conditionals, Effect, Predefined};
 use crate::diagnostics as diag;
 use crate::lexer::{Tok, Token, lex_token, skip_trivia, span};
 use source::{Diagnostic, Span};
@@ -58,10 +59,12 @@ pub(crate) struct Parser<'a> {
     no_slash: bool,
     /// In an unparenthesised `if` condition: `{` starts the body, not a block expression.
     no_brace: bool,
+    /// The preprocessor's `#if` groups: lines of a false group are skipped.
+    cpp: Conditionals<'a>,
 }
 
 impl<'a> Parser<'a> {
-    pub(crate) fn new(text: &'a str, base: u32) -> Parser<'a> {
+    pub(crate) fn new(text: &'a str, base: u32, predefined: Predefined<'a>) -> Parser<'a> {
         let mut p = Parser {
             text,
             src: text.as_bytes(),
@@ -80,6 +83,7 @@ impl<'a> Parser<'a> {
             too_deep: false,
             no_slash: false,
             no_brace: false,
+            cpp: Conditionals::new(predefined),
         };
         p.relex(0);
         p
@@ -298,6 +302,10 @@ impl<'a> Parser<'a> {
             }
         }
         self.bump(); // report diagnostics attached to EOF (unterminated comment)
+        let open: Vec<Span> = self.cpp.unterminated().collect();
+        for at in open {
+            self.error(diag::unterminated_conditional(at));
+        }
         let program = Program {
             items,
             node_count: self.next_id,
@@ -310,7 +318,7 @@ impl<'a> Parser<'a> {
         let start = self.tok.start;
         let next = self.peek_nth(1).tok;
         match &self.tok.tok {
-            Tok::Hash => Some(self.raw_line()),
+            Tok::Hash => self.raw_line(),
             Tok::Semi => {
                 self.bump();
                 None
@@ -360,9 +368,37 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `#!...` shebang or a `#include`/`#define` line (with `\` continuations).
-    fn raw_line(&mut self) -> Item {
+    /// `#!...` shebang or a preprocessor line (with `\` continuations):
+    /// `#include`/`#define` lines are kept as items; conditionals are
+    /// applied here, skipping the lines of a false group.
+    fn raw_line(&mut self) -> Option<Item> {
         let start = self.tok.start;
+        let end = self.line_end(start);
+        let text = self.text[start..end].trim_end().to_string();
+        let sp = span(self.base, start, start + text.len());
+        self.prev_end = end;
+        self.relex(end);
+        let raw = RawText { text, span: sp };
+        if start == 0 && raw.text.starts_with("#!") {
+            return Some(Item::Shebang(raw));
+        }
+        match self.cpp.directive(&raw.text, sp) {
+            Ok(Effect::Keep) => Some(Item::Preprocessor(raw)),
+            Ok(Effect::Consumed) => {
+                if !self.cpp.active() {
+                    self.skip_false_group(end);
+                }
+                None
+            }
+            Err(d) => {
+                self.error(d);
+                None
+            }
+        }
+    }
+
+    /// Where the line starting at `start` ends, following `\` continuations.
+    fn line_end(&self, start: usize) -> usize {
         let mut end = start;
         loop {
             let nl = self.text[end..]
@@ -373,18 +409,31 @@ impl<'a> Parser<'a> {
                 end = nl + 1;
                 continue;
             }
-            break;
+            return end;
         }
-        let text = self.text[start..end].trim_end().to_string();
-        let sp = span(self.base, start, start + text.len());
-        self.prev_end = end;
-        self.relex(end);
-        let raw = RawText { text, span: sp };
-        if start == 0 && raw.text.starts_with("#!") {
-            Item::Shebang(raw)
-        } else {
-            Item::Preprocessor(raw)
+    }
+
+    /// Skips whole lines from `pos` until a directive makes lines active again
+    /// (or the script ends), as cpp drops a false group unread.
+    fn skip_false_group(&mut self, mut pos: usize) {
+        while pos < self.src.len() && !self.cpp.active() {
+            let start = pos + usize::from(self.src[pos] == b'\n');
+            let end = self.line_end(start);
+            let line = &self.text[start..end];
+            if let Some((name, _)) = cpp::split_directive(line)
+                && cpp::is_conditional(name)
+            {
+                let trimmed = line.trim();
+                let at = start + (line.len() - line.trim_start().len());
+                let sp = span(self.base, at, at + trimmed.len());
+                if let Err(d) = self.cpp.directive(trimmed, sp) {
+                    self.error(d);
+                }
+            }
+            pos = end;
         }
+        self.prev_end = pos;
+        self.relex(pos);
     }
 
     fn struct_def(&mut self) -> Item {

@@ -62,6 +62,10 @@ const ERR_CASES: &[(&str, &str)] = &[
         "stream_missing_probe",
         "stream s {\n    begin { }\n    end tracepoint:a:c by tid\n}",
     ),
+    (
+        "conditional_directives_unbalanced",
+        "#endif\n#if 0\n#else\n#else\n#endif\n#ifndef X\nBEGIN { }",
+    ),
 ];
 
 #[test]

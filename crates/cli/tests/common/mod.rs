@@ -121,7 +121,7 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn compile(src: &str, kernel: &dyn ktypes::KernelInfo) -> codegen::Compiled {
     let mut map = source::SourceMap::new();
     let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
+    let (program, diags) = syntax::parse_with(map.file(id), &|n| sema::predefined_macro(kernel, n));
     assert!(
         !diags.has_errors(),
         "{}",
@@ -134,4 +134,42 @@ pub fn compile(src: &str, kernel: &dyn ktypes::KernelInfo) -> codegen::Compiled 
         source::render_all(diags.iter(), &map)
     );
     codegen::compile(&program, &typed).expect("compiles")
+}
+
+/// The running kernel, but saying it has kprobes and no BPF trampolines.
+pub struct KprobesOnly(pub runtime::SysKernelInfo);
+
+impl ktypes::KernelInfo for KprobesOnly {
+    fn tracepoint_format(
+        &self,
+        c: &str,
+        n: &str,
+    ) -> Result<ktypes::TracepointFormat, ktypes::KernelInfoError> {
+        self.0.tracepoint_format(c, n)
+    }
+    fn tracepoints(&self) -> Result<Vec<(String, String)>, ktypes::KernelInfoError> {
+        self.0.tracepoints()
+    }
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, ktypes::KernelInfoError> {
+        self.0.read_file(path)
+    }
+    fn executable_search_path(&self) -> Vec<String> {
+        self.0.executable_search_path()
+    }
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, ktypes::KernelInfoError> {
+        self.0.ifunc_target(path, symbol)
+    }
+    fn btf(&self) -> Result<&ktypes::Btf, ktypes::KernelInfoError> {
+        self.0.btf()
+    }
+    fn kernel_functions(&self) -> Result<Vec<ktypes::KernelFunction>, ktypes::KernelInfoError> {
+        self.0.kernel_functions()
+    }
+    fn tracing_features(&self) -> Option<ktypes::TracingFeatures> {
+        Some(ktypes::TracingFeatures::from_flags(
+            self.0.btf().is_ok(),
+            false,
+            true,
+        ))
+    }
 }

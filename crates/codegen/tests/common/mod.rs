@@ -11,7 +11,7 @@ use source::SourceMap;
 pub fn compile_on(src: &str, kernel: &FixtureKernel) -> codegen::Compiled {
     let mut map = SourceMap::new();
     let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
+    let (program, diags) = syntax::parse_with(map.file(id), &|n| sema::predefined_macro(kernel, n));
     assert!(
         !diags.has_errors(),
         "{}",

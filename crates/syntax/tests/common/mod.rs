@@ -83,6 +83,12 @@ pub const OK_CASES: &[(&str, &str)] = &[
         "#!/usr/bin/env bpftrace\n#include <linux/sched.h>\n#define RED \"\\033[31m\"\n#define MULTI 1 + \\\n  2\nBEGIN { }",
     ),
     (
+        // A false group is dropped unread (here: text that is no bpftrace),
+        // as bpftrace's preprocessor drops it; the taken branch's lines stay.
+        "preprocessor_conditionals",
+        "#ifdef NOT_DEFINED\nthis is { not bpftrace\n#if 1\n#endif\n#elif defined(X) || 1\n#define TAKEN 1\n#else\nstruct hidden { int a; };\n#endif\n#if TAKEN\nstruct shown { int a; };\n#endif\nBEGIN { }",
+    ),
+    (
         "struct_defs",
         "struct S {\n  int x;\n  struct { char c; } inner;\n};\nunion U { int a; long b; }\nenum E { A = 1, B };\nBEGIN { }",
     ),
