@@ -334,21 +334,20 @@ impl Lower<'_> {
             Type::Str { size } => self.write_string(e, place, *size),
             Type::Tuple(elems) => {
                 let layout = dst.layout();
-                let abi::Layout::Tuple { fields, .. } = layout else {
+                let abi::Layout::Tuple { fields, .. } = &layout else {
                     return;
                 };
                 match &e.kind {
                     ExprKind::Tuple(items) => {
-                        for ((item, field), t) in items.iter().zip(&fields).zip(elems) {
+                        for ((item, field), t) in items.iter().zip(fields).zip(elems) {
                             self.write_into(item, place.offset(field.offset), t);
                         }
+                        self.zero_padding(place, &layout);
                     }
                     _ => {
                         let src_ty = self.ty(e);
-                        if src_ty == *dst {
-                            let (src, size) = self.mem(e);
-                            self.copy(place, src, size);
-                        }
+                        let (src, _) = self.mem(e);
+                        self.convert_copy(place, dst, src, &src_ty);
                     }
                 }
             }
@@ -375,7 +374,11 @@ impl Lower<'_> {
         }
     }
 
-    /// Writes a NUL-terminated string of at most `size` bytes (including the NUL).
+    /// Writes a NUL-terminated string of at most `size` bytes (the NUL
+    /// included), zero from its terminator to `size`: equal strings are
+    /// then equal bytes wherever they are kept, as map keys need (the kernel
+    /// hashes every byte of a key). Each source pads for itself, so the cost
+    /// is a few stores per string, never a loop over its bytes.
     fn write_string(&mut self, e: &Expr, place: Place, size: u32) {
         match &e.kind {
             ExprKind::Str(bytes) => self.write_literal(bytes, place, size),
@@ -390,13 +393,15 @@ impl Lower<'_> {
             }
             ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
                 Some(Builtin::Comm) => {
+                    // The helper pads what it writes with zeros (strscpy_pad).
                     let addr = self.addr(place);
-                    let n = size.min(sema::COMM_SIZE) as i32;
+                    let n = size.min(sema::COMM_SIZE);
                     self.asm.call(
                         Helper::GET_CURRENT_COMM,
-                        &[Src::Reg(addr), Src::Imm(n)],
+                        &[Src::Reg(addr), Src::Imm(n as i32)],
                         None,
                     );
+                    self.zero_range(place, n, size);
                 }
                 Some(Builtin::Probe) => {
                     let name = self.probe.resolved.name.clone();
@@ -419,6 +424,8 @@ impl Lower<'_> {
                     Type::Str { size: s } => s.min(size),
                     _ => size,
                 };
+                // The helper stops at the NUL and leaves the rest as it was.
+                self.zero_range(place, 0, size);
                 let addr = self.addr(place);
                 self.asm.call(
                     Helper::PROBE_READ_STR,
@@ -429,8 +436,8 @@ impl Lower<'_> {
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => {
                     if let Some(src) = self.stream_arg_place(&arg) {
-                        let n = self.ty(e).layout().size().min(size);
-                        self.copy(place, src, n);
+                        let src_size = self.ty(e).layout().size();
+                        self.copy_string(place, size, src, src_size);
                     }
                 }
                 None if self.probe.members.contains_key(&e.id) => {
@@ -453,32 +460,87 @@ impl Lower<'_> {
             }
             ExprKind::Var(_) | ExprKind::Map { .. } => {
                 let (src, src_size) = self.mem(e);
-                let n = src_size.min(size);
-                self.copy(place, src, n);
-                if n == size && n > 0 {
-                    // Truncated: keep it terminated.
-                    self.store(place.offset(size - 1), Src::Imm(0), Width::B);
-                }
+                self.copy_string(place, size, src, src_size);
             }
             _ => self.write_literal(b"", place, size),
         }
     }
 
+    /// Copies a string held in memory (itself zero past its terminator) into
+    /// a buffer of `size` bytes: cut and terminated when it is longer, zero
+    /// after it when it is shorter.
+    pub(crate) fn copy_string(&mut self, dst: Place, size: u32, src: Place, src_size: u32) {
+        let n = src_size.min(size);
+        self.copy(dst, src, n);
+        if n < size {
+            self.zero_range(dst, n, size);
+        } else if n > 0 {
+            self.store(dst.offset(size - 1), Src::Imm(0), Width::B);
+        }
+    }
+
+    /// Copies a value held in memory as `src_ty` into `dst` as `dst_ty`,
+    /// which may be wider (a tuple whose strings are shorter than the key's):
+    /// field by field, each string padded, the padding zeroed.
+    pub(crate) fn convert_copy(&mut self, dst: Place, dst_ty: &Type, src: Place, src_ty: &Type) {
+        match (dst_ty, src_ty) {
+            (Type::Str { size }, Type::Str { size: src_size }) => {
+                self.copy_string(dst, *size, src, *src_size)
+            }
+            (Type::Tuple(d), Type::Tuple(s)) if d.len() == s.len() && dst_ty != src_ty => {
+                let (dl, sl) = (dst_ty.layout(), src_ty.layout());
+                let (abi::Layout::Tuple { fields: df, .. }, abi::Layout::Tuple { fields: sf, .. }) =
+                    (&dl, &sl)
+                else {
+                    return;
+                };
+                for (((dt, st), dfield), sfield) in d.iter().zip(s).zip(df).zip(sf) {
+                    self.convert_copy(dst.offset(dfield.offset), dt, src.offset(sfield.offset), st);
+                }
+                self.zero_padding(dst, &dl);
+            }
+            _ => {
+                let size = dst_ty.layout().size().min(src_ty.layout().size());
+                self.copy(dst, src, size);
+            }
+        }
+    }
+
+    /// Zeroes the bytes of a tuple that belong to no field (alignment gaps
+    /// and the tail), so equal tuples are equal bytes.
+    pub(crate) fn zero_padding(&mut self, place: Place, layout: &abi::Layout) {
+        let abi::Layout::Tuple { fields, size } = layout else {
+            return;
+        };
+        let mut end = 0;
+        for field in fields {
+            self.zero_range(place, end, field.offset);
+            end = field.offset + field.layout.size();
+        }
+        self.zero_range(place, end, *size);
+    }
+
+    /// Writes `bytes`, a NUL and zeros up to `size` bytes (the string cut to
+    /// `size - 1` bytes if longer; no zeros in a printf record), in as few
+    /// stores as alignment allows.
     pub(crate) fn write_literal(&mut self, bytes: &[u8], place: Place, size: u32) {
         let n = (bytes.len() as u32).min(size.saturating_sub(1)) as usize;
         let mut data = bytes[..n].to_vec();
-        data.push(0);
+        let end = if self.canonical { size as usize } else { 0 };
+        data.resize(end.max(n + 1), 0);
         let mut off = 0;
         while off < data.len() {
             let rest = &data[off..];
-            // Immediates are 32-bit: at most word stores.
-            let (w, k) =
-                match super::chunk(place.offset(off as u32).base_offset(), rest.len() as u32) {
-                    (Width::DW, _) => (Width::W, 4),
-                    (w, k) => (w, k as usize),
-                };
+            let (w, k) = super::chunk(place.offset(off as u32).base_offset(), rest.len() as u32);
+            let k = k as usize;
+            // Immediates are 32-bit: a double word only when it is all zero.
+            let (w, k) = if w == Width::DW && rest[..8].iter().any(|&b| b != 0) {
+                (Width::W, 4)
+            } else {
+                (w, k)
+            };
             let mut v = 0u32;
-            for (i, b) in rest[..k].iter().enumerate() {
+            for (i, b) in rest[..k.min(4)].iter().enumerate() {
                 v |= (*b as u32) << (8 * i);
             }
             self.store(place.offset(off as u32), Src::Imm(v as i32), w);
@@ -508,6 +570,8 @@ impl Lower<'_> {
                 f.size.min(size)
             }
         };
+        // The helper stops at the NUL and leaves the rest as it was.
+        self.zero_range(place, 0, size);
         let addr = self.addr(place);
         self.asm.call(
             Helper::PROBE_READ_KERNEL_STR,
@@ -641,6 +705,8 @@ impl Lower<'_> {
         self.asm.mov(len, Src::Imm(size as i32));
         self.asm.bind(bounded);
         self.store(place, Src::Reg(len), Width::W);
+        // The bytes past `len` must be zero too (a buffer can be a map key).
+        self.zero_range(place, 4, 4 + size);
         let dst = self.addr(place.offset(4));
         self.asm.call(
             Helper::PROBE_READ,
@@ -683,6 +749,8 @@ impl Lower<'_> {
             _ => self.store(place, Src::Imm(default_family), Width::DW),
         }
         self.set_span(addr.span);
+        // An IPv4 address fills 4 of the 16 bytes: the rest must be zero.
+        self.zero_range(place, 8, 24);
         if let Some(len) = member_bytes {
             let dst = place.offset(8);
             self.member_bytes(addr, dst, len);

@@ -35,8 +35,9 @@ impl Lower<'_> {
         self.arrays.get(index).copied().unwrap_or(false)
     }
 
-    /// Builds the key of `@m[keys]` in a zeroed stack slot (padding must be zero:
-    /// the kernel hashes every byte).
+    /// Builds the key of `@m[keys]` in a stack slot. Every byte of the key is
+    /// written, padding included: the kernel hashes every byte, and equal
+    /// keys must be equal bytes (strings are zero past their terminator).
     pub(crate) fn map_key(&mut self, index: usize, keys: &[Expr]) -> Place {
         if self.is_array(index) {
             let slot = self.asm.stack(4);
@@ -47,26 +48,30 @@ impl Lower<'_> {
         let size = self.maps[index].key_size().next_multiple_of(8);
         let slot = self.asm.stack(size);
         let place = Place::Stack(slot, 0);
-        // A scalar key is stored as 8 bytes, covering the whole key.
-        let whole =
-            matches!(&key_ty, Some(Type::Int { .. } | Type::Pointer { .. })) && keys.len() == 1;
-        if !whole {
-            self.zero(place, size);
-        }
+        // A key is canonical even when read for a printf argument.
+        let canonical = std::mem::replace(&mut self.canonical, true);
+        self.build_key(place, size, key_ty, keys);
+        self.canonical = canonical;
+        place
+    }
+
+    fn build_key(&mut self, place: Place, size: u32, key_ty: Option<Type>, keys: &[Expr]) {
         match (key_ty, keys) {
-            (None, _) | (_, []) => {}
+            // A map without keys: its one entry has key 0.
+            (None, _) | (_, []) => self.zero(place, size),
             (Some(Type::Tuple(elems)), [_, _, ..]) => {
-                let abi::Layout::Tuple { fields, .. } = Type::Tuple(elems.clone()).layout() else {
-                    return place;
+                let layout = Type::Tuple(elems.clone()).layout();
+                let abi::Layout::Tuple { fields, .. } = &layout else {
+                    return;
                 };
-                for ((k, field), t) in keys.iter().zip(&fields).zip(&elems) {
+                for ((k, field), t) in keys.iter().zip(fields).zip(&elems) {
                     self.write_into(k, place.offset(field.offset), t);
                 }
+                self.zero_padding(place, &layout);
             }
             (Some(t), [k]) => self.write_into(k, place, &t),
-            (Some(_), _) => {}
+            (Some(_), _) => self.zero(place, size),
         }
-        place
     }
 
     /// `bpf_map_lookup_elem(&map, key)`: a pointer to the value, or 0.
@@ -130,9 +135,13 @@ impl Lower<'_> {
         let place = self.temp(&t);
         let key = self.map_key(index, keys);
         let value = self.lookup(index, key);
-        let done = self.asm.label();
-        self.asm.br(Cond::Eq, value, Src::Imm(0), done);
+        let (missing, done) = (self.asm.label(), self.asm.label());
+        self.asm.br(Cond::Eq, value, Src::Imm(0), missing);
         self.copy(place, Place::Ptr(value, 0), size);
+        self.asm.jmp(done);
+        // A missing key reads as zeros, as in bpftrace.
+        self.asm.bind(missing);
+        self.zero(place, size);
         self.asm.bind(done);
         (place, size)
     }

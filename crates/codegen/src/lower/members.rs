@@ -83,6 +83,8 @@ impl Lower<'_> {
             return;
         };
         let src = self.member_addr(e);
+        // The helper stops at the NUL and leaves the rest as it was.
+        self.zero_range(place, 0, size);
         let dst = self.addr(place);
         self.asm.call(
             Helper::PROBE_READ_STR,

@@ -352,6 +352,11 @@ pub(crate) struct Lower<'a> {
     pub(crate) arrays: &'a [bool],
     /// In a stream clause or handler: the instance's state (its record) and layout.
     stream_record: Option<(VReg, abi::StreamSpec)>,
+    /// Whether strings written now must be zero past their terminator (and
+    /// tuples and buffers zero in their unused bytes), so that equal values
+    /// are equal bytes. Always, except while filling a printf record, which
+    /// user space reads only up to each string's NUL.
+    pub(crate) canonical: bool,
 }
 
 impl<'a> Lower<'a> {
@@ -376,6 +381,7 @@ impl<'a> Lower<'a> {
             ctx,
             arrays: &[],
             stream_record: None,
+            canonical: true,
         }
     }
 
@@ -424,6 +430,14 @@ impl<'a> Lower<'a> {
 
     pub(crate) fn set_span(&mut self, span: Span) {
         self.asm.set_span(span);
+    }
+
+    /// Stores zeros over bytes `from..to` of `place`, where a value must be
+    /// canonical (see `canonical`).
+    pub(crate) fn zero_range(&mut self, place: Place, from: u32, to: u32) {
+        if from < to && self.canonical {
+            self.zero(place.offset(from), to - from);
+        }
     }
 
     /// Stores zeros over `size` bytes.
@@ -483,7 +497,8 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// A new zeroed stack slot big enough for `t`.
+    /// A new stack slot big enough for `t` (not zeroed: what is written into
+    /// it writes every byte, see [`Lower::write_into`]).
     pub(crate) fn temp(&mut self, t: &Type) -> Place {
         let size = t.layout().size().max(8).next_multiple_of(8);
         let slot = self.asm.stack(size);

@@ -119,6 +119,8 @@ impl Lower<'_> {
             EventKind::Printf,
             site as u32,
             |l, rec| {
+                // User space reads each string up to its NUL: no padding needed.
+                l.canonical = false;
                 for (((arg, t), field), scalar) in
                     args.iter().zip(&types).zip(&spec.args).zip(scalars)
                 {
@@ -128,6 +130,7 @@ impl Lower<'_> {
                         None => l.write_into(arg, place, t),
                     }
                 }
+                l.canonical = true;
             },
             spec.size,
         );
