@@ -10,12 +10,14 @@
 #![forbid(unsafe_code)]
 
 pub mod arch;
+mod export;
 mod layout;
 mod manifest;
 pub mod printf;
 pub mod stack;
 pub mod stream;
 
+pub use export::{MapExport, MetricUnit};
 pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
 pub use manifest::{
     Attach, COUNTERS_MAP, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP, EventKind, GLOBALS_MAP,

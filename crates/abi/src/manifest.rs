@@ -216,10 +216,18 @@ pub struct Manifest {
     pub stack_maps: Vec<crate::StackMapSpec>,
     /// Size of [`EVENTS_MAP`] in bytes (a power of two, multiple of the page size).
     pub ringbuf_size: u32,
+    /// How each map is exported as a metric, indexed like `maps` (empty
+    /// when the compiler was not asked: every map then has the defaults).
+    pub exports: Vec<crate::MapExport>,
 }
 
 impl Manifest {
     pub fn map(&self, name: &str) -> Option<&MapSpec> {
         self.maps.iter().find(|m| m.name == name)
+    }
+
+    /// How map `index` is exported (the defaults when nothing was said).
+    pub fn export(&self, index: usize) -> crate::MapExport {
+        self.exports.get(index).cloned().unwrap_or_default()
     }
 }

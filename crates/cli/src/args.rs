@@ -17,6 +17,11 @@ OPTIONS:
     -o FILE           write output to FILE instead of stdout
     --timeline FILE   also write stream records to FILE as a trace for ui.perfetto.dev or
                       chrome://tracing (written at exit)
+    --prometheus ADDR serve the maps (read at each scrape), stream durations and weft's own
+                      counters as Prometheus metrics at http://ADDR/metrics (ADDR: HOST:PORT or :PORT)
+    --prometheus-max-series N
+                      export at most N label sets per scrape, the heaviest (default 10000);
+                      the rest are counted in weft_series_dropped
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -57,6 +62,10 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// `--timeline FILE`: stream records as a Chrome trace-event file.
     pub timeline: Option<PathBuf>,
+    /// `--prometheus ADDR`: where to serve `/metrics`.
+    pub prometheus: Option<std::net::SocketAddr>,
+    /// `--prometheus-max-series N`.
+    pub prometheus_max_series: Option<usize>,
     pub quiet: bool,
     pub verbose: bool,
     pub dump: Option<DumpStage>,
@@ -98,6 +107,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
             }
             "-o" => out.output = Some(value(&mut i, "-o")?.into()),
             "--timeline" => out.timeline = Some(value(&mut i, "--timeline")?.into()),
+            "--prometheus" => {
+                let v = value(&mut i, "--prometheus")?;
+                out.prometheus = Some(crate::export::http::parse_listen_address(&v)?);
+            }
+            "--prometheus-max-series" => {
+                let v = value(&mut i, "--prometheus-max-series")?;
+                out.prometheus_max_series = Some(v.parse().map_err(|_| {
+                    format!("--prometheus-max-series needs a number of series, not `{v}`")
+                })?);
+            }
             "-f" => {
                 out.format = Some(match value(&mut i, "-f")?.as_str() {
                     "text" => OutputFormat::Text,
@@ -201,6 +220,31 @@ mod tests {
             p(&["-e", "x", "--timeline"])
                 .unwrap_err()
                 .contains("needs a value")
+        );
+    }
+
+    #[test]
+    fn prometheus_address_and_limit() {
+        let a = p(&[
+            "--prometheus",
+            ":9464",
+            "--prometheus-max-series",
+            "50",
+            "-e",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(a.prometheus, Some("0.0.0.0:9464".parse().unwrap()));
+        assert_eq!(a.prometheus_max_series, Some(50));
+        assert!(
+            p(&["--prometheus", "nowhere", "-e", "x"])
+                .unwrap_err()
+                .contains("HOST:PORT")
+        );
+        assert!(
+            p(&["--prometheus-max-series", "many", "-e", "x"])
+                .unwrap_err()
+                .contains("number of series")
         );
     }
 

@@ -5,6 +5,7 @@
 mod args;
 mod child;
 mod child_exit;
+mod export;
 mod info;
 mod list;
 mod list_kernel;
@@ -148,6 +149,31 @@ fn trace(args: &Args) -> Result<(), String> {
     }
 
     signals::install();
+    // Listening comes first: a port in use stops the run before anything loads.
+    let prometheus = match args.prometheus {
+        Some(address) => {
+            let targets = std::sync::Arc::new(export::prometheus::Targets::default());
+            let exporter = export::prometheus::Exporter::new(
+                std::sync::Arc::clone(&targets),
+                args.prometheus_max_series
+                    .unwrap_or(export::prometheus::DEFAULT_MAX_SERIES),
+            );
+            let server = exporter.serve(address).map_err(|e| {
+                if let Some(c) = child.as_mut() {
+                    c.kill();
+                }
+                format!("weft: error: --prometheus {address}: cannot listen there: {e}")
+            })?;
+            if args.verbose {
+                eprintln!(
+                    "weft: serving Prometheus metrics at http://{}/metrics",
+                    server.address()
+                );
+            }
+            Some((targets, server))
+        }
+        None => None,
+    };
     let load_opts = runtime::LoadOptions {
         ringbuf_size: ringbuf_size_from_env()?,
         ..Default::default()
@@ -162,6 +188,10 @@ fn trace(args: &Args) -> Result<(), String> {
                 return Err(run_error::runtime_error(&e, &out.compiled, &sources));
             }
         };
+    let stream_tap = match &prometheus {
+        Some((targets, _)) => Some(export_session(targets, &session, &out.compiled.manifest)?),
+        None => None,
+    };
     let writer: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             std::fs::File::create(path)
@@ -188,9 +218,12 @@ fn trace(args: &Args) -> Result<(), String> {
         pid: args.pid,
         notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
         timeline,
+        stream_tap,
     };
     let result = run::run(&mut session, sink.as_mut(), run_opts);
     let _ = sink.flush();
+    // The server stops before the maps go.
+    drop(prometheus);
     drop(session);
     if let Some(c) = child.as_mut() {
         c.kill();
@@ -214,6 +247,26 @@ fn process_exists(pid: u32) -> Result<(), String> {
         Some(libc::EPERM) if pid > 0 => Ok(()),
         _ => Err("no such process".into()),
     }
+}
+
+/// Hands a loaded script to the Prometheus exporter (saying which maps it
+/// cannot export), and returns the tap the event loop feeds its streams to.
+fn export_session(
+    targets: &export::prometheus::Targets,
+    session: &runtime::Session,
+    manifest: &abi::Manifest,
+) -> Result<std::sync::Arc<export::StreamTap>, String> {
+    let reader = session
+        .reader()
+        .map_err(|e| format!("weft: error: --prometheus: {e}"))?;
+    let tap = std::sync::Arc::new(export::StreamTap::new(manifest));
+    let (target, warnings) =
+        export::Target::new(None, manifest, reader, std::sync::Arc::clone(&tap));
+    for w in warnings {
+        eprintln!("weft: --prometheus: {w}");
+    }
+    targets.replace(std::sync::Arc::new(target));
+    Ok(tap)
 }
 
 /// `BPFTRACE_MAP_KEYS_MAX` (bpftrace's knob) bounds every map; it wins

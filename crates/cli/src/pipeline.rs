@@ -31,6 +31,9 @@ pub fn compile(
 ) -> Result<Output, Diagnostics> {
     let predefined = |name: &str| sema::predefined_macro(kernel, name);
     let (program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
+    let (directives, directive_diags) =
+        sema::metrics::parse_directives(&sources.file(file).text, sources.file(file).base);
+    diags.extend(directive_diags.iter().cloned());
     if matches!(dump, Some(DumpStage::Ast | DumpStage::All)) {
         dumps.push_str(&syntax::print_ast(&program));
     }
@@ -42,6 +45,11 @@ pub fn compile(
     if diags.has_errors() {
         return Err(diags);
     }
+    let (exports, export_diags) = sema::metrics::exports(&typed, &directives);
+    diags.extend(export_diags.iter().cloned());
+    if diags.has_errors() {
+        return Err(diags);
+    }
     let notes = typed
         .planned
         .iter()
@@ -50,7 +58,8 @@ pub fn compile(
     if matches!(dump, Some(DumpStage::Types | DumpStage::All)) {
         dumps.push_str(&sema::print_types(&typed));
     }
-    let compiled = codegen::compile_with(&program, &typed, codegen_options).map_err(one)?;
+    let mut compiled = codegen::compile_with(&program, &typed, codegen_options).map_err(one)?;
+    compiled.manifest.exports = exports;
     if matches!(dump, Some(DumpStage::Bpf | DumpStage::All)) {
         for (name, func) in &compiled.functions {
             let _ = writeln!(dumps, "{name}:");

@@ -47,6 +47,8 @@ pub struct RunOptions<'a> {
     pub notify_attached: bool,
     /// `--timeline FILE`: the file, already created, written at exit.
     pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
+    /// The exporters' view of the streams (`--prometheus`), fed each record.
+    pub stream_tap: Option<std::sync::Arc<crate::export::StreamTap>>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -65,7 +67,7 @@ pub fn run(
     let mut pump = Pump {
         manifest: &manifest,
         actions: VecDeque::new(),
-        streams: Streams::new(&manifest, opts.timeline.take()),
+        streams: Streams::new(&manifest, opts.timeline.take(), opts.stream_tap.take()),
         zeroed: vec![false; manifest.maps.len()],
         symbols: crate::stacks::Symbols::default(),
     };

@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi::stream::STREAM_START_OFFSET;
@@ -17,6 +18,7 @@ use abi::{Manifest, StreamCounter, StreamSpec};
 use output::{Sink, TimelineWriter, decode_stream_record};
 use runtime::{MapEntry, Session};
 
+use crate::export::StreamTap;
 use crate::run::RunError;
 
 /// How often the state maps are swept while the script runs.
@@ -163,11 +165,18 @@ pub struct Streams {
     expired_user: Vec<u64>,
     timeline: Option<Timeline>,
     last_sweep: Instant,
+    /// The exporters' view: each record and each expiry.
+    tap: Option<Arc<StreamTap>>,
 }
 
 impl Streams {
-    /// `timeline`: the `--timeline` file, already created.
-    pub fn new(manifest: &Manifest, timeline: Option<(PathBuf, File)>) -> Streams {
+    /// `timeline`: the `--timeline` file, already created; `tap`: the
+    /// exporters' view of the records, if any.
+    pub fn new(
+        manifest: &Manifest,
+        timeline: Option<(PathBuf, File)>,
+        tap: Option<Arc<StreamTap>>,
+    ) -> Streams {
         Streams {
             expired_user: vec![0; manifest.streams.len()],
             timeline: timeline.map(|(path, file)| Timeline {
@@ -176,6 +185,7 @@ impl Streams {
                 path,
             }),
             last_sweep: Instant::now(),
+            tap,
         }
     }
 
@@ -192,6 +202,9 @@ impl Streams {
             return Ok(());
         };
         let record = decode_stream_record(spec, bytes);
+        if let Some(tap) = &self.tap {
+            tap.record(id, &record);
+        }
         sink.stream_record(&record)?;
         if let Some(t) = self.timeline.as_mut() {
             t.writer.push(&record);
@@ -249,6 +262,9 @@ impl Streams {
             }
             if let Some(n) = self.expired_user.get_mut(id) {
                 *n += 1;
+            }
+            if let Some(tap) = &self.tap {
+                tap.expired(id);
             }
             if spec.emit_incomplete {
                 self.record(manifest, id, &value, sink)

@@ -8,7 +8,9 @@
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;
 //! - [`stream`]: `stream` records decoded, and their text and JSON lines;
-//! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file.
+//! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file;
+//! - [`metrics`]: maps and streams as metric families for the exporters
+//!   (names, kinds, labels, histogram buckets).
 
 #![forbid(unsafe_code)]
 
@@ -16,6 +18,7 @@ pub mod decode;
 pub mod flat;
 mod hist;
 pub mod json;
+pub mod metrics;
 pub mod printf;
 mod sink;
 pub mod stack;

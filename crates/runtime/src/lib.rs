@@ -2,6 +2,8 @@
 //!
 //! - [`Session`]: load an object (libbpf, from memory), run BEGIN/END with
 //!   `BPF_PROG_TEST_RUN`, attach probes, drain the ring buffer, read maps.
+//! - [`SessionReader`]: a session's maps and programs for another thread
+//!   (the exporters read maps at scrape time).
 //! - [`SysKernelInfo`]: [`ktypes::KernelInfo`] answered by the live kernel.
 //! - [`tracefs`]: find or mount tracefs, read tracepoint descriptions.
 //! - [`features`]: what this kernel supports (`weft --info`).
@@ -19,6 +21,7 @@ pub mod kernel_features;
 mod kernel_info;
 mod libbpf_log;
 mod maps;
+mod reader;
 mod ringbuf;
 mod session;
 pub mod symbols;
@@ -30,4 +33,5 @@ pub use features::{Capabilities, Features, Support};
 pub use kernel_info::{SysKernelInfo, VMLINUX_BTF, vmlinux_btf};
 pub use libbpf_log::{failing_insn, silence_libbpf};
 pub use maps::{FlatEntries, MapEntry, PerCpu};
+pub use reader::{ProgramStats, SessionReader};
 pub use session::{LoadOptions, Session};

@@ -374,6 +374,26 @@ impl MapInfo {
         Ok(())
     }
 
+    /// Sums over CPUs the `u64` of each slot `0..out.len()` of a per-CPU
+    /// array (loss and stream counters) into `out`; a missing slot stays 0.
+    pub(crate) fn sum_u64_slots(&self, ncpus: usize, out: &mut [u64]) -> Result<(), MapError> {
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut key = vec![0u8; self.key_size as usize];
+            let idx = (i as u32).to_le_bytes();
+            let n = key.len().min(4);
+            key[..n].copy_from_slice(&idx[..n]);
+            if let Some(values) = self.lookup(&key, ncpus)? {
+                *slot = values.iter().fold(0u64, |sum, v| {
+                    let mut b = [0u8; 8];
+                    let n = v.len().min(8);
+                    b[..n].copy_from_slice(&v[..n]);
+                    sum.wrapping_add(u64::from_le_bytes(b))
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Deletes one key; `Ok(false)` when it was not there.
     pub(crate) fn delete(&self, key: &[u8]) -> Result<bool, MapError> {
         if key.len() != self.key_size as usize {

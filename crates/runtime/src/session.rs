@@ -16,6 +16,7 @@ use crate::attach;
 use crate::error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 use crate::libbpf_log::{Capture, failing_insn, parse_load_failure};
 use crate::maps::{FlatEntries, MapEntry, MapInfo, PerCpu};
+use crate::reader::SessionReader;
 use crate::ringbuf::RingConsumer;
 use crate::sys;
 
@@ -460,26 +461,28 @@ impl Session {
 
     /// The loss counters of [`COUNTERS_MAP`], summed over CPUs, indexed by [`CounterIndex`].
     pub fn counters(&self) -> Result<[u64; CounterIndex::COUNT as usize], MapError> {
-        let m = self.map(COUNTERS_MAP)?;
         let mut out = [0u64; CounterIndex::COUNT as usize];
-        for (i, slot) in out.iter_mut().enumerate() {
-            let mut key = vec![0u8; m.key_size as usize];
-            let idx = (i as u32).to_le_bytes();
-            let n = key.len().min(4);
-            key[..n].copy_from_slice(&idx[..n]);
-            if let Some(values) = m.lookup(&key, self.ncpus)? {
-                *slot = values
-                    .iter()
-                    .map(|v| {
-                        let mut b = [0u8; 8];
-                        let n = v.len().min(8);
-                        b[..n].copy_from_slice(&v[..n]);
-                        u64::from_le_bytes(b)
-                    })
-                    .sum();
-            }
-        }
+        self.map(COUNTERS_MAP)?
+            .sum_u64_slots(self.ncpus, &mut out)?;
         Ok(out)
+    }
+
+    /// A read-only view of this session's maps and programs for other
+    /// threads (the exporters), holding its own descriptors.
+    pub fn reader(&self) -> Result<SessionReader, MapError> {
+        let mut programs = Vec::new();
+        for p in self.object.progs() {
+            let name = p.name().to_string_lossy().into_owned();
+            let fd = p
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| MapError::Syscall {
+                    map: name.clone(),
+                    source: SyscallError::new("fcntl(F_DUPFD_CLOEXEC)", e),
+                })?;
+            programs.push((name, fd));
+        }
+        SessionReader::new(&self.maps, programs, self.ncpus)
     }
 
     /// Number of possible CPUs (the number of values per per-CPU entry).
@@ -509,22 +512,9 @@ impl Session {
         &self,
         spec: &abi::StreamSpec,
     ) -> Result<[u64; abi::StreamCounter::COUNT as usize], MapError> {
-        let m = self.map(&spec.counters_map)?;
         let mut out = [0u64; abi::StreamCounter::COUNT as usize];
-        for (i, slot) in out.iter_mut().enumerate() {
-            let mut key = vec![0u8; m.key_size as usize];
-            let idx = (i as u32).to_le_bytes();
-            let n = key.len().min(4);
-            key[..n].copy_from_slice(&idx[..n]);
-            if let Some(values) = m.lookup(&key, self.ncpus)? {
-                *slot = values.iter().fold(0u64, |sum, v| {
-                    let mut b = [0u8; 8];
-                    let n = v.len().min(8);
-                    b[..n].copy_from_slice(&v[..n]);
-                    sum.wrapping_add(u64::from_le_bytes(b))
-                });
-            }
-        }
+        self.map(&spec.counters_map)?
+            .sum_u64_slots(self.ncpus, &mut out)?;
         Ok(out)
     }
 }

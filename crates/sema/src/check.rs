@@ -786,7 +786,6 @@ impl<'a> Checker<'a> {
     ) {
         let full = format!("@{name}");
         let index = match self.map_index.get(&full) {
-            Some(&i) => i,
             None => {
                 self.map_index.insert(full.clone(), self.maps.len());
                 self.maps.push(MapInfo {
@@ -796,8 +795,14 @@ impl<'a> Checker<'a> {
                     first_assigned: span,
                     decl: None,
                     deleted: false,
+                    key_labels: crate::metrics::key_labels(target),
                 });
                 self.maps.len() - 1
+            }
+            Some(&i) => {
+                let labels = crate::metrics::key_labels(target);
+                crate::metrics::agree_labels(&mut self.maps[i].key_labels, &labels);
+                i
             }
         };
         self.unify_key(index, key, target.span);

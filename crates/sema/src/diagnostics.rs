@@ -646,3 +646,22 @@ pub fn map_declared_unused(span: Span, map: &str) -> Diagnostic {
         .with_code(Code::E0389)
         .with_label(span, "no probe reads or stores this map")
 }
+
+pub fn invalid_metric_directive(span: Span, problem: &str, help: &str) -> Diagnostic {
+    Diagnostic::error(format!("invalid `// weft:metric` directive: {problem}"))
+        .with_code(Code::E0390)
+        .with_label(span, problem.to_string())
+        .with_help(help.to_string())
+}
+
+pub fn metric_directive_unknown_map(span: Span, map: &str, maps: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!(
+        "a `// weft:metric` directive names {map}, which the script never stores into"
+    ))
+    .with_code(Code::E0391)
+    .with_label(span, "no such map");
+    match did_you_mean(map, maps.iter().copied()) {
+        Some(near) => d.with_help(format!("did you mean {near}?")),
+        None => d.with_help("a directive names a map by its full name, `@` included"),
+    }
+}

@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnostics;
 mod macros;
 pub mod mechanism;
+pub mod metrics;
 pub mod providers;
 pub mod streams;
 pub mod suggest;

@@ -29,6 +29,9 @@ pub struct MapInfo {
     pub decl: Option<DeclaredMap>,
     /// Some probe deletes an element of it (`delete(@m[k])`, `delete(@m)`).
     pub deleted: bool,
+    /// The exporters' label name of each key argument, after the key
+    /// expressions of the stores (see [`crate::metrics::key_labels`]).
+    pub key_labels: Vec<Option<String>>,
 }
 
 impl MapInfo {

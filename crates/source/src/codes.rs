@@ -143,6 +143,8 @@ codes! {
     E0387: "map kind mismatch",
     E0388: "map declared twice",
     E0389: "map declared but unused",
+    E0390: "invalid metric directive",
+    E0391: "metric directive for an unknown map",
     // E04xx: probes, providers and the kernel.
     E0401: "unknown provider",
     E0402: "provider not supported yet",

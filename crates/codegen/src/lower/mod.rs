@@ -219,6 +219,7 @@ pub fn compile_with(
         streams: stream_layouts.iter().map(|l| l.spec.clone()).collect(),
         stack_maps,
         ringbuf_size,
+        exports: Vec::new(),
     };
     Ok(Compiled {
         elf,
