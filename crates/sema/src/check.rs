@@ -22,7 +22,10 @@ use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo
 use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
+mod call;
 pub(crate) mod members;
+
+pub use call::CallCheck;
 
 /// Inputs to the checker besides the AST and the kernel.
 #[derive(Clone, Debug, Default)]
@@ -1374,44 +1377,20 @@ impl<'a> Checker<'a> {
         name_span: Span,
         args: &[Expr],
     ) -> Type {
+        if let Some(def) = crate::builtins::function_def(name) {
+            let mut cx = CallCheck::new(self, s, e, def.name, args, false);
+            let t = (def.check)(&mut cx);
+            let value = cx.value();
+            s.probe.calls.insert(
+                e.id,
+                CallTarget::Builtin(crate::typed::Call {
+                    name: def.name,
+                    value,
+                }),
+            );
+            return t;
+        }
         match name {
-            "printf" => return self.printf(s, e, args, "printf"),
-            "cat" => return self.printf(s, e, args, "cat"),
-            "emit" => {
-                if !matches!(s.probe.resolved.context, Context::Stream(_)) {
-                    self.error(diag::emit_outside_handler(e.span));
-                } else if let Some(a) = args.first() {
-                    self.error(diag::wrong_arg_count(
-                        a.span,
-                        "emit",
-                        "no arguments",
-                        args.len(),
-                    ));
-                } else {
-                    s.probe.calls.insert(e.id, CallTarget::Emit);
-                }
-                return Type::Void;
-            }
-            "time" => {
-                let format = match args {
-                    [] => "%H:%M:%S\n".to_string(),
-                    [
-                        Expr {
-                            kind: ExprKind::Str(b),
-                            ..
-                        },
-                    ] => String::from_utf8_lossy(b).into_owned(),
-                    [a, ..] => {
-                        self.error(diag::needs_literal(a.span, "time()'s format"));
-                        return Type::Void;
-                    }
-                };
-                self.time_formats.push(format);
-                s.probe
-                    .calls
-                    .insert(e.id, CallTarget::Time(self.time_formats.len() - 1));
-                return Type::Void;
-            }
             "strftime" => {
                 let (fmt, ns) = match args {
                     [
@@ -1443,45 +1422,6 @@ impl<'a> Checker<'a> {
                     .calls
                     .insert(e.id, CallTarget::Function(Function::Strftime { format }));
                 return Type::Timestamp { format };
-            }
-            "join" => {
-                let delimiter = match args {
-                    [_] => " ".to_string(),
-                    [
-                        _,
-                        Expr {
-                            kind: ExprKind::Str(b),
-                            ..
-                        },
-                    ] => String::from_utf8_lossy(b).into_owned(),
-                    [_, d] => {
-                        self.error(diag::needs_literal(d.span, "join()'s delimiter"));
-                        return Type::Void;
-                    }
-                    _ => {
-                        self.error(diag::wrong_arg_count(
-                            e.span,
-                            "join",
-                            "an array and an optional delimiter",
-                            args.len(),
-                        ));
-                        return Type::Void;
-                    }
-                };
-                let t = self.expr(s, &args[0]);
-                if !matches!(t, Type::Pointer { .. }) {
-                    self.error(diag::type_mismatch(
-                        args[0].span,
-                        "join()",
-                        "a pointer to an array of strings (like args->argv)",
-                        &t,
-                    ));
-                }
-                self.join_delimiters.push(delimiter);
-                s.probe
-                    .calls
-                    .insert(e.id, CallTarget::Join(self.join_delimiters.len() - 1));
-                return Type::Void;
             }
             _ => {}
         }
@@ -1595,86 +1535,6 @@ impl<'a> Checker<'a> {
                 };
                 Type::Buf { size }
             }
-            Function::Delete => {
-                match args {
-                    [
-                        m @ Expr {
-                            kind: ExprKind::Map { keys, .. },
-                            ..
-                        },
-                    ] => {
-                        self.map_ref(s, m, Some(keys));
-                        self.mark_deleted(s, m);
-                    }
-                    [
-                        m @ Expr {
-                            kind: ExprKind::Map { keys, .. },
-                            ..
-                        },
-                        key,
-                    ] if keys.is_empty() => {
-                        self.map_ref(s, m, None);
-                        self.mark_deleted(s, m);
-                        self.expr(s, key);
-                    }
-                    _ => self.error(diag::wrong_arg_count(
-                        e.span,
-                        "delete",
-                        "a map element like `@m[key]`",
-                        args.len(),
-                    )),
-                }
-                Type::Void
-            }
-            Function::Clear | Function::Zero => {
-                match args {
-                    [
-                        m @ Expr {
-                            kind: ExprKind::Map { keys, .. },
-                            ..
-                        },
-                    ] if keys.is_empty() => {
-                        self.map_ref(s, m, None);
-                    }
-                    _ => self.error(diag::wrong_arg_count(
-                        e.span,
-                        name,
-                        "one map, like `@m`",
-                        args.len(),
-                    )),
-                }
-                Type::Void
-            }
-            Function::PrintMap => {
-                match args {
-                    [
-                        m @ Expr {
-                            kind: ExprKind::Map { keys, .. },
-                            ..
-                        },
-                        rest @ ..,
-                    ] if keys.is_empty() && rest.len() <= 2 => {
-                        self.map_ref(s, m, None);
-                        for r in rest {
-                            let t = self.expr(s, r);
-                            self.expect_int(r, &t, "print()'s top and div");
-                        }
-                    }
-                    [v] => {
-                        self.error(diag::not_supported_yet(
-                            v.span,
-                            "print() of a value that is not a map",
-                        ));
-                    }
-                    _ => self.error(diag::wrong_arg_count(
-                        e.span,
-                        "print",
-                        "a map and up to two integers",
-                        args.len(),
-                    )),
-                }
-                Type::Void
-            }
             Function::Ntop => {
                 let addr = match args {
                     [a] => a,
@@ -1755,96 +1615,6 @@ impl<'a> Checker<'a> {
                 }
                 Type::Sym { user: *user }
             }
-            Function::Reg { .. } => {
-                for a in args {
-                    self.expr(s, a);
-                }
-                let name = match args {
-                    [
-                        Expr {
-                            kind: ExprKind::Str(b),
-                            ..
-                        },
-                    ] => String::from_utf8_lossy(b).into_owned(),
-                    _ => {
-                        self.error(diag::needs_literal(e.span, "reg()'s register name"));
-                        return Type::U64;
-                    }
-                };
-                if !matches!(
-                    s.probe.resolved.context,
-                    Context::Uprobe { .. } | Context::Usdt { .. } | Context::Kprobe { .. }
-                ) {
-                    self.error(diag::reg_needs_registers(e.span));
-                    return Type::U64;
-                }
-                let Some(offset) = abi::arch::reg_offset(&name) else {
-                    self.error(diag::unknown_register(
-                        args[0].span,
-                        &name,
-                        abi::arch::reg_names(),
-                    ));
-                    return Type::U64;
-                };
-                s.probe
-                    .calls
-                    .insert(e.id, CallTarget::Function(Function::Reg { offset }));
-                return Type::U64;
-            }
-            Function::Bswap { .. } => {
-                let [arg] = args else {
-                    for a in args {
-                        self.expr(s, a);
-                    }
-                    self.error(diag::wrong_arg_count(
-                        e.span,
-                        name,
-                        "one integer",
-                        args.len(),
-                    ));
-                    return Type::U64;
-                };
-                let t = self.expr(s, arg);
-                self.expect_int(arg, &t, "bswap()");
-                // The width of the argument's type: a `__be16` port swaps two bytes.
-                let size = match t {
-                    Type::Int { size, .. } => size,
-                    _ => 8,
-                };
-                s.probe
-                    .calls
-                    .insert(e.id, CallTarget::Function(Function::Bswap { size }));
-                return Type::Int {
-                    size,
-                    signed: false,
-                };
-            }
-            Function::Uaddr { .. } => {
-                let Some(binaries) = self.binaries else {
-                    return Type::U64;
-                };
-                return match crate::builtins::uaddr::check(e, args, &s.probe.resolved, binaries) {
-                    Ok(found) => {
-                        s.probe.calls.insert(
-                            e.id,
-                            CallTarget::Function(Function::Uaddr {
-                                address: found.address,
-                            }),
-                        );
-                        found.ty
-                    }
-                    Err(d) => {
-                        self.error(d);
-                        Type::U64
-                    }
-                };
-            }
-            Function::Exit => {
-                if let Some(a) = args.first() {
-                    self.error(diag::not_supported_yet(a.span, "an exit code argument"));
-                }
-                Type::Void
-            }
         };
         s.probe.calls.insert(e.id, CallTarget::Function(f));
         ty
@@ -1875,80 +1645,6 @@ impl<'a> Checker<'a> {
             None if self.known_index.contains_key(&full) => {}
             None => self.error(diag::map_never_assigned(m.span, &full)),
         }
-    }
-
-    /// `printf(fmt, args...)`, or `cat(fmt, args...)` (`name`), whose
-    /// formatted text is a file to print.
-    fn printf(&mut self, s: &mut Scope, e: &Expr, args: &[Expr], name: &str) -> Type {
-        let Some((first, rest)) = args.split_first() else {
-            self.error(diag::wrong_arg_count(
-                e.span,
-                name,
-                "a format string and its arguments",
-                0,
-            ));
-            return Type::Void;
-        };
-        let ExprKind::Str(bytes) = &first.kind else {
-            self.error(diag::needs_literal(
-                first.span,
-                &format!("{name}()'s format"),
-            ));
-            return Type::Void;
-        };
-        let arg_types: Vec<Type> = rest.iter().map(|a| self.expr(s, a)).collect();
-        // Parsed once: the manifest carries this parse to the output, so what
-        // passes here prints as checked.
-        let parsed = abi::printf::Format::parse(&String::from_utf8_lossy(bytes));
-        let kinds = match parsed.validate() {
-            Ok(k) => k,
-            Err(err) => {
-                self.error(diag::printf_format(first.span, &err.message));
-                return Type::Void;
-            }
-        };
-        if kinds.len() != rest.len() {
-            self.error(diag::printf_args(e.span, kinds.len(), rest.len()));
-            return Type::Void;
-        }
-        for ((conv, arg), t) in parsed.conversions().iter().zip(rest).zip(&arg_types) {
-            let ok = match conv.kind {
-                abi::printf::ArgKind::Integer => t.is_scalar(),
-                abi::printf::ArgKind::String => {
-                    t.is_str()
-                        || matches!(
-                            t,
-                            Type::Inet
-                                | Type::Stack { .. }
-                                | Type::Sym { .. }
-                                | Type::Timestamp { .. }
-                        )
-                }
-                abi::printf::ArgKind::Buffer => matches!(t, Type::Buf { .. }),
-            };
-            if !ok {
-                let expected = match conv.kind {
-                    abi::printf::ArgKind::String => "a string",
-                    abi::printf::ArgKind::Integer => "an integer",
-                    abi::printf::ArgKind::Buffer => "a buffer (buf() is not supported yet)",
-                };
-                self.error(diag::type_mismatch(
-                    arg.span,
-                    &format!("`%{}`", conv.specifier),
-                    expected,
-                    t,
-                ));
-            }
-        }
-        self.printfs.push(PrintfSite {
-            format: parsed,
-            args: arg_types.iter().map(Type::stored).collect(),
-            cat: name == "cat",
-        });
-        s.probe
-            .calls
-            .insert(e.id, CallTarget::Printf(self.printfs.len() - 1));
-        Type::Void
     }
 }
 
@@ -2024,7 +1720,7 @@ fn shows_identity(handler: &TypedProbe) -> bool {
     handler
         .calls
         .values()
-        .any(|c| matches!(c, CallTarget::Emit))
+        .any(|c| matches!(c, CallTarget::Builtin(c) if c.name == crate::builtins::emit::NAME))
         || handler
             .stream_args
             .values()

@@ -60,18 +60,34 @@ pub struct PrintfSite {
     pub cat: bool,
 }
 
+/// A call of a builtin function, as the checker resolved it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The builtin's name: the key of its definition
+    /// (`sema::builtins::FUNCTIONS`) and of its lowering.
+    pub name: &'static str,
+    /// What the type rule found that the lowering needs.
+    pub value: CallValue,
+}
+
+/// What a builtin's type rule hands its lowering, besides the types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallValue {
+    None,
+    /// A number known when checking: `uaddr`'s address, `reg`'s offset,
+    /// `bswap`'s width.
+    Constant(i64),
+    /// An index into one of the program's tables: a printf site, a time
+    /// format, a `join()` delimiter.
+    Site(usize),
+}
+
 /// What a call expression resolved to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallTarget {
+    /// A builtin of the table (`sema::builtins::FUNCTIONS`).
+    Builtin(Call),
     Function(Function),
-    /// `printf` with the index of its site in [`TypedProgram::printfs`].
-    Printf(usize),
-    /// `time(fmt)` with the index in [`TypedProgram::time_formats`].
-    Time(usize),
-    /// `join(array[, delim])` with the index in [`TypedProgram::join_delimiters`].
-    Join(usize),
-    /// `emit()` in a `stream:NAME` handler: send the instance's record.
-    Emit,
 }
 
 /// `args->field` resolved against the tracepoint format.

@@ -109,7 +109,11 @@ impl Lower<'_> {
                 }
                 v
             }
-            ExprKind::Call { .. } => self.call_scalar(e),
+            // Calls without an integer value are kept out of here by the checker.
+            ExprKind::Call { .. } => match self.builtin_scalar_call(e) {
+                Some(r) => r,
+                None => self.constant(0),
+            },
             _ => self.constant(0),
         };
         r
@@ -326,6 +330,9 @@ impl Lower<'_> {
     /// Puts a value of any type into memory at `place`, stored as `dst`.
     pub(crate) fn write_into(&mut self, e: &Expr, place: Place, dst: &Type) {
         self.set_span(e.span);
+        if self.builtin_write(e, place, dst) {
+            return;
+        }
         match dst {
             Type::Int { .. } | Type::Pointer { .. } => {
                 let v = self.scalar(e);

@@ -7,6 +7,7 @@
 //! record), written in place by [`Lower::write_into`] so nothing is copied twice.
 
 mod builtins;
+mod events;
 mod expr;
 mod maps;
 mod members;
@@ -427,6 +428,12 @@ impl<'a> Lower<'a> {
             self.asm
                 .br(crate::asm::Cond::Ne, current, Src::Imm(pid as i32), exit);
         }
+    }
+
+    /// Leaves the program now (`return`, `exit()`).
+    pub(crate) fn return_now(&mut self) {
+        let exit = self.exit;
+        self.asm.jmp(exit);
     }
 
     pub(crate) fn set_span(&mut self, span: Span) {

@@ -75,10 +75,7 @@ impl Lower<'_> {
                     self.asm.jmp(target);
                 }
             }
-            StmtKind::Return(_) => {
-                let exit = self.exit;
-                self.asm.jmp(exit);
-            }
+            StmtKind::Return(_) => self.return_now(),
             StmtKind::Block(b) => self.block(b),
             StmtKind::For { .. } | StmtKind::Import(_) => {}
         }
@@ -136,7 +133,9 @@ impl Lower<'_> {
     /// An expression evaluated for its effect.
     fn effect(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Call { args, .. } => self.call_statement(e, args),
+            ExprKind::Call { .. } => {
+                self.builtin_effect(e);
+            }
             ExprKind::IncDec { .. } => {
                 self.scalar(e);
             }

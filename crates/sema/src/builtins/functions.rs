@@ -12,34 +12,15 @@ pub enum Function {
     Str,
     /// `buf(ptr[, len])`: read `len` raw bytes, printed by `%r`.
     Buf,
-    /// `delete(@m[key])` or `delete(@m, key)`: remove one key.
-    Delete,
-    /// `clear(@m)`: remove every key (done by user space).
-    Clear,
-    /// `zero(@m)`: set every value to zero (done by user space).
-    Zero,
-    /// `print(@m[, top[, div]])`: print a map now; `print(value)`: print a value.
-    PrintMap,
-    /// `exit()`: stop the run, print the maps and detach.
-    Exit,
     /// `ntop([af, ]addr)`: an IPv4/IPv6 address as text.
     Ntop,
     /// `kstack([mode][, limit])` / `ustack(...)`: see `builtins::stacks`.
     Stack { user: bool },
     /// `ksym(addr)` / `usym(addr)`: see `builtins::stacks`.
     Sym { user: bool },
-    /// `uaddr("NAME")`: a symbol's address in the probed binary, found when
-    /// checking (see `builtins::uaddr`); 0 until then.
-    Uaddr { address: u64 },
     /// `strftime(fmt, ns)`: a time printed in format `format` (an index of
     /// the script's time formats); the value is the `ns` argument.
     Strftime { format: u32 },
-    /// `reg("NAME")`: a register of the probed task, at this offset of
-    /// `struct pt_regs` (found when checking).
-    Reg { offset: u32 },
-    /// `bswap(n)`: `n` with its bytes reversed, over the `size` bytes of its
-    /// integer type (found when checking; 8 until then).
-    Bswap { size: u8 },
 }
 
 /// Every function name weft knows, for suggestions.
@@ -95,19 +76,11 @@ pub fn function(name: &str) -> Option<Function> {
         }),
         "str" => Function::Str,
         "buf" => Function::Buf,
-        "delete" => Function::Delete,
-        "clear" => Function::Clear,
-        "zero" => Function::Zero,
-        "print" => Function::PrintMap,
-        "exit" => Function::Exit,
         "ntop" => Function::Ntop,
         "kstack" => Function::Stack { user: false },
         "ustack" => Function::Stack { user: true },
         "ksym" => Function::Sym { user: false },
         "usym" => Function::Sym { user: true },
-        "uaddr" => Function::Uaddr { address: 0 },
-        "bswap" => Function::Bswap { size: 8 },
-        "reg" => Function::Reg { offset: 0 },
         _ => return None,
     })
 }

@@ -12,7 +12,7 @@
 //!
 //! Example: `uprobe:/bin/bash:readline { printf("%p\n", uaddr("ps1_prompt")); }`
 //!
-//! Lowered as a constant (`codegen::lower::builtins::uprobe`).
+//! Lowering: `codegen::lower::builtins::uaddr` (a constant).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,9 +23,34 @@ use source::Diagnostic;
 use syntax::ast::{Expr, ExprKind};
 use uelf::Binary;
 
+use super::{CallCheck, FunctionDef};
 use crate::diagnostics as diag;
 use crate::providers::{Context, ResolvedProbe};
+use crate::typed::CallValue;
 use crate::types::Type;
+
+pub const DEF: FunctionDef = FunctionDef {
+    name: "uaddr",
+    signature: "uaddr(\"NAME\")",
+    help: "the address of symbol NAME in the probed binary (uprobe, uretprobe, usdt)",
+    check: check_call,
+};
+
+fn check_call(cx: &mut CallCheck<'_, '_>) -> Type {
+    let Some(binaries) = cx.binaries() else {
+        return Type::U64;
+    };
+    match check(cx.call, cx.args, cx.probe(), binaries) {
+        Ok(found) => {
+            cx.set_value(CallValue::Constant(found.address as i64));
+            found.ty
+        }
+        Err(d) => {
+            cx.error(d);
+            Type::U64
+        }
+    }
+}
 
 /// The binaries `uaddr()` looked in, read once per path for all checking rounds.
 pub struct Binaries<'k> {

@@ -1,9 +1,171 @@
-//! Lowering of built-in variables and functions, one file per group,
-//! mirroring `sema::builtins`.
+//! Lowering of builtins, one module per builtin under the name of its
+//! definition in `sema::builtins` (which holds its type rule). [`FUNCTIONS`]
+//! is the table every use of a call goes through: as a statement (its
+//! effect), as an integer in a register, or written into memory (strings,
+//! stacks, addresses, buffers).
+//!
+//! Adding a builtin function: a file here defining `pub(crate) const
+//! LOWERING: Lowering` with the forms it has, and its line in `lowerings!`
+//! below (a test checks that every builtin sema knows has a lowering).
 
-mod bswap;
-mod functions;
 mod kprobe;
 mod stacks;
 mod uprobe;
 mod variables;
+
+use sema::{Call, CallTarget, CallValue, Type};
+use syntax::ast::{Expr, ExprKind};
+
+use super::{Lower, Place};
+use crate::asm::VReg;
+
+/// One call of a builtin, as its lowering sees it.
+pub(crate) struct CallSite<'e> {
+    /// The whole call expression (its type is the call's type).
+    pub(crate) expr: &'e Expr,
+    pub(crate) args: &'e [Expr],
+    /// What the type rule recorded (`sema::CallValue`).
+    pub(crate) value: CallValue,
+}
+
+impl CallSite<'_> {
+    /// The constant the type rule recorded (0 if none).
+    pub(crate) fn constant(&self) -> i64 {
+        match self.value {
+            CallValue::Constant(v) => v,
+            _ => 0,
+        }
+    }
+
+    /// The table index the type rule recorded (0 if none).
+    pub(crate) fn site(&self) -> usize {
+        match self.value {
+            CallValue::Site(i) => i,
+            _ => 0,
+        }
+    }
+}
+
+/// How one builtin is lowered, for each use its type allows.
+pub(crate) struct Lowering {
+    pub(crate) name: &'static str,
+    /// As a statement, for its effect (`printf`, `exit`, `delete`); without
+    /// it a statement evaluates an integer result and drops it.
+    pub(crate) effect: Option<fn(&mut Lower<'_>, &CallSite<'_>)>,
+    /// Its integer (or pointer) value, in a register.
+    pub(crate) scalar: Option<fn(&mut Lower<'_>, &CallSite<'_>) -> VReg>,
+    /// Its value written at `place` as the given type (strings, stacks,
+    /// addresses, buffers, timestamps).
+    pub(crate) write: Option<fn(&mut Lower<'_>, &CallSite<'_>, Place, &Type)>,
+}
+
+impl Lowering {
+    /// A lowering with no forms, for struct update syntax.
+    pub(crate) const NONE: Lowering = Lowering {
+        name: "",
+        effect: None,
+        scalar: None,
+        write: None,
+    };
+}
+
+/// Declares each lowering's module and the table: `module => LOWERING, ...;`.
+macro_rules! lowerings {
+    ($($module:ident => $($def:ident),+;)*) => {
+        $(mod $module;)*
+        /// The lowering of every builtin function, found by name.
+        pub(crate) static FUNCTIONS: &[&Lowering] = &[$($(&$module::$def),+),*];
+    };
+}
+
+lowerings! {
+    printf => PRINTF, CAT;
+    time => LOWERING;
+    join => LOWERING;
+    emit => LOWERING;
+    exit => LOWERING;
+    print => LOWERING;
+    clear => CLEAR, ZERO;
+    delete => LOWERING;
+    bswap => LOWERING;
+    reg => LOWERING;
+    uaddr => LOWERING;
+}
+
+/// The lowering of the builtin called `name`.
+pub(crate) fn lowering(name: &str) -> Option<&'static Lowering> {
+    FUNCTIONS.iter().copied().find(|l| l.name == name)
+}
+
+impl Lower<'_> {
+    /// The lowering of the builtin call `e` and its site, if `e` is one.
+    fn builtin_call<'e>(&self, e: &'e Expr) -> Option<(&'static Lowering, CallSite<'e>)> {
+        let ExprKind::Call { args, .. } = &e.kind else {
+            return None;
+        };
+        let Some(CallTarget::Builtin(Call { name, value })) = self.probe.calls.get(&e.id) else {
+            return None;
+        };
+        let site = CallSite {
+            expr: e,
+            args,
+            value: *value,
+        };
+        Some((lowering(name)?, site))
+    }
+
+    /// A builtin call as a statement; false if `e` is not one of the table.
+    pub(crate) fn builtin_effect(&mut self, e: &Expr) -> bool {
+        let Some((l, site)) = self.builtin_call(e) else {
+            return false;
+        };
+        match (l.effect, l.scalar) {
+            (Some(effect), _) => effect(self, &site),
+            (None, Some(scalar)) => {
+                scalar(self, &site);
+            }
+            (None, None) => {}
+        }
+        true
+    }
+
+    /// A builtin call's integer value; `None` if `e` is not one of the table.
+    pub(crate) fn builtin_scalar_call(&mut self, e: &Expr) -> Option<VReg> {
+        let (l, site) = self.builtin_call(e)?;
+        Some(match l.scalar {
+            Some(scalar) => scalar(self, &site),
+            // The checker keeps calls without an integer value out of here.
+            None => self.constant(0),
+        })
+    }
+
+    /// A builtin call's value written at `place`; false if `e` is not one
+    /// of the table or has no written form (then its integer is stored).
+    pub(crate) fn builtin_write(&mut self, e: &Expr, place: Place, dst: &Type) -> bool {
+        let Some((l, site)) = self.builtin_call(e) else {
+            return false;
+        };
+        let Some(write) = l.write else {
+            return false;
+        };
+        write(self, &site, place, dst);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every builtin function sema checks has a lowering here, and every
+    /// lowering a definition there: the two tables name the same builtins.
+    #[test]
+    fn every_builtin_has_a_lowering() {
+        let sema: Vec<&str> = sema::builtins::FUNCTIONS.iter().map(|f| f.name).collect();
+        let here: Vec<&str> = super::FUNCTIONS.iter().map(|l| l.name).collect();
+        for name in &sema {
+            assert!(here.contains(name), "`{name}` has no lowering");
+        }
+        for name in &here {
+            assert!(sema.contains(name), "lowering `{name}` has no definition");
+        }
+    }
+}

@@ -52,31 +52,6 @@ impl Lower<'_> {
         }
     }
 
-    /// A call used as a scalar: `uaddr("NAME")` is the address found when
-    /// checking; other calls are not scalars (0).
-    pub(crate) fn call_scalar(&mut self, e: &syntax::ast::Expr) -> VReg {
-        match self.probe.calls.get(&e.id) {
-            Some(sema::CallTarget::Function(sema::builtins::Function::Uaddr { address })) => {
-                let address = *address as i64;
-                self.constant(address)
-            }
-            Some(sema::CallTarget::Function(sema::builtins::Function::Reg { offset })) => {
-                let offset = *offset;
-                self.ctx_load(offset)
-            }
-            Some(sema::CallTarget::Function(sema::builtins::Function::Bswap { size })) => {
-                let size = *size;
-                match &e.kind {
-                    syntax::ast::ExprKind::Call { args, .. } if args.len() == 1 => {
-                        self.bswap(&args[0], size)
-                    }
-                    _ => self.constant(0),
-                }
-            }
-            _ => self.constant(0),
-        }
-    }
-
     fn zero_reg(&mut self) -> VReg {
         let r = self.asm.vreg();
         self.asm.mov(r, Src::Imm(0));
@@ -84,7 +59,7 @@ impl Lower<'_> {
     }
 
     /// The 64-bit slot at `offset` of `struct pt_regs`.
-    fn ctx_load(&mut self, offset: u32) -> VReg {
+    pub(crate) fn ctx_load(&mut self, offset: u32) -> VReg {
         let r = self.asm.vreg();
         let ctx = self.ctx;
         self.asm.load(r, ctx, offset as i16, Width::DW);

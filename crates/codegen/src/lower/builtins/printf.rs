@@ -1,0 +1,58 @@
+//! `printf(fmt, args...)` and `cat(fmt, args...)` (rules in
+//! `sema::builtins::printf`): one ring-buffer record with the arguments at
+//! the offsets of the printf's layout (`abi::PrintfSpec`); user space
+//! renders the format the manifest carries.
+
+use abi::EventKind;
+
+use super::{CallSite, Lowering};
+use crate::asm::{Src, Width};
+use crate::lower::{Lower, Place};
+
+pub(crate) const PRINTF: Lowering = Lowering {
+    name: "printf",
+    effect: Some(effect),
+    ..Lowering::NONE
+};
+
+pub(crate) const CAT: Lowering = Lowering {
+    name: "cat",
+    effect: Some(effect),
+    ..Lowering::NONE
+};
+
+fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
+    let site = call.site();
+    let args = &call.args[1..];
+    let spec = l.printfs[site].clone();
+    let types = l.typed.printfs[site].args.clone();
+    // Scalars first, so no helper call runs while the record is reserved
+    // except those that write straight into it (strings).
+    let mut scalars = Vec::new();
+    for (arg, t) in args.iter().zip(&types) {
+        scalars.push(if t.is_scalar() {
+            Some(l.scalar(arg))
+        } else {
+            None
+        });
+    }
+    l.emit_event(
+        EventKind::Printf,
+        site as u32,
+        |l, rec| {
+            // User space reads each string up to its NUL: no padding needed.
+            l.canonical = false;
+            for (((arg, t), field), scalar) in
+                args.iter().zip(&types).zip(&spec.args).zip(scalars)
+            {
+                let place = Place::Ptr(rec, field.field.offset as i16);
+                match scalar {
+                    Some(v) => l.store(place, Src::Reg(v), Width::DW),
+                    None => l.write_into(arg, place, t),
+                }
+            }
+            l.canonical = true;
+        },
+        spec.size,
+    );
+}

@@ -1,0 +1,106 @@
+//! `printf(fmt, args...)` and `cat(fmt, args...)`.
+//!
+//! What they do: `printf` prints its arguments in `fmt`, as bpftrace's
+//! printf does (C's conversions plus `%r`/`%rx`/`%rh` for buffers, with
+//! bpftrace 0.17's quirks); `cat` formats the same way and prints the
+//! contents of the file the text names (`cat("/proc/%d/status", pid)`).
+//! The format is parsed once, here (`abi::printf`), and carried to user
+//! space in the manifest, so what is checked here is what prints.
+//!
+//! Why it is limited: the format must be a string literal; each conversion
+//! takes one argument of its kind (`%s` a string, a stack, a symbol, an
+//! address from `ntop()` or a time from `strftime()`; `%r` a `buf()`;
+//! integer conversions an integer or pointer).
+//!
+//! Lowering: `codegen::lower::builtins::printf` (one ring-buffer record
+//! with the arguments at the offsets of the printf's layout).
+
+use syntax::ast::ExprKind;
+
+use super::{CallCheck, FunctionDef};
+use crate::diagnostics as diag;
+use crate::typed::{CallValue, PrintfSite};
+use crate::types::Type;
+
+pub const PRINTF: FunctionDef = FunctionDef {
+    name: "printf",
+    signature: "printf(fmt, args...)",
+    help: "prints the arguments in the format, as C's printf",
+    check: check_printf,
+};
+
+pub const CAT: FunctionDef = FunctionDef {
+    name: "cat",
+    signature: "cat(fmt, args...)",
+    help: "prints the contents of the file the formatted text names",
+    check: check_cat,
+};
+
+fn check_printf(cx: &mut CallCheck<'_, '_>) -> Type {
+    check(cx, false)
+}
+
+fn check_cat(cx: &mut CallCheck<'_, '_>) -> Type {
+    check(cx, true)
+}
+
+fn check(cx: &mut CallCheck<'_, '_>, cat: bool) -> Type {
+    let name = cx.name;
+    let Some((first, rest)) = cx.args.split_first() else {
+        cx.wrong_arg_count("a format string and its arguments");
+        return Type::Void;
+    };
+    let ExprKind::Str(bytes) = &first.kind else {
+        cx.needs_literal(first.span, &format!("{name}()'s format"));
+        return Type::Void;
+    };
+    let arg_types: Vec<Type> = rest.iter().map(|a| cx.check(a)).collect();
+    // Parsed once: the manifest carries this parse to the output, so what
+    // passes here prints as checked.
+    let parsed = abi::printf::Format::parse(&String::from_utf8_lossy(bytes));
+    let kinds = match parsed.validate() {
+        Ok(k) => k,
+        Err(err) => {
+            cx.error(diag::printf_format(first.span, &err.message));
+            return Type::Void;
+        }
+    };
+    if kinds.len() != rest.len() {
+        cx.error(diag::printf_args(cx.call.span, kinds.len(), rest.len()));
+        return Type::Void;
+    }
+    for ((conv, arg), t) in parsed.conversions().iter().zip(rest).zip(&arg_types) {
+        use abi::printf::ArgKind;
+        let ok = match conv.kind {
+            ArgKind::Integer => t.is_scalar(),
+            ArgKind::String => {
+                t.is_str()
+                    || matches!(
+                        t,
+                        Type::Inet | Type::Stack { .. } | Type::Sym { .. } | Type::Timestamp { .. }
+                    )
+            }
+            ArgKind::Buffer => matches!(t, Type::Buf { .. }),
+        };
+        if !ok {
+            let expected = match conv.kind {
+                ArgKind::String => "a string",
+                ArgKind::Integer => "an integer",
+                ArgKind::Buffer => "a buffer (buf() is not supported yet)",
+            };
+            cx.error(diag::type_mismatch(
+                arg.span,
+                &format!("`%{}`", conv.specifier),
+                expected,
+                t,
+            ));
+        }
+    }
+    let site = cx.add_printf(PrintfSite {
+        format: parsed,
+        args: arg_types.iter().map(Type::stored).collect(),
+        cat,
+    });
+    cx.set_value(CallValue::Site(site));
+    Type::Void
+}
