@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use abi::Aggregation;
 use ktypes::{FieldKind, KernelInfo, TpField};
 use source::{Diagnostic, Diagnostics, Span};
 use syntax::ast::{
@@ -13,13 +12,11 @@ use syntax::ast::{
     UnaryOp,
 };
 
-use crate::builtins::{
-    BUILTIN_NAMES, FUNCTION_NAMES, Function, builtin, function, planned_builtin, planned_function,
-};
+use crate::builtins::{BUILTIN_NAMES, builtin, planned_builtin};
 use crate::diagnostics as diag;
 use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for};
 use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo};
-use crate::typed::{CallTarget, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
+use crate::typed::{FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
 mod call;
@@ -686,23 +683,21 @@ impl<'a> Checker<'a> {
     fn assign(&mut self, s: &mut Scope, target: &Expr, op: AssignOp, value: &Expr) {
         match (&target.kind, op) {
             (ExprKind::Map { name, keys }, AssignOp::Assign) => {
-                let agg = match &value.kind {
-                    ExprKind::Call {
-                        name: f,
-                        args,
-                        name_span,
-                        ..
-                    } => match function(f) {
-                        Some(Function::Aggregate(a)) => {
-                            Some(self.aggregate(s, value, a, args, *name_span))
-                        }
-                        _ => None,
-                    },
+                let aggregation = match &value.kind {
+                    ExprKind::Call { name: f, args, .. } => crate::builtins::function_def(f)
+                        .filter(|def| def.aggregates)
+                        .map(|def| (def, args)),
                     _ => None,
                 };
-                let value_ty = match agg {
-                    Some(Some(a)) => Type::Agg(a),
-                    Some(None) => return,
+                let value_ty = match aggregation {
+                    Some((def, args)) => match self.builtin_call(s, value, def, args, true) {
+                        t @ Type::Agg(_) => {
+                            s.probe.types.insert(value.id, t.clone());
+                            t
+                        }
+                        // The rule said why.
+                        _ => return,
+                    },
                     None => {
                         let t = self.expr(s, value);
                         if !is_storable(&t) {
@@ -868,93 +863,6 @@ impl<'a> Checker<'a> {
             1 => types.pop(),
             _ => Some(Type::Tuple(types)),
         }
-    }
-
-    /// Checks `count()`, `hist(x)`, ... in `@m = agg(...)`; `None` after an error.
-    fn aggregate(
-        &mut self,
-        s: &mut Scope,
-        call: &Expr,
-        agg: Aggregation,
-        args: &[Expr],
-        name_span: Span,
-    ) -> Option<Aggregation> {
-        let name = agg.name();
-        let arg_types: Vec<Type> = args.iter().map(|a| self.expr(s, a)).collect();
-        let expected = match agg {
-            Aggregation::Count => 0,
-            Aggregation::Lhist { .. } => 4,
-            _ => 1,
-        };
-        if args.len() != expected {
-            if name == "hist" && args.len() == 2 {
-                self.error(diag::not_supported_yet(
-                    args[1].span,
-                    "the bits argument of hist()",
-                ));
-                return None;
-            }
-            let what = match expected {
-                0 => "no arguments".to_string(),
-                1 => "one argument".to_string(),
-                n => format!("{n} arguments"),
-            };
-            self.error(diag::wrong_arg_count(call.span, name, &what, args.len()));
-            return None;
-        }
-        if let (Some(a), Some(t)) = (args.first(), arg_types.first()) {
-            if !self.expect_int(a, t, &format!("{name}()")) {
-                return None;
-            }
-        }
-        let signed = arg_types.first().is_some_and(Type::is_signed);
-        s.probe.calls.insert(
-            call.id,
-            CallTarget::Function(Function::Aggregate(agg.clone())),
-        );
-        let _ = name_span;
-        Some(match agg {
-            Aggregation::Count => Aggregation::Count,
-            Aggregation::Sum { .. } => Aggregation::Sum { signed },
-            Aggregation::Min { .. } => Aggregation::Min { signed },
-            Aggregation::Max { .. } => Aggregation::Max { signed },
-            Aggregation::Avg { .. } => Aggregation::Avg { signed },
-            Aggregation::Stats { .. } => Aggregation::Stats { signed },
-            Aggregation::Hist => Aggregation::Hist,
-            Aggregation::Lhist { .. } => {
-                let lit = |e: &Expr| match e.kind {
-                    ExprKind::Int { value, .. } => Some(value as i64),
-                    ExprKind::Unary {
-                        op: UnaryOp::Neg,
-                        ref expr,
-                    } => match expr.kind {
-                        ExprKind::Int { value, .. } => Some(-(value as i64)),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let (Some(min), Some(max), Some(step)) =
-                    (lit(&args[1]), lit(&args[2]), lit(&args[3]))
-                else {
-                    let bad = args[1..]
-                        .iter()
-                        .find(|a| lit(a).is_none())
-                        .map_or(call.span, |a| a.span);
-                    self.error(diag::needs_literal(bad, "lhist()'s min, max and step"));
-                    return None;
-                };
-                if step <= 0 || max <= min || (max - min) / step > 1000 {
-                    self.error(diag::bad_lhist_range(args[1].span.to(args[3].span)));
-                    return None;
-                }
-                let lhist = Aggregation::Lhist { min, max, step };
-                s.probe.calls.insert(
-                    call.id,
-                    CallTarget::Function(Function::Aggregate(lhist.clone())),
-                );
-                lhist
-            }
-        })
     }
 
     fn expect_condition(&mut self, e: &Expr, t: &Type) {
@@ -1369,6 +1277,7 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A call: the builtin of that name checks it (`crate::builtins`).
     fn call(
         &mut self,
         s: &mut Scope,
@@ -1377,247 +1286,40 @@ impl<'a> Checker<'a> {
         name_span: Span,
         args: &[Expr],
     ) -> Type {
-        if let Some(def) = crate::builtins::function_def(name) {
-            let mut cx = CallCheck::new(self, s, e, def.name, args, false);
-            let t = (def.check)(&mut cx);
-            let value = cx.value();
-            s.probe.calls.insert(
-                e.id,
-                CallTarget::Builtin(crate::typed::Call {
-                    name: def.name,
-                    value,
-                }),
-            );
-            return t;
-        }
-        match name {
-            "strftime" => {
-                let (fmt, ns) = match args {
-                    [
-                        Expr {
-                            kind: ExprKind::Str(b),
-                            ..
-                        },
-                        ns,
-                    ] => (String::from_utf8_lossy(b).into_owned(), ns),
-                    [f, ..] if !matches!(f.kind, ExprKind::Str(_)) => {
-                        self.error(diag::needs_literal(f.span, "strftime()'s format"));
-                        return Type::U64;
-                    }
-                    _ => {
-                        self.error(diag::wrong_arg_count(
-                            e.span,
-                            "strftime",
-                            "a format and a time in nanoseconds (`nsecs`)",
-                            args.len(),
-                        ));
-                        return Type::U64;
-                    }
-                };
-                let t = self.expr(s, ns);
-                self.expect_int(ns, &t, "strftime()'s time");
-                self.time_formats.push(fmt);
-                let format = (self.time_formats.len() - 1) as u32;
-                s.probe
-                    .calls
-                    .insert(e.id, CallTarget::Function(Function::Strftime { format }));
-                return Type::Timestamp { format };
-            }
-            _ => {}
-        }
-        let Some(f) = function(name) else {
-            for a in args {
-                self.expr(s, a);
-            }
-            if planned_function(name) {
-                return self.unsupported(e, &format!("the function `{name}()`"));
-            }
-            self.error(diag::unknown_function(name_span, name, FUNCTION_NAMES));
-            return Type::I64;
-        };
-        let ty = match &f {
-            // Checked by name above, with its format.
-            Function::Strftime { .. } => return Type::U64,
-            Function::Aggregate(a) => {
+        match crate::builtins::function_def(name) {
+            Some(def) => self.builtin_call(s, e, def, args, false),
+            None => {
                 for a in args {
                     self.expr(s, a);
                 }
-                self.error(diag::aggregation_not_assigned(e.span, a.name()));
-                return Type::I64;
-            }
-            Function::Str => {
-                if args.is_empty() || args.len() > 2 {
-                    self.error(diag::wrong_arg_count(
-                        e.span,
-                        "str",
-                        "one or two arguments",
-                        args.len(),
-                    ));
-                    return Type::Str {
-                        size: DEFAULT_STR_SIZE,
-                    };
+                if crate::builtins::planned_function(name) {
+                    return self.unsupported(e, &format!("the function `{name}()`"));
                 }
-                let t = self.expr(s, &args[0]);
-                let size = match args.get(1) {
-                    Some(len) => {
-                        let lt = self.expr(s, len);
-                        self.expect_int(len, &lt, "str()'s length");
-                        match len.kind {
-                            ExprKind::Int { value, .. } => {
-                                (value as u32).clamp(1, DEFAULT_STR_SIZE - 1) + 1
-                            }
-                            _ => DEFAULT_STR_SIZE,
-                        }
-                    }
-                    None => DEFAULT_STR_SIZE,
-                };
-                match t {
-                    Type::Str { size: s0 } => Type::Str { size: s0.min(size) },
-                    t if t.is_scalar() => Type::Str { size },
-                    t => {
-                        self.error(diag::type_mismatch(
-                            args[0].span,
-                            "str()",
-                            "a pointer or a string",
-                            &t,
-                        ));
-                        Type::Str { size }
-                    }
-                }
+                let known = crate::builtins::function_names();
+                self.error(diag::unknown_function(name_span, name, &known));
+                Type::I64
             }
-            Function::Buf => {
-                // buf(ptr[, len]): the length bounds the bytes kept (64 at most,
-                // bpftrace's default); a length known only at run time keeps 64.
-                let (ptr, len) = match args {
-                    [p] => (p, None),
-                    [p, l] => (p, Some(l)),
-                    _ => {
-                        for a in args {
-                            self.expr(s, a);
-                        }
-                        self.error(diag::wrong_arg_count(
-                            e.span,
-                            "buf",
-                            "an address and a length",
-                            args.len(),
-                        ));
-                        return Type::Buf {
-                            size: DEFAULT_STR_SIZE,
-                        };
-                    }
-                };
-                let t = self.expr(s, ptr);
-                if !t.is_scalar() && !t.is_str() {
-                    self.error(diag::type_mismatch(
-                        ptr.span,
-                        "buf()",
-                        "an address or a string",
-                        &t,
-                    ));
-                }
-                let size = match len {
-                    Some(l) => {
-                        let lt = self.expr(s, l);
-                        self.expect_int(l, &lt, "buf()'s length");
-                        match l.kind {
-                            ExprKind::Int { value, .. } => {
-                                (value as u32).clamp(1, DEFAULT_STR_SIZE)
-                            }
-                            _ => DEFAULT_STR_SIZE,
-                        }
-                    }
-                    None => DEFAULT_STR_SIZE,
-                };
-                // A string has no more bytes than its own.
-                let size = match t {
-                    Type::Str { size: own } => size.min(own),
-                    _ => size,
-                };
-                Type::Buf { size }
-            }
-            Function::Ntop => {
-                let addr = match args {
-                    [a] => a,
-                    [af, a] => {
-                        let t = self.expr(s, af);
-                        self.expect_int(af, &t, "ntop()'s address family");
-                        a
-                    }
-                    _ => {
-                        self.error(diag::wrong_arg_count(
-                            e.span,
-                            "ntop",
-                            "an address, optionally after its family",
-                            args.len(),
-                        ));
-                        return Type::Inet;
-                    }
-                };
-                let t = self.expr(s, addr);
-                // A tracepoint's byte array, or a struct member's
-                // (`$sk->__sk_common.skc_v6_daddr.in6_u.u6_addr8`).
-                let array_len = s
-                    .probe
-                    .fields
-                    .get(&addr.id)
-                    .and_then(|f| match f.field.kind {
-                        FieldKind::Array { len } if f.field.size == len => Some(len),
-                        _ => None,
-                    })
-                    .or_else(|| match s.probe.members.get(&addr.id)?.value {
-                        members::MemberValue::Chars { len } => Some(len),
-                        _ => None,
-                    });
-                match array_len {
-                    Some(4 | 16) => {}
-                    Some(_) => self.error(diag::type_mismatch(
-                        addr.span,
-                        "ntop()",
-                        "an integer or a 4- or 16-byte array",
-                        &t,
-                    )),
-                    None if t.is_scalar() => {}
-                    None => self.error(diag::type_mismatch(
-                        addr.span,
-                        "ntop()",
-                        "an integer or a 4- or 16-byte array",
-                        &t,
-                    )),
-                }
-                Type::Inet
-            }
-            Function::Stack { user } => {
-                match crate::builtins::stacks::stack_call(*user, name, args) {
-                    Ok(t) => t,
-                    Err(d) => {
-                        self.error(d);
-                        return Type::I64;
-                    }
-                }
-            }
-            Function::Sym { user } => {
-                match args {
-                    [a] => {
-                        let t = self.expr(s, a);
-                        self.expect_int(a, &t, &format!("{name}()"));
-                    }
-                    _ => {
-                        for a in args {
-                            self.expr(s, a);
-                        }
-                        self.error(diag::wrong_arg_count(
-                            e.span,
-                            name,
-                            "one address",
-                            args.len(),
-                        ));
-                    }
-                }
-                Type::Sym { user: *user }
-            }
+        }
+    }
+
+    /// Runs `def`'s rule on call `e` and records the call for the lowering.
+    fn builtin_call(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        def: &'static crate::builtins::FunctionDef,
+        args: &[Expr],
+        assigned_to_map: bool,
+    ) -> Type {
+        let mut cx = CallCheck::new(self, s, e, def.name, args, assigned_to_map);
+        let t = (def.check)(&mut cx);
+        let value = cx.value();
+        let call = crate::typed::Call {
+            name: def.name,
+            value,
         };
-        s.probe.calls.insert(e.id, CallTarget::Function(f));
-        ty
+        s.probe.calls.insert(e.id, call);
+        t
     }
 
     /// Notes that a probe deletes from the map `m` names (it cannot be an array).
@@ -1720,7 +1422,7 @@ fn shows_identity(handler: &TypedProbe) -> bool {
     handler
         .calls
         .values()
-        .any(|c| matches!(c, CallTarget::Builtin(c) if c.name == crate::builtins::emit::NAME))
+        .any(|c| c.name == crate::builtins::emit::NAME)
         || handler
             .stream_args
             .values()

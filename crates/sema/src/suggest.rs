@@ -140,13 +140,12 @@ fn edit_cost(typed: &str, candidate: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::{BUILTIN_NAMES, FUNCTION_NAMES};
+    use crate::builtins::{BUILTIN_NAMES, function_names};
 
     fn builtins() -> Vec<&'static str> {
-        let mut names: Vec<&str> = FUNCTION_NAMES
-            .iter()
-            .chain(BUILTIN_NAMES)
-            .copied()
+        let mut names: Vec<&str> = function_names()
+            .into_iter()
+            .chain(BUILTIN_NAMES.iter().copied())
             .collect();
         names.sort_unstable();
         names.dedup();

@@ -7,7 +7,6 @@ use ktypes::TpField;
 use source::Span;
 use syntax::ast::NodeId;
 
-use crate::builtins::Function;
 use crate::config::{DeclaredMap, ScriptConfig};
 use crate::providers::ResolvedProbe;
 use crate::types::Type;
@@ -82,14 +81,6 @@ pub enum CallValue {
     Site(usize),
 }
 
-/// What a call expression resolved to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CallTarget {
-    /// A builtin of the table (`sema::builtins::FUNCTIONS`).
-    Builtin(Call),
-    Function(Function),
-}
-
 /// `args->field` resolved against the tracepoint format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldAccess {
@@ -104,7 +95,8 @@ pub struct TypedProbe {
     pub resolved: ResolvedProbe,
     pub types: HashMap<NodeId, Type>,
     pub builtins: HashMap<NodeId, Builtin>,
-    pub calls: HashMap<NodeId, CallTarget>,
+    /// Builtin function calls, by call expression.
+    pub calls: HashMap<NodeId, Call>,
     pub fields: HashMap<NodeId, FieldAccess>,
     /// `ptr->member` and `value.member` resolved through BTF.
     pub members: HashMap<NodeId, crate::check::members::MemberAccess>,

@@ -358,21 +358,16 @@ impl Lower<'_> {
                     }
                 }
             }
-            Type::Inet => self.write_inet(e, place),
-            Type::Stack { .. } => self.write_stack(e, place, dst),
-            Type::Sym { .. } => self.write_sym(e, place, dst),
-            Type::Buf { size } => self.write_buf(e, place, *size),
-            Type::Timestamp { .. } => match &e.kind {
-                // strftime(fmt, ns): user space formats the nanoseconds.
-                ExprKind::Call { args, .. } if args.len() == 2 => {
-                    let ns = self.scalar(&args[1]);
-                    self.store(place, Src::Reg(ns), Width::DW);
-                }
-                _ => {
-                    let (src, n) = self.mem(e);
-                    self.copy(place, src, n.min(8));
-                }
-            },
+            Type::Stack { .. } if self.is_stack_variable(e) => self.write_stack(place, dst),
+            // A value held elsewhere (a variable, a map value, a record field).
+            Type::Inet
+            | Type::Stack { .. }
+            | Type::Sym { .. }
+            | Type::Buf { .. }
+            | Type::Timestamp { .. } => {
+                let (src, n) = self.mem(e);
+                self.copy(place, src, n.min(dst.layout().size()));
+            }
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -386,7 +381,7 @@ impl Lower<'_> {
     /// then equal bytes wherever they are kept, as map keys need (the kernel
     /// hashes every byte of a key). Each source pads for itself, so the cost
     /// is a few stores per string, never a loop over its bytes.
-    fn write_string(&mut self, e: &Expr, place: Place, size: u32) {
+    pub(crate) fn write_string(&mut self, e: &Expr, place: Place, size: u32) {
         match &e.kind {
             ExprKind::Str(bytes) => self.write_literal(bytes, place, size),
             ExprKind::Positional(n) => {
@@ -420,26 +415,6 @@ impl Lower<'_> {
                 }
                 _ => self.write_literal(b"", place, size),
             },
-            ExprKind::Call { args, .. } => {
-                // str(ptr[, len]); the checker gave it its size.
-                let Some(arg) = args.first() else { return };
-                if self.ty(arg).is_str() {
-                    return self.write_string(arg, place, size);
-                }
-                let src = self.scalar(arg);
-                let cap = match self.ty(e) {
-                    Type::Str { size: s } => s.min(size),
-                    _ => size,
-                };
-                // The helper stops at the NUL and leaves the rest as it was.
-                self.zero_range(place, 0, size);
-                let addr = self.addr(place);
-                self.asm.call(
-                    Helper::PROBE_READ_STR,
-                    &[Src::Reg(addr), Src::Imm(cap as i32), Src::Reg(src)],
-                    None,
-                );
-            }
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => {
                     if let Some(src) = self.stream_arg_place(&arg) {
@@ -682,105 +657,5 @@ impl Lower<'_> {
     /// its field in the instance's state.
     pub(crate) fn var_place(&self, name: &str) -> Option<Place> {
         self.vars.get(name).copied()
-    }
-
-    /// `buf(ptr[, len])` as `len: u32` (at most `size`), then the bytes read
-    /// from `ptr`; a buffer held elsewhere (a variable, a map value) is copied.
-    fn write_buf(&mut self, e: &Expr, place: Place, size: u32) {
-        let ExprKind::Call { args, .. } = &e.kind else {
-            let (src, n) = self.mem(e);
-            self.copy(place, src, n.min(4 + size));
-            return;
-        };
-        let Some(ptr) = args.first() else { return };
-        let src = if self.ty(ptr).is_str() {
-            // A string value: its bytes where it was written.
-            let (at, _) = self.mem(ptr);
-            self.addr(at)
-        } else {
-            self.scalar(ptr)
-        };
-        let asked = match args.get(1) {
-            Some(l) => self.scalar(l),
-            None => self.constant(i64::from(size)),
-        };
-        let len = self.asm.vreg();
-        self.asm.mov(len, Src::Reg(asked));
-        // Unsigned: a negative length is huge, and is cut to `size` too.
-        let bounded = self.asm.label();
-        self.asm.br(Cond::Le, len, Src::Imm(size as i32), bounded);
-        self.asm.mov(len, Src::Imm(size as i32));
-        self.asm.bind(bounded);
-        self.store(place, Src::Reg(len), Width::W);
-        // The bytes past `len` must be zero too (a buffer can be a map key).
-        self.zero_range(place, 4, 4 + size);
-        let dst = self.addr(place.offset(4));
-        self.asm.call(
-            Helper::PROBE_READ,
-            &[Src::Reg(dst), Src::Reg(len), Src::Reg(src)],
-            None,
-        );
-    }
-
-    /// `ntop([af, ]addr)` as `family: u64, addr: [u8; 16]`; other Inet values are copied.
-    fn write_inet(&mut self, e: &Expr, place: Place) {
-        let ExprKind::Call { args, .. } = &e.kind else {
-            let (src, size) = self.mem(e);
-            self.copy(place, src, size);
-            return;
-        };
-        let Some(addr) = args.last() else { return };
-        let array = self
-            .probe
-            .fields
-            .get(&addr.id)
-            .and_then(|f| match f.field.kind {
-                FieldKind::Array { len } if f.field.size == len => Some(f.field.clone()),
-                _ => None,
-            });
-        let member_bytes = match self.probe.members.get(&addr.id).map(|m| m.value) {
-            Some(sema::MemberValue::Chars { len }) => Some(len.min(16)),
-            _ => None,
-        };
-        let default_family =
-            if array.as_ref().is_some_and(|f| f.size == 16) || member_bytes == Some(16) {
-                10
-            } else {
-                2
-            };
-        match args.as_slice() {
-            [af, _] => {
-                let v = self.scalar(af);
-                self.store(place, Src::Reg(v), Width::DW);
-            }
-            _ => self.store(place, Src::Imm(default_family), Width::DW),
-        }
-        self.set_span(addr.span);
-        // An IPv4 address fills 4 of the 16 bytes: the rest must be zero.
-        self.zero_range(place, 8, 24);
-        if let Some(len) = member_bytes {
-            let dst = place.offset(8);
-            self.member_bytes(addr, dst, len);
-            return;
-        }
-        match array {
-            Some(f) => {
-                // Tracepoint arrays need not be aligned for a direct load: copy them.
-                let src = self.asm.vreg();
-                let ctx = self.ctx;
-                self.asm.mov(src, Src::Reg(ctx));
-                self.asm.alu(AluOp::Add, src, Src::Imm(f.offset as i32));
-                let dst = self.addr(place.offset(8));
-                self.asm.call(
-                    Helper::PROBE_READ_KERNEL,
-                    &[Src::Reg(dst), Src::Imm(f.size as i32), Src::Reg(src)],
-                    None,
-                );
-            }
-            None => {
-                let v = self.scalar(addr);
-                self.store(place.offset(8), Src::Reg(v), Width::W);
-            }
-        }
     }
 }

@@ -1,6 +1,6 @@
 //! Statements and control flow.
 
-use sema::{CallTarget, Type};
+use sema::Type;
 use syntax::ast::{AssignOp, Block, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{LoopLabels, Lower};
@@ -84,15 +84,7 @@ impl Lower<'_> {
     fn assign(&mut self, target: &Expr, op: AssignOp, value: &Expr) {
         match (&target.kind, op) {
             (ExprKind::Map { keys, .. }, AssignOp::Assign) => {
-                if let Some(CallTarget::Function(sema::builtins::Function::Aggregate(agg))) =
-                    self.probe.calls.get(&value.id)
-                {
-                    let agg = agg.clone();
-                    let ExprKind::Call { args, .. } = &value.kind else {
-                        return;
-                    };
-                    self.aggregate(target, keys, &agg, args);
-                } else {
+                if !self.builtin_aggregate(value, target, keys) {
                     self.map_store(target, keys, value);
                 }
             }

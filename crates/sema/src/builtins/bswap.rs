@@ -18,6 +18,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "bswap(n)",
     help: "n with its bytes reversed, over the width of its integer type",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

@@ -14,6 +14,7 @@ pub const CLEAR: FunctionDef = FunctionDef {
     signature: "clear(@m)",
     help: "removes every element of a map",
     check,
+    aggregates: false,
 };
 
 pub const ZERO: FunctionDef = FunctionDef {
@@ -21,6 +22,7 @@ pub const ZERO: FunctionDef = FunctionDef {
     signature: "zero(@m)",
     help: "sets every value of a map to zero",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

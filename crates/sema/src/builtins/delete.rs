@@ -14,6 +14,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "delete(@m[key])",
     help: "removes one element of a map",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

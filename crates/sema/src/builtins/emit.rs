@@ -19,6 +19,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "emit()",
     help: "sends the stream instance's record (in a stream:NAME handler)",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

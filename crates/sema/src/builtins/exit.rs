@@ -13,6 +13,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "exit()",
     help: "stops the run: prints the maps and detaches",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

@@ -18,6 +18,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "join(array[, delim])",
     help: "prints the strings of a NULL-terminated array, joined by delim",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

@@ -11,12 +11,11 @@
 
 mod functions;
 pub mod kprobe;
-pub mod stacks;
 pub mod uprobe;
 mod variables;
 
 pub use crate::check::CallCheck;
-pub use functions::{FUNCTION_NAMES, Function, function, planned_function};
+pub use functions::planned_function;
 pub use variables::{BUILTIN_NAMES, Builtin, builtin, planned_builtin};
 
 use crate::types::Type;
@@ -31,6 +30,9 @@ pub struct FunctionDef {
     /// The type rule: checks the arguments (reporting what does not fit),
     /// records what the lowering needs and gives the call's type.
     pub check: fn(&mut CallCheck<'_, '_>) -> Type,
+    /// An aggregation (`count()`, `hist(n)`): only the whole value of a map
+    /// assignment, folded into the map's element; its rule gives `Type::Agg`.
+    pub aggregates: bool,
 }
 
 /// Declares each builtin's module and the table of their definitions:
@@ -44,6 +46,7 @@ macro_rules! functions {
 }
 
 functions! {
+    aggregations => COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST;
     printf => PRINTF, CAT;
     time => DEF;
     join => DEF;
@@ -52,6 +55,11 @@ functions! {
     print => DEF;
     clear => CLEAR, ZERO;
     delete => DEF;
+    str => DEF;
+    buf => DEF;
+    ntop => DEF;
+    strftime => DEF;
+    stacks => KSTACK, USTACK, KSYM, USYM;
     bswap => DEF;
     reg => DEF;
     uaddr => DEF;
@@ -60,4 +68,9 @@ functions! {
 /// The builtin function called `name`.
 pub fn function_def(name: &str) -> Option<&'static FunctionDef> {
     FUNCTIONS.iter().copied().find(|f| f.name == name)
+}
+
+/// Every builtin function's name, for "did you mean".
+pub fn function_names() -> Vec<&'static str> {
+    FUNCTIONS.iter().map(|f| f.name).collect()
 }

@@ -17,6 +17,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "print(@m[, top[, div]])",
     help: "prints a map now (its top entries, values divided by div)",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

@@ -27,6 +27,7 @@ pub const PRINTF: FunctionDef = FunctionDef {
     signature: "printf(fmt, args...)",
     help: "prints the arguments in the format, as C's printf",
     check: check_printf,
+    aggregates: false,
 };
 
 pub const CAT: FunctionDef = FunctionDef {
@@ -34,6 +35,7 @@ pub const CAT: FunctionDef = FunctionDef {
     signature: "cat(fmt, args...)",
     help: "prints the contents of the file the formatted text names",
     check: check_cat,
+    aggregates: false,
 };
 
 fn check_printf(cx: &mut CallCheck<'_, '_>) -> Type {

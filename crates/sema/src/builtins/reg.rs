@@ -24,6 +24,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "reg(\"NAME\")",
     help: "a register of the probed task (kprobe, uprobe, usdt)",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

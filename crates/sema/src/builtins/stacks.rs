@@ -14,14 +14,89 @@
 //!   symbol holding `addr`; an unknown address prints in hex.
 //!
 //! Lowering: `codegen::lower::builtins::stacks`; symbolization in user space.
+//! The variables `kstack`/`ustack` are `kstack()`/`ustack()` with no arguments.
 
 use abi::StackMode;
 use abi::stack::{DEFAULT_STACK_LIMIT, MAX_STACK_LIMIT};
 use source::Diagnostic;
 use syntax::ast::{Expr, ExprKind};
 
+use super::{CallCheck, FunctionDef};
 use crate::diagnostics as diag;
 use crate::types::Type;
+
+pub const KSTACK: FunctionDef = FunctionDef {
+    name: "kstack",
+    signature: "kstack([mode][, limit])",
+    help: "the kernel stack, at most limit frames, printed in mode (bpftrace or perf)",
+    check: check_kstack,
+    aggregates: false,
+};
+
+pub const USTACK: FunctionDef = FunctionDef {
+    name: "ustack",
+    signature: "ustack([mode][, limit])",
+    help: "the user stack, at most limit frames, printed in mode (bpftrace or perf)",
+    check: check_ustack,
+    aggregates: false,
+};
+
+pub const KSYM: FunctionDef = FunctionDef {
+    name: "ksym",
+    signature: "ksym(addr)",
+    help: "the name of the kernel symbol holding addr",
+    check: check_ksym,
+    aggregates: false,
+};
+
+pub const USYM: FunctionDef = FunctionDef {
+    name: "usym",
+    signature: "usym(addr)",
+    help: "the name of the current process's symbol holding addr",
+    check: check_usym,
+    aggregates: false,
+};
+
+fn check_kstack(cx: &mut CallCheck<'_, '_>) -> Type {
+    check_stack(cx, false)
+}
+
+fn check_ustack(cx: &mut CallCheck<'_, '_>) -> Type {
+    check_stack(cx, true)
+}
+
+fn check_stack(cx: &mut CallCheck<'_, '_>, user: bool) -> Type {
+    match stack_call(user, cx.name, cx.args) {
+        Ok(t) => t,
+        Err(d) => {
+            cx.error(d);
+            Type::I64
+        }
+    }
+}
+
+fn check_ksym(cx: &mut CallCheck<'_, '_>) -> Type {
+    check_sym(cx, false)
+}
+
+fn check_usym(cx: &mut CallCheck<'_, '_>) -> Type {
+    check_sym(cx, true)
+}
+
+fn check_sym(cx: &mut CallCheck<'_, '_>, user: bool) -> Type {
+    match cx.args {
+        [a] => {
+            let t = cx.check(a);
+            let what = format!("{}()", cx.name);
+            cx.expect_int(a, &t, &what);
+        }
+        _ => {
+            cx.check_all();
+            cx.wrong_arg_count("one address");
+        }
+    }
+    Type::Sym { user }
+}
 
 /// `kstack` / `ustack` written without arguments.
 pub fn default_stack(user: bool) -> Type {

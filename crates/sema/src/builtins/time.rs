@@ -17,6 +17,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "time([fmt])",
     help: "prints the local time now, formatted by strftime(3)",
     check,
+    aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {

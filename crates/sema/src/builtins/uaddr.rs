@@ -34,6 +34,7 @@ pub const DEF: FunctionDef = FunctionDef {
     signature: "uaddr(\"NAME\")",
     help: "the address of symbol NAME in the probed binary (uprobe, uretprobe, usdt)",
     check: check_call,
+    aggregates: false,
 };
 
 fn check_call(cx: &mut CallCheck<'_, '_>) -> Type {

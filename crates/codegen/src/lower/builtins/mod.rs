@@ -9,11 +9,10 @@
 //! below (a test checks that every builtin sema knows has a lowering).
 
 mod kprobe;
-mod stacks;
 mod uprobe;
 mod variables;
 
-use sema::{Call, CallTarget, CallValue, Type};
+use sema::{Call, CallValue, Type};
 use syntax::ast::{Expr, ExprKind};
 
 use super::{Lower, Place};
@@ -57,6 +56,8 @@ pub(crate) struct Lowering {
     /// Its value written at `place` as the given type (strings, stacks,
     /// addresses, buffers, timestamps).
     pub(crate) write: Option<fn(&mut Lower<'_>, &CallSite<'_>, Place, &Type)>,
+    /// An aggregation: folded into the element `map[keys]` of `@m[keys] = call`.
+    pub(crate) aggregate: Option<fn(&mut Lower<'_>, &CallSite<'_>, &Expr, &[Expr])>,
 }
 
 impl Lowering {
@@ -66,6 +67,7 @@ impl Lowering {
         effect: None,
         scalar: None,
         write: None,
+        aggregate: None,
     };
 }
 
@@ -79,6 +81,7 @@ macro_rules! lowerings {
 }
 
 lowerings! {
+    aggregations => COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST;
     printf => PRINTF, CAT;
     time => LOWERING;
     join => LOWERING;
@@ -87,6 +90,11 @@ lowerings! {
     print => LOWERING;
     clear => CLEAR, ZERO;
     delete => LOWERING;
+    str => LOWERING;
+    buf => LOWERING;
+    ntop => LOWERING;
+    strftime => LOWERING;
+    stacks => KSTACK, USTACK, KSYM, USYM;
     bswap => LOWERING;
     reg => LOWERING;
     uaddr => LOWERING;
@@ -103,9 +111,7 @@ impl Lower<'_> {
         let ExprKind::Call { args, .. } = &e.kind else {
             return None;
         };
-        let Some(CallTarget::Builtin(Call { name, value })) = self.probe.calls.get(&e.id) else {
-            return None;
-        };
+        let Call { name, value } = self.probe.calls.get(&e.id)?;
         let site = CallSite {
             expr: e,
             args,
@@ -137,6 +143,18 @@ impl Lower<'_> {
             // The checker keeps calls without an integer value out of here.
             None => self.constant(0),
         })
+    }
+
+    /// `@m[keys] = e` when `e` is an aggregation call; false otherwise.
+    pub(crate) fn builtin_aggregate(&mut self, e: &Expr, map: &Expr, keys: &[Expr]) -> bool {
+        let Some((l, site)) = self.builtin_call(e) else {
+            return false;
+        };
+        let Some(aggregate) = l.aggregate else {
+            return false;
+        };
+        aggregate(self, &site, map, keys);
+        true
     }
 
     /// A builtin call's value written at `place`; false if `e` is not one

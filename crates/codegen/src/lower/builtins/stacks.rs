@@ -8,21 +8,56 @@
 use sema::Type;
 use syntax::ast::{Expr, ExprKind};
 
-use super::super::{Lower, Place};
+use super::{CallSite, Lowering};
 use crate::asm::{AluOp, Helper, Src, Width};
+use crate::lower::{Lower, Place};
+
+pub(crate) const KSTACK: Lowering = Lowering {
+    name: "kstack",
+    write: Some(write_stack_call),
+    ..Lowering::NONE
+};
+
+pub(crate) const USTACK: Lowering = Lowering {
+    name: "ustack",
+    write: Some(write_stack_call),
+    ..Lowering::NONE
+};
+
+pub(crate) const KSYM: Lowering = Lowering {
+    name: "ksym",
+    write: Some(write_sym),
+    ..Lowering::NONE
+};
+
+pub(crate) const USYM: Lowering = Lowering {
+    name: "usym",
+    write: Some(write_sym),
+    ..Lowering::NONE
+};
+
+fn write_stack_call(l: &mut Lower<'_>, _call: &CallSite<'_>, place: Place, dst: &Type) {
+    l.write_stack(place, dst);
+}
+
+/// `ksym(addr)` / `usym(addr)` (`dst` is a `Type::Sym`) at `place`.
+fn write_sym(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
+    let Type::Sym { user } = *dst else { return };
+    let Some(addr) = call.args.first() else { return };
+    let v = l.scalar(addr);
+    l.store(place, Src::Reg(v), Width::DW);
+    if user {
+        let pid = l.current_pid();
+        l.store(place.offset(8), Src::Reg(pid), Width::DW);
+    }
+}
 
 impl Lower<'_> {
-    /// Writes a stack value (`dst` is a `Type::Stack`) at `place`.
-    pub(crate) fn write_stack(&mut self, e: &Expr, place: Place, dst: &Type) {
+    /// Captures the stack `dst` (a `Type::Stack`) describes at `place`.
+    pub(crate) fn write_stack(&mut self, place: Place, dst: &Type) {
         let Type::Stack { user, limit, .. } = *dst else {
             return;
         };
-        if !self.captures_here(e) {
-            // A variable or map value that already holds a stack.
-            let (src, size) = self.mem(e);
-            self.copy(place, src, size.min(dst.layout().size()));
-            return;
-        }
         let map = self.asm.vreg();
         self.asm.map_ptr(map, &abi::stack::stack_map_name(limit));
         let id = self.asm.vreg();
@@ -44,36 +79,18 @@ impl Lower<'_> {
         }
     }
 
-    /// Writes `ksym(addr)` / `usym(addr)` (`dst` is a `Type::Sym`) at `place`.
-    pub(crate) fn write_sym(&mut self, e: &Expr, place: Place, dst: &Type) {
-        let Type::Sym { user } = *dst else { return };
-        let ExprKind::Call { args, .. } = &e.kind else {
-            let (src, size) = self.mem(e);
-            self.copy(place, src, size.min(dst.layout().size()));
-            return;
-        };
-        let Some(addr) = args.first() else { return };
-        let v = self.scalar(addr);
-        self.store(place, Src::Reg(v), Width::DW);
-        if user {
-            let pid = self.current_pid();
-            self.store(place.offset(8), Src::Reg(pid), Width::DW);
-        }
-    }
-
-    /// Whether `e` is `kstack`/`ustack` itself (as opposed to a stored copy).
-    fn captures_here(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Ident(_) => matches!(
+    /// Whether `e` is the variable `kstack`/`ustack` itself (it captures a
+    /// stack, where a variable or map value holding one is copied).
+    pub(crate) fn is_stack_variable(&self, e: &Expr) -> bool {
+        matches!(e.kind, ExprKind::Ident(_))
+            && matches!(
                 self.probe.builtins.get(&e.id),
                 Some(sema::Builtin::Kstack | sema::Builtin::Ustack)
-            ),
-            ExprKind::Call { .. } => true,
-            _ => false,
-        }
+            )
     }
 
-    fn current_pid(&mut self) -> crate::asm::VReg {
+    /// The current process id, for symbolizing user addresses.
+    pub(crate) fn current_pid(&mut self) -> crate::asm::VReg {
         let pid = self.asm.vreg();
         self.asm.call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid));
         self.asm.alu(AluOp::Rsh, pid, Src::Imm(32));

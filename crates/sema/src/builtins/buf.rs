@@ -1,0 +1,66 @@
+//! `buf(ptr[, len])`: `len` raw bytes at `ptr`, printed by printf's `%r`
+//! (printable bytes as they are, others as `\xNN`), `%rx` (all as `\xNN`)
+//! or `%rh` (hex pairs).
+//!
+//! What it does: keeps at most 64 bytes (bpftrace's default); a length
+//! known only at run time keeps what it says, up to 64; a string gives no
+//! more than its own bytes.
+//!
+//! Example: `tracepoint:syscalls:sys_enter_write { printf("%r\n", buf(args->buf, args->count)); }`
+//!
+//! Lowering: `codegen::lower::builtins::buf` (`len: u32`, then the bytes).
+
+use syntax::ast::ExprKind;
+
+use super::{CallCheck, FunctionDef};
+use crate::diagnostics as diag;
+use crate::types::{DEFAULT_STR_SIZE, Type};
+
+pub const DEF: FunctionDef = FunctionDef {
+    name: "buf",
+    signature: "buf(ptr[, len])",
+    help: "len raw bytes at ptr, for printf's %r, %rx and %rh",
+    check,
+    aggregates: false,
+};
+
+fn check(cx: &mut CallCheck<'_, '_>) -> Type {
+    let args = cx.args;
+    let (ptr, len) = match args {
+        [p] => (p, None),
+        [p, l] => (p, Some(l)),
+        _ => {
+            cx.check_all();
+            cx.wrong_arg_count("an address and a length");
+            return Type::Buf {
+                size: DEFAULT_STR_SIZE,
+            };
+        }
+    };
+    let t = cx.check(ptr);
+    if !t.is_scalar() && !t.is_str() {
+        cx.error(diag::type_mismatch(
+            ptr.span,
+            "buf()",
+            "an address or a string",
+            &t,
+        ));
+    }
+    let size = match len {
+        Some(l) => {
+            let lt = cx.check(l);
+            cx.expect_int(l, &lt, "buf()'s length");
+            match l.kind {
+                ExprKind::Int { value, .. } => (value as u32).clamp(1, DEFAULT_STR_SIZE),
+                _ => DEFAULT_STR_SIZE,
+            }
+        }
+        None => DEFAULT_STR_SIZE,
+    };
+    // A string has no more bytes than its own.
+    let size = match t {
+        Type::Str { size: own } => size.min(own),
+        _ => size,
+    };
+    Type::Buf { size }
+}

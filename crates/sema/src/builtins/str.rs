@@ -1,0 +1,61 @@
+//! `str(ptr[, len])`: the NUL-terminated string at `ptr`.
+//!
+//! What it does: reads at most `len` bytes (default and most 64, bpftrace's
+//! `BPFTRACE_STRLEN`) of a string from kernel or user memory, stopping at
+//! its NUL; a string value gives itself, cut to `len`.
+//!
+//! Example: `tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }`
+//!
+//! Lowering: `codegen::lower::builtins::str` (`bpf_probe_read_str` into the
+//! value's place).
+
+use syntax::ast::ExprKind;
+
+use super::{CallCheck, FunctionDef};
+use crate::diagnostics as diag;
+use crate::types::{DEFAULT_STR_SIZE, Type};
+
+pub const DEF: FunctionDef = FunctionDef {
+    name: "str",
+    signature: "str(ptr[, len])",
+    help: "the NUL-terminated string at ptr (at most len bytes)",
+    check,
+    aggregates: false,
+};
+
+fn check(cx: &mut CallCheck<'_, '_>) -> Type {
+    let args = cx.args;
+    if args.is_empty() || args.len() > 2 {
+        cx.wrong_arg_count("one or two arguments");
+        return Type::Str {
+            size: DEFAULT_STR_SIZE,
+        };
+    }
+    let t = cx.check(&args[0]);
+    let size = match args.get(1) {
+        Some(len) => {
+            let lt = cx.check(len);
+            cx.expect_int(len, &lt, "str()'s length");
+            match len.kind {
+                ExprKind::Int { value, .. } => (value as u32).clamp(1, DEFAULT_STR_SIZE - 1) + 1,
+                _ => DEFAULT_STR_SIZE,
+            }
+        }
+        None => DEFAULT_STR_SIZE,
+    };
+    match t {
+        Type::Str { size: own } => Type::Str {
+            size: own.min(size),
+        },
+        t if t.is_scalar() => Type::Str { size },
+        t => {
+            cx.error(diag::type_mismatch(
+                args[0].span,
+                "str()",
+                "a pointer or a string",
+                &t,
+            ));
+            Type::Str { size }
+        }
+    }
+}
