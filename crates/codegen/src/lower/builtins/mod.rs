@@ -45,6 +45,9 @@ impl CallSite<'_> {
     }
 }
 
+/// An aggregation's lowering: the call, the map expression and its keys.
+pub(crate) type Aggregate = fn(&mut Lower<'_>, &CallSite<'_>, &Expr, &[Expr]);
+
 /// How one builtin is lowered, for each use its type allows.
 pub(crate) struct Lowering {
     pub(crate) name: &'static str,
@@ -57,7 +60,7 @@ pub(crate) struct Lowering {
     /// addresses, buffers, timestamps).
     pub(crate) write: Option<fn(&mut Lower<'_>, &CallSite<'_>, Place, &Type)>,
     /// An aggregation: folded into the element `map[keys]` of `@m[keys] = call`.
-    pub(crate) aggregate: Option<fn(&mut Lower<'_>, &CallSite<'_>, &Expr, &[Expr])>,
+    pub(crate) aggregate: Option<Aggregate>,
 }
 
 impl Lowering {
