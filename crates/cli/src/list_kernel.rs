@@ -7,35 +7,56 @@
 //!   and the return value (`    ssize_t retval`, for fentry too), as bpftrace does;
 //! - `rawtracepoint:PATTERN`: the `btf_trace_*` tracepoints (or tracefs
 //!   names without BTF); `-lv` prints their raw arguments.
+//!
+//! A kernel function probe runs through whichever of kprobes and BPF
+//! trampolines the kernel has (`sema::mechanism`), so the list is that of
+//! the mechanism it would run through: a kprobe run as fentry lists BTF's
+//! functions. When neither works, nothing is listed and stderr says why.
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use ktypes::{BtfFunction, KernelInfo};
 use runtime::SysKernelInfo;
+use sema::mechanism::{Mechanism, Usage, Written, choose};
 use sema::providers::glob_match;
 
 pub fn run(provider: &str, pattern: &str, verbose: bool) -> ExitCode {
     let kernel = SysKernelInfo::new();
     let pattern = if pattern.is_empty() { "*" } else { pattern };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let result = match provider {
-        "kprobe" | "k" | "kretprobe" | "kr" => {
-            let name = if matches!(provider, "kprobe" | "k") {
-                "kprobe"
-            } else {
-                "kretprobe"
+    let result = match Written::of_provider(provider) {
+        None => raw_tracepoints(&kernel, pattern, verbose, &mut out),
+        Some(written) => {
+            let name = written.name();
+            let features = kernel.tracing_features();
+            let mechanism = match &features {
+                Some(features) => choose(written, features, Usage::default()).mechanism,
+                // Unknown features: list as written.
+                None if matches!(written, Written::Kprobe | Written::Kretprobe) => {
+                    Mechanism::Kprobe
+                }
+                None => Mechanism::Fentry,
             };
-            kprobes(&kernel, name, pattern, &mut out)
-        }
-        "rawtracepoint" | "rt" => raw_tracepoints(&kernel, pattern, verbose, &mut out),
-        p => {
-            let name = match p {
-                "f" => "fentry",
-                "fr" => "fexit",
-                p => p,
-            };
-            trampolines(&kernel, name, pattern, verbose, &mut out)
+            match mechanism {
+                Mechanism::Neither(why) => {
+                    let detail = features
+                        .as_ref()
+                        .and_then(|f| f.trampolines.why_not())
+                        .map(|why| format!("; BPF trampolines: {why}"))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "weft: error: this kernel cannot attach {name} probes, so none are listed: {why}{detail}"
+                    );
+                    return ExitCode::FAILURE;
+                }
+                Mechanism::Kprobe => kprobes(&kernel, name, pattern, &mut out),
+                Mechanism::Fentry => {
+                    // Only fentry/fexit have named, typed arguments to show.
+                    let verbose = verbose && matches!(written, Written::Fentry | Written::Fexit);
+                    trampolines(&kernel, name, pattern, verbose, &mut out)
+                }
+            }
         }
     };
     let _ = out.flush();

@@ -133,6 +133,50 @@ fn fentry_without_trampolines_says_so() {
     }
 }
 
+/// `-l` lists the kernel functions a probe can attach to through the
+/// mechanism it would run as; on a kernel with neither kprobes nor BPF
+/// trampolines (this machine) nothing, and stderr says why (it listed
+/// 60,587 kallsyms entries as kprobes here).
+#[test]
+fn listing_kernel_functions_follows_what_can_attach() {
+    let kprobes = runtime::kernel_features::kprobes();
+    let trampolines = matches!(
+        runtime::kernel_features::trampolines(),
+        runtime::Support::Yes
+    );
+    for (pattern, kind) in [
+        ("kprobe:*", "kprobe"),
+        ("kretprobe:vfs_read", "kretprobe"),
+        ("fentry:vfs_r*", "fentry"),
+        ("kfunc:vfs_read", "fentry"),
+        ("fexit:*", "fexit"),
+    ] {
+        let out = run_weft(&["-l", pattern], Duration::from_secs(60));
+        if kprobes || trampolines {
+            assert_eq!(out.status, Some(0), "{pattern}: {}", out.stderr);
+            assert!(
+                out.stdout
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{kind}:vfs_read"))),
+                "{pattern}: {}",
+                out.stdout
+            );
+            continue;
+        }
+        assert_eq!(out.status, Some(1), "{pattern}");
+        assert_eq!(out.stdout, "", "{pattern}");
+        assert!(
+            out.stderr.starts_with(&format!(
+                "weft: error: this kernel cannot attach {kind} probes, so none are listed: "
+            )),
+            "{pattern}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("BPF trampolines"), "{}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    }
+}
+
 /// Compiled as written (a kprobe stays a kprobe), whatever this kernel can attach.
 fn compile(src: &str) -> codegen::Compiled {
     common::compile(src, &ktypes::AsWritten(&SysKernelInfo::new()))
