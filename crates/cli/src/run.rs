@@ -408,17 +408,18 @@ fn print_map(
 }
 
 /// A printf's text, or for `cat()` the contents of the file it names (a
-/// file that cannot be read is said on stderr, as bpftrace does).
+/// file that cannot be read is said on stderr and prints empty, as bpftrace
+/// does: its JSON still has the `cat` record).
 fn print_text(sink: &mut dyn Sink, text: &[u8], cat: bool) -> std::io::Result<()> {
     if !cat {
         return sink.printf(text);
     }
     let path = String::from_utf8_lossy(text);
     match std::fs::read(path.as_ref()) {
-        Ok(bytes) => sink.printf(&bytes),
+        Ok(bytes) => sink.cat(&bytes),
         Err(e) => {
             eprintln!("weft: cat: cannot read '{path}': {e}");
-            Ok(())
+            sink.cat(b"")
         }
     }
 }

@@ -145,6 +145,64 @@ fn json_output_has_bpftrace_record_shapes() {
     );
 }
 
+/// Pointer map keys print in hex as bpftrace prints them (`args->filename`
+/// printed as a decimal number, `curtask` as a negative one); pointer
+/// values print as bpftrace's signed 64-bit numbers.
+#[test]
+fn pointer_keys_print_in_hex() {
+    require_root!();
+    let path = scratch("pointer-keys");
+    let p = path.display().to_string();
+    let script = format!(
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"{p}\"/ {{ @k[args->filename] = count(); @t[curtask, 1] = count(); @v = args->filename; @c = curtask; }}"
+    );
+    let hex = |text: &str| {
+        text.strip_prefix("0x")
+            .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let out = trace_workload(&script, &format!("openat {p} 3"), &[]);
+    let line = |prefix: &str| {
+        out.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{}", out.stdout))
+            .to_string()
+    };
+    let k = line("@k[");
+    let (key, count) = k.split_once("]: ").unwrap();
+    assert!(hex(key) && count == "3", "{}", out.stdout);
+    let t = line("@t[");
+    let (key, count) = t.split_once("]: ").unwrap();
+    let (task, one) = key.split_once(", ").unwrap();
+    // A kernel address, in hex.
+    assert!(
+        hex(task) && task.starts_with("0xffff") && one == "1",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(count, "3", "{}", out.stdout);
+    // Values: the user address as a positive number, the kernel one negative.
+    assert!(
+        line("@v: ").parse::<i64>().is_ok_and(|v| v > 0),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        line("@c: ").parse::<i64>().is_ok_and(|v| v < 0),
+        "{}",
+        out.stdout
+    );
+    let json = trace_workload(&script, &format!("openat {p} 3"), &["-f", "json"]);
+    let k = json
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(r#"{"type": "map", "data": {"@k": {""#))
+        .unwrap_or_else(|| panic!("{}", json.stdout));
+    assert!(k.ends_with(r#"": 3}}}"#), "{k}");
+    assert!(hex(&k[..k.len() - r#"": 3}}}"#.len()]), "{k}");
+    let _ = std::fs::remove_file(path);
+}
+
 #[test]
 fn output_file_and_interval_exit() {
     require_root!();

@@ -208,5 +208,6 @@ fn printf_stacks_and_kernel_symbols() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("@[0x0]: "), "{}", out.stdout);
+    // As bpftrace prints an unresolved null address.
+    assert!(out.stdout.contains("@[0]: "), "{}", out.stdout);
 }

@@ -320,7 +320,8 @@ fn nm_address(bin: &str, symbol: &str) -> u64 {
 /// `uaddr("NAME")` is the symbol's address as linked (what `nm` shows, in
 /// PIE relative to the load base), for data and functions, as bpftrace 0.17
 /// gives it for data (`printf("%d", uaddr("sink"))` printed 16464 = 0x4050
-/// for the PIE build and 4210768 for the non-PIE one).
+/// for the PIE build and 4210768 for the non-PIE one). It is a pointer: as a
+/// map key it prints in hex (bpftrace 0.17: `@b[0x4050]: 3`).
 #[test]
 fn uaddr_is_the_linked_address_of_a_symbol() {
     require_root!();
@@ -332,7 +333,10 @@ fn uaddr_is_the_linked_address_of_a_symbol() {
         );
         assert_eq!(
             lines(&trace(bin, "3 1", &script)),
-            [format!("@a[{marker}, {sink}]: 3"), "@same: 3".to_string()],
+            [
+                format!("@a[{marker:#x}, {sink:#x}]: 3"),
+                "@same: 3".to_string()
+            ],
             "{bin}"
         );
     }

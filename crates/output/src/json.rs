@@ -50,6 +50,10 @@ impl<W: Write> Sink for JsonSink<W> {
         self.message("printf", text)
     }
 
+    fn cat(&mut self, text: &[u8]) -> io::Result<()> {
+        self.message("cat", text)
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         self.message("time", text)
     }

@@ -15,6 +15,8 @@ pub trait Sink {
     fn lost_events(&mut self, count: u64) -> io::Result<()>;
     /// The rendered text of one `printf()` (see [`crate::printf::Format::render`]).
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
+    /// The contents of the file one `cat()` names (empty when it cannot be read).
+    fn cat(&mut self, text: &[u8]) -> io::Result<()>;
     /// The `strftime` output of one `time()` call, formatted by the caller.
     fn time(&mut self, text: &[u8]) -> io::Result<()>;
     /// The joined text of one `join()` call, without the newline.

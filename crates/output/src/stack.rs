@@ -137,11 +137,13 @@ pub fn stack_text(stack: &Stack, indent: usize) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// `ksym`/`usym` text: the symbol's name, or the address in hex.
+/// `ksym`/`usym` text: the symbol's name, or the address as C++ streams a
+/// `void *` (bpftrace's fallback): `0` for a null address, else `0x` and hex.
 pub fn sym_text(sym: &SymValue) -> Vec<u8> {
-    match &sym.name {
-        Some(name) => name.clone().into_bytes(),
-        None => format!("0x{:x}", sym.addr).into_bytes(),
+    match (&sym.name, sym.addr) {
+        (Some(name), _) => name.clone().into_bytes(),
+        (None, 0) => b"0".to_vec(),
+        (None, addr) => format!("0x{addr:x}").into_bytes(),
     }
 }
 
@@ -270,5 +272,20 @@ mod tests {
         assert_eq!(sym_text(a), b"seven");
         let Value::Sym(b) = &items[2] else { panic!() };
         assert_eq!(sym_text(b), b"0x9");
+    }
+
+    #[test]
+    fn an_unresolved_null_address_prints_as_0() {
+        // As bpftrace streams `(void *)addr`: `ksym(0)` and `usym(0)` print 0.
+        for user in [false, true] {
+            let sym = |addr| SymValue {
+                user,
+                addr,
+                pid: 1,
+                name: None,
+            };
+            assert_eq!(sym_text(&sym(0)), b"0");
+            assert_eq!(sym_text(&sym(0x10)), b"0x10");
+        }
     }
 }

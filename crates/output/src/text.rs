@@ -37,6 +37,10 @@ impl<W: Write> Sink for TextSink<W> {
         self.out.write_all(text)
     }
 
+    fn cat(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
     }

@@ -81,14 +81,14 @@ impl Type {
     }
 
     /// The type as stored in a map key or value, a record or a variable:
-    /// integers widen to 64 bits, as bpftrace does.
+    /// integers widen to 64 bits, as bpftrace does; a pointer stays one (a
+    /// key prints in hex, as bpftrace prints it).
     pub fn stored(&self) -> Type {
         match self {
             Type::Int { signed, .. } => Type::Int {
                 size: 8,
                 signed: *signed,
             },
-            Type::Pointer { .. } => Type::U64,
             Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::stored).collect()),
             other => other.clone(),
         }
@@ -102,7 +102,7 @@ impl Type {
                 signed: *signed,
             },
             Type::Str { size } => Layout::Str { size: *size },
-            Type::Pointer { .. } => Layout::u64(),
+            Type::Pointer { .. } => Layout::Pointer,
             Type::Inet => Layout::Inet,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
             Type::Stack {

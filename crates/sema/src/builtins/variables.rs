@@ -126,7 +126,9 @@ impl Builtin {
             Builtin::Probe => Type::Str {
                 size: crate::types::DEFAULT_STR_SIZE,
             },
-            Builtin::Curtask => Type::U64,
+            Builtin::Curtask => Type::Pointer {
+                c_type: "struct task_struct *".into(),
+            },
             Builtin::Kstack => super::stacks::default_stack(false),
             Builtin::Ustack => super::stacks::default_stack(true),
             Builtin::Args => match context {

@@ -42,6 +42,14 @@ impl Lower<'_> {
     /// `@m[k] = agg(args)`: find (or create, zeroed) this CPU's value and fold the argument in.
     fn aggregate(&mut self, target: &Expr, keys: &[Expr], agg: &Aggregation, args: &[Expr]) {
         let index = self.map_index(target);
+        // The map's aggregation (its signedness unified over every
+        // assignment), not this call's: `min(-9)` then `min(4)` compare
+        // signed in both places, as user space merges them.
+        let unified = match &self.typed.maps[index].value {
+            Type::Agg(unified) => unified.clone(),
+            _ => agg.clone(),
+        };
+        let agg = &unified;
         // Evaluate the argument before touching the map, as written.
         let arg = args.first().map(|a| self.scalar(a));
         let key = self.map_key(index, keys);
