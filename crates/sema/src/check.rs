@@ -12,7 +12,6 @@ use syntax::ast::{
     UnaryOp,
 };
 
-use crate::builtins::{BUILTIN_NAMES, builtin, planned_builtin};
 use crate::diagnostics as diag;
 use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for};
 use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo};
@@ -1180,10 +1179,14 @@ impl<'a> Checker<'a> {
     }
 
     fn ident(&mut self, s: &mut Scope, e: &Expr, name: &str) -> Type {
-        match builtin(name) {
-            Some(b) => match b.ty(&s.probe.resolved.context) {
+        match crate::builtins::variable_def(name) {
+            Some((def, index)) => match (def.ty)(&s.probe.resolved.context, index) {
                 Ok(t) => {
-                    s.probe.builtins.insert(e.id, b);
+                    let var = crate::typed::BuiltinVar {
+                        name: def.name,
+                        index,
+                    };
+                    s.probe.builtins.insert(e.id, var);
                     t
                 }
                 Err(help) => {
@@ -1199,7 +1202,7 @@ impl<'a> Checker<'a> {
                     Type::I64
                 }
             },
-            None if planned_builtin(name) => {
+            None if crate::builtins::planned_variable(name) => {
                 let what = if name.starts_with("arg") {
                     format!("`{name}` (in tracepoints, use `args->NAME`)")
                 } else {
@@ -1218,7 +1221,8 @@ impl<'a> Checker<'a> {
                     s.probe.constants.insert(e.id, v);
                     return Type::I64;
                 }
-                self.error(diag::unknown_builtin(e.span, name, BUILTIN_NAMES));
+                let known = crate::builtins::variable_names();
+                self.error(diag::unknown_builtin(e.span, name, &known));
                 Type::I64
             }
         }

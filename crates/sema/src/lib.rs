@@ -24,7 +24,7 @@ pub use config::{DeclaredMap, MapKind, ScriptConfig};
 pub use macros::predefined_macro;
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{
-    Builtin, Call, CallValue, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram,
+    BuiltinVar, Call, CallValue, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram,
     print_types,
 };
 pub use types::{COMM_SIZE, DEFAULT_STR_SIZE, Type};

@@ -140,12 +140,12 @@ fn edit_cost(typed: &str, candidate: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::{BUILTIN_NAMES, function_names};
+    use crate::builtins::{function_names, variable_names};
 
     fn builtins() -> Vec<&'static str> {
         let mut names: Vec<&str> = function_names()
             .into_iter()
-            .chain(BUILTIN_NAMES.iter().copied())
+            .chain(variable_names())
             .collect();
         names.sort_unstable();
         names.dedup();

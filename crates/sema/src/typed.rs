@@ -11,8 +11,6 @@ use crate::config::{DeclaredMap, ScriptConfig};
 use crate::providers::ResolvedProbe;
 use crate::types::Type;
 
-pub use crate::builtins::Builtin;
-
 /// One map of the script, with the types inferred over all probes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MapInfo {
@@ -59,6 +57,16 @@ pub struct PrintfSite {
     pub cat: bool,
 }
 
+/// A builtin variable as the checker resolved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BuiltinVar {
+    /// Its name: the key of its definition (`sema::builtins::VARIABLES`)
+    /// and of its lowering (`arg` for `arg0`..`argN`).
+    pub name: &'static str,
+    /// The number of a numbered one (`arg2`: 2), else 0.
+    pub index: u8,
+}
+
 /// A call of a builtin function, as the checker resolved it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
@@ -94,7 +102,7 @@ pub struct TypedProbe {
     pub item: usize,
     pub resolved: ResolvedProbe,
     pub types: HashMap<NodeId, Type>,
-    pub builtins: HashMap<NodeId, Builtin>,
+    pub builtins: HashMap<NodeId, BuiltinVar>,
     /// Builtin function calls, by call expression.
     pub calls: HashMap<NodeId, Call>,
     pub fields: HashMap<NodeId, FieldAccess>,

@@ -1,7 +1,7 @@
 //! Expressions: scalars into registers, strings and tuples into memory.
 
 use ktypes::FieldKind;
-use sema::{Builtin, Type};
+use sema::Type;
 use syntax::ast::{BinaryOp, Expr, ExprKind, IncDecOp, UnaryOp};
 
 use super::{Lower, Place};
@@ -25,8 +25,8 @@ impl Lower<'_> {
                 self.constant(v)
             }
             ExprKind::PositionalCount => self.constant(self.typed.positional.len() as i64),
-            ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
-                Some(b) => self.builtin_scalar(*b),
+            ExprKind::Ident(_) => match self.builtin_variable_scalar(e) {
+                Some(r) => r,
                 None => self.constant(self.probe.constants.get(&e.id).copied().unwrap_or(0)),
             },
             ExprKind::Var(name) => {
@@ -358,7 +358,6 @@ impl Lower<'_> {
                     }
                 }
             }
-            Type::Stack { .. } if self.is_stack_variable(e) => self.write_stack(place, dst),
             // A value held elsewhere (a variable, a map value, a record field).
             Type::Inet
             | Type::Stack { .. }
@@ -393,28 +392,12 @@ impl Lower<'_> {
                     .unwrap_or_default();
                 self.write_literal(v.as_bytes(), place, size)
             }
-            ExprKind::Ident(_) => match self.probe.builtins.get(&e.id) {
-                Some(Builtin::Comm) => {
-                    // The helper pads what it writes with zeros (strscpy_pad).
-                    let addr = self.addr(place);
-                    let n = size.min(sema::COMM_SIZE);
-                    self.asm.call(
-                        Helper::GET_CURRENT_COMM,
-                        &[Src::Reg(addr), Src::Imm(n as i32)],
-                        None,
-                    );
-                    self.zero_range(place, n, size);
+            // `comm`, `probe`, `func`.
+            ExprKind::Ident(_) => {
+                if !self.builtin_write(e, place, &Type::Str { size }) {
+                    self.write_literal(b"", place, size);
                 }
-                Some(Builtin::Probe) => {
-                    let name = self.probe.resolved.name.clone();
-                    self.write_literal(name.as_bytes(), place, size)
-                }
-                Some(Builtin::Func) => {
-                    let name = self.uprobe_func_name();
-                    self.write_literal(name.as_bytes(), place, size)
-                }
-                _ => self.write_literal(b"", place, size),
-            },
+            }
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => {
                     if let Some(src) = self.stream_arg_place(&arg) {

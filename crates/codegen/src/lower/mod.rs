@@ -423,7 +423,7 @@ impl<'a> Lower<'a> {
             abi::Attach::Begin | abi::Attach::End | abi::Attach::Interval { .. }
         );
         if let (Some(pid), true) = (self.typed.pid_filter, event_probe) {
-            let current = self.builtin_scalar(sema::Builtin::Pid);
+            let current = self.pid();
             let exit = self.exit;
             self.asm
                 .br(crate::asm::Cond::Ne, current, Src::Imm(pid as i32), exit);

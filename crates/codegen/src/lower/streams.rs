@@ -11,7 +11,7 @@ use abi::stream::{
 };
 use abi::{EventKind, Field, StageSpec, StreamCounter, StreamField, StreamSpec};
 use sema::streams::{KeyLookup, StageRef, StreamArg, StreamInfo};
-use sema::{Builtin, Type, TypedProbe};
+use sema::{Type, TypedProbe};
 use syntax::ast::{Expr, ExprKind, Item, Program, StageRole, Stream};
 
 use super::{Lower, Place, kernel_name, map_type};
@@ -299,7 +299,7 @@ impl<'a> Lower<'a> {
                 _ => self.write_into(e, place, ty),
             },
             None => {
-                let tid = self.builtin_scalar(Builtin::Tid);
+                let tid = self.tid();
                 self.store(place, Src::Reg(tid), Width::DW);
             }
         }

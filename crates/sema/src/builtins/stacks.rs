@@ -21,9 +21,23 @@ use abi::stack::{DEFAULT_STACK_LIMIT, MAX_STACK_LIMIT};
 use source::Diagnostic;
 use syntax::ast::{Expr, ExprKind};
 
-use super::{CallCheck, FunctionDef};
+use super::{CallCheck, FunctionDef, VariableDef};
 use crate::diagnostics as diag;
 use crate::types::Type;
+
+pub const KSTACK_VAR: VariableDef = VariableDef {
+    name: "kstack",
+    numbered: false,
+    help: "the kernel stack (kstack(bpftrace, 127))",
+    ty: |_, _| Ok(default_stack(false)),
+};
+
+pub const USTACK_VAR: VariableDef = VariableDef {
+    name: "ustack",
+    numbered: false,
+    help: "the user stack (ustack(bpftrace, 127))",
+    ty: |_, _| Ok(default_stack(true)),
+};
 
 pub const KSTACK: FunctionDef = FunctionDef {
     name: "kstack",

@@ -60,12 +60,3 @@ pub fn func_type(context: &Context) -> Result<Type, &'static str> {
         _ => Err("`func` exists in kprobe, kretprobe, fentry, fexit, uprobe and uretprobe probes"),
     }
 }
-
-/// `argN` as a builtin name: `arg0`..`arg255`.
-pub fn arg_index(name: &str) -> Option<u8> {
-    let digits = name.strip_prefix("arg")?;
-    if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
-        return None;
-    }
-    digits.parse().ok()
-}

@@ -1,8 +1,9 @@
 //! Lowering of builtins, one module per builtin under the name of its
 //! definition in `sema::builtins` (which holds its type rule). [`FUNCTIONS`]
-//! is the table every use of a call goes through: as a statement (its
-//! effect), as an integer in a register, or written into memory (strings,
-//! stacks, addresses, buffers).
+//! and [`VARIABLES`] are the tables every use of a builtin goes through: as
+//! a statement (its effect), as an integer in a register, written into
+//! memory (strings, stacks, addresses, buffers), or folded into a map
+//! (aggregations).
 //!
 //! Adding a builtin function: a file here defining `pub(crate) const
 //! LOWERING: Lowering` with the forms it has, and its line in `lowerings!`
@@ -10,7 +11,6 @@
 
 mod kprobe;
 mod uprobe;
-mod variables;
 
 use sema::{Call, CallValue, Type};
 use syntax::ast::{Expr, ExprKind};
@@ -74,38 +74,72 @@ impl Lowering {
     };
 }
 
-/// Declares each lowering's module and the table: `module => LOWERING, ...;`.
+/// How one builtin variable is lowered (`n`: the number of `argN`).
+pub(crate) struct VariableLowering {
+    pub(crate) name: &'static str,
+    /// Its integer (or pointer) value, in a register.
+    pub(crate) scalar: Option<fn(&mut Lower<'_>, u8) -> VReg>,
+    /// Its value written at `place` as the given type (strings, stacks).
+    pub(crate) write: Option<fn(&mut Lower<'_>, u8, Place, &Type)>,
+}
+
+impl VariableLowering {
+    /// A lowering with no forms, for struct update syntax.
+    pub(crate) const NONE: VariableLowering = VariableLowering {
+        name: "",
+        scalar: None,
+        write: None,
+    };
+}
+
+/// Declares each lowering's module and the two tables:
+/// `module: functions(LOWERING, ...) variables(LOWERING, ...);`.
 macro_rules! lowerings {
-    ($($module:ident => $($def:ident),+;)*) => {
+    ($($module:ident: $(functions($($f:ident),+))? $(variables($($v:ident),+))?;)*) => {
         $(mod $module;)*
         /// The lowering of every builtin function, found by name.
-        pub(crate) static FUNCTIONS: &[&Lowering] = &[$($(&$module::$def),+),*];
+        pub(crate) static FUNCTIONS: &[&Lowering] = &[$($($(&$module::$f,)+)?)*];
+        /// The lowering of every builtin variable, found by name.
+        pub(crate) static VARIABLES: &[&VariableLowering] = &[$($($(&$module::$v,)+)?)*];
     };
 }
 
 lowerings! {
-    aggregations => COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST;
-    printf => PRINTF, CAT;
-    time => LOWERING;
-    join => LOWERING;
-    emit => LOWERING;
-    exit => LOWERING;
-    print => LOWERING;
-    clear => CLEAR, ZERO;
-    delete => LOWERING;
-    str => LOWERING;
-    buf => LOWERING;
-    ntop => LOWERING;
-    strftime => LOWERING;
-    stacks => KSTACK, USTACK, KSYM, USYM;
-    bswap => LOWERING;
-    reg => LOWERING;
-    uaddr => LOWERING;
+    task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
+    clock: variables(NSECS, ELAPSED);
+    cpu: variables(LOWERING);
+    rand: variables(LOWERING);
+    cpid: variables(LOWERING);
+    probe: variables(LOWERING);
+    args: variables(LOWERING);
+    registers: variables(ARG, RETVAL, FUNC);
+    aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
+    printf: functions(PRINTF, CAT);
+    time: functions(LOWERING);
+    join: functions(LOWERING);
+    emit: functions(LOWERING);
+    exit: functions(LOWERING);
+    print: functions(LOWERING);
+    clear: functions(CLEAR, ZERO);
+    delete: functions(LOWERING);
+    str: functions(LOWERING);
+    buf: functions(LOWERING);
+    ntop: functions(LOWERING);
+    strftime: functions(LOWERING);
+    stacks: functions(KSTACK, USTACK, KSYM, USYM) variables(KSTACK_VAR, USTACK_VAR);
+    bswap: functions(LOWERING);
+    reg: functions(LOWERING);
+    uaddr: functions(LOWERING);
 }
 
-/// The lowering of the builtin called `name`.
+/// The lowering of the builtin function called `name`.
 pub(crate) fn lowering(name: &str) -> Option<&'static Lowering> {
     FUNCTIONS.iter().copied().find(|l| l.name == name)
+}
+
+/// The lowering of the builtin variable called `name`.
+fn variable_lowering(name: &str) -> Option<&'static VariableLowering> {
+    VARIABLES.iter().copied().find(|l| l.name == name)
 }
 
 impl Lower<'_> {
@@ -138,6 +172,25 @@ impl Lower<'_> {
         true
     }
 
+    /// The lowering of the builtin variable `e`, with its number, if `e` is one.
+    fn builtin_variable(&self, e: &Expr) -> Option<(&'static VariableLowering, u8)> {
+        let ExprKind::Ident(_) = &e.kind else {
+            return None;
+        };
+        let var = self.probe.builtins.get(&e.id)?;
+        Some((variable_lowering(var.name)?, var.index))
+    }
+
+    /// A builtin variable's integer value; `None` if `e` is not one.
+    pub(crate) fn builtin_variable_scalar(&mut self, e: &Expr) -> Option<VReg> {
+        let (l, n) = self.builtin_variable(e)?;
+        Some(match l.scalar {
+            Some(scalar) => scalar(self, n),
+            // Strings and `args` are not scalars; the checker keeps them out of here.
+            None => self.constant(0),
+        })
+    }
+
     /// A builtin call's integer value; `None` if `e` is not one of the table.
     pub(crate) fn builtin_scalar_call(&mut self, e: &Expr) -> Option<VReg> {
         let (l, site) = self.builtin_call(e)?;
@@ -160,9 +213,16 @@ impl Lower<'_> {
         true
     }
 
-    /// A builtin call's value written at `place`; false if `e` is not one
-    /// of the table or has no written form (then its integer is stored).
+    /// A builtin call's or variable's value written at `place`; false if
+    /// `e` is neither or has no written form (then its integer is stored).
     pub(crate) fn builtin_write(&mut self, e: &Expr, place: Place, dst: &Type) -> bool {
+        if let Some((l, n)) = self.builtin_variable(e) {
+            let Some(write) = l.write else {
+                return false;
+            };
+            write(self, n, place, dst);
+            return true;
+        }
         let Some((l, site)) = self.builtin_call(e) else {
             return false;
         };
@@ -176,17 +236,40 @@ impl Lower<'_> {
 
 #[cfg(test)]
 mod tests {
-    /// Every builtin function sema checks has a lowering here, and every
-    /// lowering a definition there: the two tables name the same builtins.
-    #[test]
-    fn every_builtin_has_a_lowering() {
-        let sema: Vec<&str> = sema::builtins::FUNCTIONS.iter().map(|f| f.name).collect();
-        let here: Vec<&str> = super::FUNCTIONS.iter().map(|l| l.name).collect();
+    /// The same names, each once.
+    fn same(kind: &str, sema: Vec<&str>, here: Vec<&str>) {
         for name in &sema {
-            assert!(here.contains(name), "`{name}` has no lowering");
+            assert!(here.contains(name), "{kind} `{name}` has no lowering");
         }
         for name in &here {
-            assert!(sema.contains(name), "lowering `{name}` has no definition");
+            assert!(
+                sema.contains(name),
+                "{kind} lowering `{name}` has no definition"
+            );
         }
+        let mut unique = here.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            here.len(),
+            "{kind}s: a name twice in {here:?}"
+        );
+    }
+
+    /// Every builtin sema checks has a lowering here, and every lowering a
+    /// definition there: the tables name the same builtins.
+    #[test]
+    fn every_builtin_has_a_lowering() {
+        same(
+            "function",
+            sema::builtins::FUNCTIONS.iter().map(|f| f.name).collect(),
+            super::FUNCTIONS.iter().map(|l| l.name).collect(),
+        );
+        same(
+            "variable",
+            sema::builtins::VARIABLES.iter().map(|v| v.name).collect(),
+            super::VARIABLES.iter().map(|l| l.name).collect(),
+        );
     }
 }

@@ -6,11 +6,22 @@
 //! address, plus the pid for `usym`.
 
 use sema::Type;
-use syntax::ast::{Expr, ExprKind};
 
-use super::{CallSite, Lowering};
+use super::{CallSite, Lowering, VariableLowering};
 use crate::asm::{AluOp, Helper, Src, Width};
 use crate::lower::{Lower, Place};
+
+pub(crate) const KSTACK_VAR: VariableLowering = VariableLowering {
+    name: "kstack",
+    write: Some(write_stack_variable),
+    ..VariableLowering::NONE
+};
+
+pub(crate) const USTACK_VAR: VariableLowering = VariableLowering {
+    name: "ustack",
+    write: Some(write_stack_variable),
+    ..VariableLowering::NONE
+};
 
 pub(crate) const KSTACK: Lowering = Lowering {
     name: "kstack",
@@ -35,6 +46,10 @@ pub(crate) const USYM: Lowering = Lowering {
     write: Some(write_sym),
     ..Lowering::NONE
 };
+
+fn write_stack_variable(l: &mut Lower<'_>, _: u8, place: Place, dst: &Type) {
+    l.write_stack(place, dst);
+}
 
 fn write_stack_call(l: &mut Lower<'_>, _call: &CallSite<'_>, place: Place, dst: &Type) {
     l.write_stack(place, dst);
@@ -77,16 +92,6 @@ impl Lower<'_> {
             let pid = self.current_pid();
             self.store(place.offset(8), Src::Reg(pid), Width::DW);
         }
-    }
-
-    /// Whether `e` is the variable `kstack`/`ustack` itself (it captures a
-    /// stack, where a variable or map value holding one is copied).
-    pub(crate) fn is_stack_variable(&self, e: &Expr) -> bool {
-        matches!(e.kind, ExprKind::Ident(_))
-            && matches!(
-                self.probe.builtins.get(&e.id),
-                Some(sema::Builtin::Kstack | sema::Builtin::Ustack)
-            )
     }
 
     /// The current process id, for symbolizing user addresses.

@@ -1,0 +1,48 @@
+//! Clocks (rules in `sema::builtins::clock`): `nsecs` is
+//! `bpf_ktime_get_ns`; `elapsed` subtracts the start time user space
+//! stored in the globals map before attaching.
+
+use super::VariableLowering;
+use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
+use crate::lower::Lower;
+
+pub(crate) const NSECS: VariableLowering = VariableLowering {
+    name: "nsecs",
+    scalar: Some(nsecs),
+    ..VariableLowering::NONE
+};
+
+pub(crate) const ELAPSED: VariableLowering = VariableLowering {
+    name: "elapsed",
+    scalar: Some(elapsed),
+    ..VariableLowering::NONE
+};
+
+fn nsecs(l: &mut Lower<'_>, _: u8) -> VReg {
+    l.helper_value(Helper::KTIME_GET_NS)
+}
+
+fn elapsed(l: &mut Lower<'_>, _: u8) -> VReg {
+    let r = l.asm.vreg();
+    let key = l.asm.stack(8);
+    l.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
+    let map = l.asm.vreg();
+    l.asm.map_ptr(map, abi::GLOBALS_MAP);
+    let kp = l.asm.vreg();
+    l.asm.stack_addr(kp, key, 0);
+    let g = l.asm.vreg();
+    l.asm.call(
+        Helper::MAP_LOOKUP_ELEM,
+        &[Src::Reg(map), Src::Reg(kp)],
+        Some(g),
+    );
+    let start = l.asm.vreg();
+    l.asm.mov(start, Src::Imm(0));
+    let none = l.asm.label();
+    l.asm.br(Cond::Eq, g, Src::Imm(0), none);
+    l.asm.load(start, g, 0, Width::DW);
+    l.asm.bind(none);
+    l.asm.call(Helper::KTIME_GET_NS, &[], Some(r));
+    l.asm.alu(AluOp::Sub, r, Src::Reg(start));
+    r
+}

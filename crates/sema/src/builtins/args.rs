@@ -1,0 +1,50 @@
+//! `args`: the probe's named arguments, read as `args->NAME`: a
+//! tracepoint's fields, a raw tracepoint's or an fentry/fexit function's
+//! parameters typed by BTF, a stream instance's record in a `stream:NAME`
+//! handler. `weft -lv PROBE` lists them.
+//!
+//! Why it is limited: kprobes and uprobes have registers, not names (use
+//! `arg0`..`argN`); an fexit that runs as a kretprobe (no BPF trampolines)
+//! no longer has the values at entry.
+//!
+//! Lowering: none of its own: `args->NAME` is a field read (`codegen::lower::expr`).
+
+use super::VariableDef;
+use crate::providers::{Context, FentryMode};
+use crate::types::Type;
+
+pub const DEF: VariableDef = VariableDef {
+    name: "args",
+    numbered: false,
+    help: "the probe's named arguments: args->NAME",
+    ty,
+};
+
+const IN_KPROBES: &str = "`args` exists in tracepoint, rawtracepoint, fentry and fexit probes; in kprobes use arg0..argN";
+
+fn ty(context: &Context, _: u8) -> Result<Type, &'static str> {
+    match context {
+        Context::Tracepoint(_) => Ok(Type::TracepointArgs),
+        Context::Stream(index) => Ok(Type::StreamArgs(*index)),
+        Context::Fentry {
+            exit: true,
+            mode: FentryMode::Kprobe,
+            ..
+        } => Err(
+            "without BPF trampolines this fexit runs as a kretprobe, and the registers that held the arguments are reused by the time the function returns: read `args` in an fentry probe on the same function, save them in a map keyed by tid, and read them back here",
+        ),
+        Context::Fentry {
+            mode: FentryMode::ForKprobe,
+            ..
+        } => Err(IN_KPROBES),
+        Context::Fentry { .. } | Context::RawTracepoint { args: Some(_) } => {
+            Ok(Type::TracepointArgs)
+        }
+        Context::RawTracepoint { args: None } => Err(
+            "without kernel BTF a raw tracepoint's arguments have no names: use arg0..argN",
+        ),
+        Context::None | Context::Uprobe { .. } | Context::Usdt { .. } | Context::Kprobe { .. } => {
+            Err(IN_KPROBES)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! `cpu`: the CPU the probe fires on (`bpf_get_smp_processor_id`), a `uint32`.
+//!
+//! Example: `profile:hz:99 { @[cpu] = count(); }`
+//!
+//! Lowering: `codegen::lower::builtins::cpu`.
+
+use super::VariableDef;
+use crate::providers::Context;
+use crate::types::Type;
+
+pub const DEF: VariableDef = VariableDef {
+    name: "cpu",
+    numbered: false,
+    help: "the CPU the probe fires on",
+    ty,
+};
+
+fn ty(_: &Context, _: u8) -> Result<Type, &'static str> {
+    Ok(Type::U32)
+}
