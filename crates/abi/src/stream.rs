@@ -15,6 +15,11 @@
 //! | 40 | `comm: [u8; 16]` at begin |
 //! | 56 | per stage: `ts_ns: u64`, then per stage: `hits: u64` |
 //! | ... | the captured `$fields`, each at its own offset |
+//!
+//! Every field starts 8-aligned, and an integer field of any width takes 8
+//! bytes (sign- or zero-extended): scalars are stored and loaded as 64-bit
+//! words wherever a stage writes them, and a begin that builds the record
+//! on the stack may only make aligned stores there.
 
 use crate::layout::Field;
 

@@ -32,6 +32,11 @@ enum Action {
     },
     Clear(usize),
     Zero(usize),
+    /// A stream record holding stacks or symbols, resolved before printing.
+    Stream {
+        id: usize,
+        record: Vec<u8>,
+    },
     /// A printf (index in the manifest) whose arguments hold stacks or
     /// symbols, resolved before printing.
     Printf {
@@ -99,7 +104,8 @@ pub fn run(
         }
         loop {
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
-            pump.streams.tick(session, &manifest, sink)?;
+            pump.streams
+                .tick(session, &manifest, sink, &mut pump.symbols)?;
             sink.flush().map_err(io_error)?;
             pump.symbols.resolve_live_user(session, &manifest);
             if stop || signals::stop_requested() {
@@ -118,7 +124,9 @@ pub fn run(
     pump.run(session, sink, Duration::ZERO)?;
     session.run_end()?;
     pump.run(session, sink, Duration::ZERO)?;
-    let stream_report = pump.streams.finish(session, &manifest, sink)?;
+    let stream_report = pump
+        .streams
+        .finish(session, &manifest, sink, &mut pump.symbols)?;
 
     // As `output::print_maps_at_exit`, one map read at a time.
     sink.exit_separator().map_err(io_error)?;
@@ -194,6 +202,7 @@ impl Pump<'_> {
                 &mut self.actions,
                 &mut self.zeroed,
                 &mut self.symbols,
+                &mut self.streams,
             )? {
                 return Ok(true);
             }
@@ -293,13 +302,21 @@ fn drain(
                 }
                 ControlFlow::Continue(())
             }
-            Some(EventKind::Stream) => {
-                if let Err(e) = streams.record(manifest, id, rec, sink) {
-                    write_error = Some(e);
-                    return ControlFlow::Break(());
+            Some(EventKind::Stream) => match streams.record(manifest, id, rec, sink, None) {
+                Ok(true) => ControlFlow::Continue(()),
+                Ok(false) => {
+                    // Its stacks need the session, which is busy polling: print it next.
+                    actions.push_back(Action::Stream {
+                        id,
+                        record: rec.to_vec(),
+                    });
+                    ControlFlow::Break(())
                 }
-                ControlFlow::Continue(())
-            }
+                Err(e) => {
+                    write_error = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
             Some(EventKind::Exit) => {
                 actions.push_back(Action::Exit);
                 ControlFlow::Break(())
@@ -338,6 +355,7 @@ fn handle_actions(
     actions: &mut VecDeque<Action>,
     zeroed: &mut [bool],
     symbols: &mut crate::stacks::Symbols,
+    streams: &mut Streams,
 ) -> Result<bool, RunError> {
     let mut exit = false;
     while let Some(action) = actions.pop_front() {
@@ -353,6 +371,17 @@ fn handle_actions(
                 crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
                 let spec = &manifest.printfs[site];
                 print_text(sink, &spec.format.render(&args), spec.cat).map_err(io_error)?;
+            }
+            Action::Stream { id, record } => {
+                streams
+                    .record(
+                        manifest,
+                        id,
+                        &record,
+                        sink,
+                        Some(&mut symbols.resolver(session)),
+                    )
+                    .map_err(io_error)?;
             }
             Action::Clear(map) => {
                 if let Some(spec) = manifest.maps.get(map) {

@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use abi::stream::STREAM_START_OFFSET;
 use abi::{Manifest, StreamCounter, StreamSpec};
-use output::{Sink, TimelineWriter, decode_stream_record};
+use output::{Sink, StackResolver, TimelineWriter, decode_stream_record};
 use runtime::{MapEntry, Session};
 
 use crate::export::StreamTap;
 use crate::run::RunError;
+use crate::stacks::Symbols;
 
 /// How often the state maps are swept while the script runs.
 pub const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -191,17 +192,34 @@ impl Streams {
 
     /// Sends one stream record (or state-map value) of stream `id` to the
     /// sink and the timeline. Unknown ids are ignored, like other kinds.
+    /// A record holding stacks or symbols needs `resolver` (the session's
+    /// maps and symbol tables): without one, nothing is written and `false`
+    /// is returned, so the caller can hand the record back once the session
+    /// is free.
     pub fn record(
         &mut self,
         manifest: &Manifest,
         id: usize,
         bytes: &[u8],
         sink: &mut dyn Sink,
-    ) -> io::Result<()> {
+        resolver: Option<&mut dyn StackResolver>,
+    ) -> io::Result<bool> {
         let Some(spec) = manifest.streams.get(id) else {
-            return Ok(());
+            return Ok(true);
         };
-        let record = decode_stream_record(spec, bytes);
+        let mut record = decode_stream_record(spec, bytes);
+        if record
+            .fields
+            .iter()
+            .any(|(_, v)| output::stack::needs_resolving(v))
+        {
+            let Some(resolver) = resolver else {
+                return Ok(false);
+            };
+            for (_, value) in &mut record.fields {
+                output::resolve_value(value, resolver);
+            }
+        }
         if let Some(tap) = &self.tap {
             tap.record(id, &record);
         }
@@ -209,7 +227,7 @@ impl Streams {
         if let Some(t) = self.timeline.as_mut() {
             t.writer.push(&record);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Sweeps the state maps when [`SWEEP_INTERVAL`] has passed since the last sweep.
@@ -218,6 +236,7 @@ impl Streams {
         session: &Session,
         manifest: &Manifest,
         sink: &mut dyn Sink,
+        symbols: &mut Symbols,
     ) -> Result<(), RunError> {
         if manifest.streams.is_empty() || self.last_sweep.elapsed() < SWEEP_INTERVAL {
             return Ok(());
@@ -225,7 +244,7 @@ impl Streams {
         self.last_sweep = Instant::now();
         let now = monotonic_ns();
         for (id, spec) in manifest.streams.iter().enumerate() {
-            self.sweep(session, manifest, id, spec, now, sink)?;
+            self.sweep(session, manifest, id, spec, now, sink, symbols)?;
         }
         Ok(())
     }
@@ -240,6 +259,7 @@ impl Streams {
         spec: &StreamSpec,
         now_ns: u64,
         sink: &mut dyn Sink,
+        symbols: &mut Symbols,
     ) -> Result<(), RunError> {
         if spec.timeout_ns == 0 {
             return Ok(());
@@ -267,8 +287,14 @@ impl Streams {
                 tap.expired(id);
             }
             if spec.emit_incomplete {
-                self.record(manifest, id, &value, sink)
-                    .map_err(RunError::Output)?;
+                self.record(
+                    manifest,
+                    id,
+                    &value,
+                    sink,
+                    Some(&mut symbols.resolver(session)),
+                )
+                .map_err(RunError::Output)?;
             }
             deleted.push((key.clone(), start_ns(&value)));
         }
@@ -291,18 +317,25 @@ impl Streams {
         session: &Session,
         manifest: &Manifest,
         sink: &mut dyn Sink,
+        symbols: &mut Symbols,
     ) -> Result<Vec<String>, RunError> {
         let mut report = Vec::new();
         let now = monotonic_ns();
         for (id, spec) in manifest.streams.iter().enumerate() {
-            self.sweep(session, manifest, id, spec, now, sink)?;
+            self.sweep(session, manifest, id, spec, now, sink, symbols)?;
             let mut open = session.map_entries(&spec.state_map)?;
             if spec.emit_incomplete {
                 open.sort_by_key(|(_, values)| values.first().map_or(0, |v| start_ns(v)));
                 for (_, values) in &open {
                     let value = values.first().map_or(&[][..], Vec::as_slice);
-                    self.record(manifest, id, value, sink)
-                        .map_err(RunError::Output)?;
+                    self.record(
+                        manifest,
+                        id,
+                        value,
+                        sink,
+                        Some(&mut symbols.resolver(session)),
+                    )
+                    .map_err(RunError::Output)?;
                 }
             }
             let counters = session.stream_counters(spec)?;

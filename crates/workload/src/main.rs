@@ -32,6 +32,8 @@ Steps:
   touch-pages N          writes one byte to each of N fresh anonymous pages
                          (no huge pages): N page faults
   block-read             one read() from a pipe nobody writes: blocks until killed
+  slow-read MS N         N read()s of one byte from a pipe, each answered by a
+                         helper thread MS milliseconds after the read began
   dio-write PATH SIZE N  preallocates PATH (N*SIZE bytes, written and fsynced),
                          then N pwrite64()s of SIZE bytes with O_DIRECT
 
@@ -165,6 +167,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 // SAFETY: b is valid for one byte; the write end stays open so this blocks.
                 unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
             }
+            "slow-read" => {
+                let ms = count(next("MS")?)?;
+                let n = count(next("N")?)?;
+                slow_read(ms, n)?;
+            }
             "dio-write" => {
                 let path = next("PATH")?.to_string();
                 let size = count(next("SIZE")?)? as usize;
@@ -250,6 +257,39 @@ fn open(path: &str, flags: i32) -> Result<i32, String> {
     } else {
         Ok(fd)
     }
+}
+
+/// `n` one-byte reads from a pipe that a helper thread writes to `ms`
+/// milliseconds after each read began (the reads run on the main thread).
+fn slow_read(ms: u64, n: u64) -> Result<(), String> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err("pipe failed".into());
+    }
+    let (read_end, write_end) = (fds[0], fds[1]);
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        while wait.recv().is_ok() {
+            std::thread::sleep(Duration::from_millis(ms));
+            // SAFETY: one byte from a static buffer to our pipe.
+            unsafe { libc::write(write_end, b"x".as_ptr().cast(), 1) };
+        }
+    });
+    let mut b = [0u8; 1];
+    for _ in 0..n {
+        go.send(()).map_err(|e| e.to_string())?;
+        // SAFETY: b is valid for one byte; the helper writes one.
+        unsafe { libc::read(read_end, b.as_mut_ptr().cast(), 1) };
+    }
+    drop(go);
+    let _ = writer.join();
+    // SAFETY: both ends are ours.
+    unsafe {
+        libc::close(read_end);
+        libc::close(write_end);
+    }
+    Ok(())
 }
 
 /// Preallocates `path` so the measured writes change no metadata, then makes

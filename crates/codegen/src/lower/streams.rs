@@ -49,8 +49,12 @@ impl StreamLayout {
         let mut offset = STREAM_STAGES_OFFSET + 16 * n;
         let mut fields = Vec::new();
         for (name, t) in &info.fields {
-            let layout = t.layout();
-            offset = offset.next_multiple_of(layout.align().max(1));
+            // Every field starts 8-aligned, and integers of any width take
+            // 8 bytes: scalars are written and read as 64-bit words (the
+            // registers' normal form) wherever a stage runs, and the stack
+            // path's stores must be aligned.
+            let layout = t.stored().layout();
+            offset = offset.next_multiple_of(8);
             let size = layout.size();
             fields.push(StreamField {
                 name: name.clone(),
