@@ -77,8 +77,9 @@ fn timed_out_replaced_and_open_instances_are_reported() {
     // A getppid begins an instance that the next openat ends. The first one
     // outlives its 1 s timeout (the sweep expires it), the next two share a
     // key (the second replaces the first), the last one is open at exit.
+    // `incomplete` emits every instance that did not end: 4 records.
     let script = r#"stream ppid {
-    begin tracepoint:syscalls:sys_enter_getppid /pid == cpid/ by tid { $n = 1; }
+    begin tracepoint:syscalls:sys_enter_getppid /pid == cpid/ by tid { $n = @n++; }
     end   tracepoint:syscalls:sys_enter_openat by tid { $path = str(args->filename); }
     timeout 1s
     incomplete
@@ -95,18 +96,64 @@ fn timed_out_replaced_and_open_instances_are_reported() {
         .lines()
         .filter(|l| l.starts_with("ppid "))
         .collect();
-    assert_eq!(lines.len(), 3, "{}", out.stdout);
-    assert!(lines[0].contains(" incomplete ["), "{}", out.stdout);
-    assert!(lines[1].contains(" dur="), "{}", out.stdout);
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    // Timed out, replaced, ended, open at exit: in that order, each with its own `$n`.
     assert!(
-        lines[1].contains(&format!(" path={}", path.display())),
+        lines[0].contains(" incomplete [") && lines[0].ends_with(" n=0 path=\"\""),
         "{}",
         out.stdout
     );
-    assert!(lines[2].contains(" incomplete ["), "{}", out.stdout);
+    assert!(
+        lines[1].contains(" incomplete [") && lines[1].ends_with(" n=1 path=\"\""),
+        "{}",
+        out.stdout
+    );
+    assert!(lines[2].contains(" dur="), "{}", out.stdout);
+    assert!(
+        lines[2].contains(&format!(" n=2 path={}", path.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        lines[3].contains(" incomplete [") && lines[3].ends_with(" n=3 path=\"\""),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stderr
             .contains("weft: stream ppid: 1 timed out, 1 replaced, 1 still open at exit\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn incomplete_emits_the_instances_the_map_limit_evicts() {
+    require_root!();
+    // `max 1` and two overlapping instances under different keys: the second
+    // evicts the first, which comes out as an incomplete record at once; the
+    // second is open at exit. Then three more: each evicts the one before.
+    let script = r#"stream ev {
+    begin tracepoint:syscalls:sys_enter_getppid /pid == cpid/ by nsecs { $n = @n++; }
+    end   tracepoint:syscalls:sys_enter_openat by nsecs { $x = 2; }
+    max 1
+    incomplete
+}"#;
+    let out = trace_workload(script, "getppid 5", &[]);
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("ev "))
+        .collect();
+    assert_eq!(lines.len(), 5, "{}", out.stdout);
+    for (i, line) in lines.iter().enumerate() {
+        assert!(line.contains(" incomplete ["), "{line}");
+        assert!(line.ends_with(&format!(" n={i} x=0")), "{}", out.stdout);
+    }
+    assert!(
+        out.stderr.contains(
+            "weft: stream ev: 4 evicted by the map limit (max 1), 1 still open at exit\n"
+        ),
         "{}",
         out.stderr
     );

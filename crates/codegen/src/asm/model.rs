@@ -226,6 +226,8 @@ helpers! {
     OVERRIDE_RETURN = 58, "bpf_override_return";
     GET_STACK = 67, "bpf_get_stack";
     GET_CURRENT_CGROUP_ID = 80, "bpf_get_current_cgroup_id";
+    MAP_PUSH_ELEM = 87, "bpf_map_push_elem";
+    MAP_POP_ELEM = 88, "bpf_map_pop_elem";
     SEND_SIGNAL = 109, "bpf_send_signal";
     PROBE_READ_USER = 112, "bpf_probe_read_user";
     PROBE_READ_KERNEL = 113, "bpf_probe_read_kernel";

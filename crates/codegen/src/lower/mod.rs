@@ -40,6 +40,7 @@ mod map_type {
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
     pub const LRU_HASH: u32 = 9;
+    pub const QUEUE: u32 = 22;
     pub const LRU_PERCPU_HASH: u32 = 10;
     pub const RINGBUF: u32 = 27;
 }
@@ -178,7 +179,6 @@ pub fn compile_with(
     let zero_size = manifest_maps
         .iter()
         .map(|m| m.value.size())
-        .chain(stream_layouts.iter().map(|l| l.spec.record_size))
         .max()
         .unwrap_or(8)
         .max(8);

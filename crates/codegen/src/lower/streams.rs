@@ -1,9 +1,19 @@
 //! Streams compile to ordinary programs and maps (see `sema::streams`):
-//! each clause finds its instance in the stream's LRU state map (directly by
-//! the begin key, or through a link table), stamps its stage, runs its block
-//! with the instance's `$fields` in place, and the end clause sends the
-//! instance's state as one ring-buffer record (`bpf_ringbuf_output` of the
-//! map value, which starts with the record header) before deleting it.
+//! the begin clause builds a record (on its stack, or in a per-CPU scratch
+//! value when it is too big) and files it in the stream's state map; each
+//! later clause finds its instance there (directly by the begin key, or
+//! through a link table), stamps its stage, runs its block with the
+//! instance's `$fields` in place, and the end clause sends the instance's
+//! state as one ring-buffer record (`bpf_ringbuf_output` of the map value,
+//! which starts with the record header) before deleting it.
+//!
+//! The state map is an LRU hash: past `max` open instances the kernel evicts
+//! one silently, and user space counts it. A stream with `incomplete` must
+//! emit every instance that does not end, so its state map is a plain hash
+//! and the begin evicts by itself: a queue holds `(key, start)` of the
+//! instances in the order they began, and a begin that finds the map full
+//! pops it until it finds an instance still open, emits it and takes its
+//! place (or, when none is found, emits its own instance as refused).
 
 use abi::stream::{
     STREAM_CGROUP_OFFSET, STREAM_COMM_OFFSET, STREAM_COMM_SIZE, STREAM_END_OFFSET,
@@ -22,6 +32,11 @@ use crate::elf::ElfMap;
 const EEXIST: i32 = -17;
 /// Records up to this size are built on the stack at begin (the stack holds 512 bytes).
 const STACK_RECORD_MAX: u32 = 256;
+/// `BPF_EXIST` for a queue push: when full, the oldest element makes room.
+const BPF_EXIST: i32 = 2;
+/// How many queued instances a begin that finds the state map full looks
+/// at for one still open (the others ended or were evicted already).
+const EVICT_TRIES: usize = 4;
 
 /// Where everything of one stream lives.
 #[derive(Clone, Debug)]
@@ -31,6 +46,10 @@ pub(crate) struct StreamLayout {
     pub key_size: u32,
     /// Key size of each link table.
     pub link_key_sizes: Vec<u32>,
+    /// Per-CPU array where a begin builds a record too big for its stack.
+    pub scratch_map: Option<String>,
+    /// With `incomplete`: the queue of `(begin key, start_ns)` in begin order.
+    pub order_queue: Option<String>,
 }
 
 impl StreamLayout {
@@ -68,7 +87,13 @@ impl StreamLayout {
             .first()
             .map_or(8, |s| s.key.layout().size().max(1))
             .next_multiple_of(8);
+        let prefix = format!("s{index}_");
         StreamLayout {
+            scratch_map: (record_size > STACK_RECORD_MAX)
+                .then(|| kernel_name(&prefix, &format!("b_{}", info.name))),
+            order_queue: info
+                .incomplete
+                .then(|| kernel_name(&prefix, &format!("q_{}", info.name))),
             spec: StreamSpec {
                 name: info.name.clone(),
                 state_map: kernel_name(&format!("s{index}_"), &format!("st_{}", info.name)),
@@ -93,24 +118,31 @@ impl StreamLayout {
         }
     }
 
-    /// The stream's maps: state, links, counters.
+    /// The stream's maps: state, links, counters, and the scratch record
+    /// and begin-order queue when it has them.
     pub(crate) fn elf_maps(&self) -> Vec<ElfMap> {
-        let lru = |name: &str, key_size: u32, value_size: u32| ElfMap {
+        let hash = |name: &str, map_type: u32, key_size: u32, value_size: u32| ElfMap {
             name: name.to_string(),
-            map_type: map_type::LRU_HASH,
+            map_type,
             key_size,
             value_size,
             max_entries: self.spec.max_instances,
             flags: 0,
         };
-        let mut maps = vec![lru(
+        let state_type = if self.order_queue.is_some() {
+            map_type::HASH
+        } else {
+            map_type::LRU_HASH
+        };
+        let mut maps = vec![hash(
             &self.spec.state_map,
+            state_type,
             self.key_size,
             self.spec.record_size,
         )];
         for (name, &size) in self.spec.link_maps.iter().zip(&self.link_key_sizes) {
             // A link holds the begin key and the instance's start, to tell a reused key apart.
-            maps.push(lru(name, size, self.key_size + 8));
+            maps.push(hash(name, map_type::LRU_HASH, size, self.key_size + 8));
         }
         maps.push(ElfMap {
             name: self.spec.counters_map.clone(),
@@ -120,6 +152,19 @@ impl StreamLayout {
             max_entries: StreamCounter::COUNT,
             flags: 0,
         });
+        if let Some(name) = &self.scratch_map {
+            maps.push(ElfMap {
+                name: name.clone(),
+                map_type: map_type::PERCPU_ARRAY,
+                key_size: 4,
+                value_size: self.spec.record_size,
+                max_entries: 1,
+                flags: 0,
+            });
+        }
+        if let Some(name) = &self.order_queue {
+            maps.push(hash(name, map_type::QUEUE, 0, self.key_size + 8));
+        }
         maps
     }
 }
@@ -143,18 +188,10 @@ impl<'a> Lower<'a> {
         self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
 
         let key_ty = stage_info.key.clone();
-        if clause.role == StageRole::Begin && spec.record_size <= STACK_RECORD_MAX {
-            return self.begin_on_stack(stream, stage, layout, now);
+        if clause.role == StageRole::Begin {
+            return self.begin_instance(stream, stage, layout, now);
         }
-        let (state, key) = if clause.role == StageRole::Begin {
-            if let Some(pred) = &clause.predicate {
-                let c = self.scalar(pred);
-                self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
-            }
-            let key = self.stream_key(clause.key.as_ref(), &key_ty, layout.key_size);
-            let state = self.create_instance(stage.stream, spec, key, now);
-            (state, key)
-        } else {
+        let (state, key) = {
             let (state, key) = match stage_info.lookup {
                 KeyLookup::Primary => {
                     let key = self.stream_key(clause.key.as_ref(), &key_ty, layout.key_size);
@@ -224,9 +261,10 @@ impl<'a> Lower<'a> {
         std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
     }
 
-    /// A begin whose record fits the stack builds it there and files it with
-    /// one map update (no zero-value lookup, no second lookup).
-    fn begin_on_stack(
+    /// The begin clause: builds the record (on the stack when it fits, else
+    /// in the stream's per-CPU scratch value), runs the block on it, and
+    /// files it with one map update.
+    fn begin_instance(
         &mut self,
         stream: &Stream,
         stage: StageRef,
@@ -241,7 +279,16 @@ impl<'a> Lower<'a> {
             self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
         }
         let key = self.stream_key(clause.key.as_ref(), &info.stages[0].key, layout.key_size);
-        let rec = Place::Stack(self.asm.stack(spec.record_size), 0);
+        let rec = match &layout.scratch_map {
+            Some(scratch) => {
+                let zero = self.asm.stack(8);
+                self.asm.store_stack(zero, 0, Src::Imm(0), Width::DW);
+                let value = self.lookup_named(scratch, Place::Stack(zero, 0));
+                self.asm.br(Cond::Eq, value, Src::Imm(0), self.exit);
+                Place::Ptr(value, 0)
+            }
+            None => Place::Stack(self.asm.stack(spec.record_size), 0),
+        };
         self.zero(rec, spec.record_size);
         self.fill_fixed_part(rec, stage.stream, spec, now);
         self.vars.clear();
@@ -252,7 +299,7 @@ impl<'a> Lower<'a> {
             self.clause_body(body);
         }
         self.asm.set_span(clause.span);
-        self.file_instance(spec, key, rec);
+        self.file_instance(layout, key, rec);
         self.bump_stream_counter(spec, StreamCounter::Begun);
         self.file_link(stream, stage, layout, key, rec);
         let exit = self.exit;
@@ -310,36 +357,106 @@ impl<'a> Lower<'a> {
         place
     }
 
-    /// Files a new instance under `key` (replacing, and counting, an open one)
-    /// and fills its fixed part. Exits when the state map refuses it.
-    fn create_instance(&mut self, stream: usize, spec: &StreamSpec, key: Place, now: VReg) -> VReg {
-        let zero = self.zero_value();
-        self.asm.br(Cond::Eq, zero, Src::Imm(0), self.exit);
-        self.file_instance(spec, key, Place::Ptr(zero, 0));
-        let state = self.lookup_named(&spec.state_map, key);
-        self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
-        self.fill_fixed_part(Place::Ptr(state, 0), stream, spec, now);
-        self.bump_stream_counter(spec, StreamCounter::Begun);
-        state
-    }
-
-    /// Files the record at `value` under `key` in the state map: an open
-    /// instance under the same key is replaced (and counted); a refusal is
-    /// counted and ends the program.
-    fn file_instance(&mut self, spec: &StreamSpec, key: Place, value: Place) {
-        let ptr = self.addr(value);
+    /// Files the record at `rec` under `key` in the state map. An open
+    /// instance under the same key is replaced (and counted). A full map
+    /// (only a stream with `incomplete` has one that fills: the others are
+    /// LRU) makes room by evicting the oldest instance still open. Without
+    /// room the new instance is refused: counted, and ends the program.
+    /// With `incomplete`, every instance replaced, evicted or refused is
+    /// emitted as an incomplete record, and every one filed is queued.
+    fn file_instance(&mut self, layout: &StreamLayout, key: Place, rec: Place) {
+        let spec = &layout.spec;
+        let ptr = self.addr(rec);
         let ret = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 1);
-        let (created, refused) = (self.asm.label(), self.asm.label());
+        let (created, refused, full) = (self.asm.label(), self.asm.label(), self.asm.label());
         self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
-        self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), refused);
+        self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), full);
         self.bump_stream_counter(spec, StreamCounter::Replaced);
-        let ptr = self.addr(value);
+        if spec.emit_incomplete {
+            let old = self.lookup_named(&spec.state_map, key);
+            let gone = self.asm.label();
+            self.asm.br(Cond::Eq, old, Src::Imm(0), gone);
+            self.emit_record(spec, old);
+            self.asm.bind(gone);
+        }
+        let ptr = self.addr(rec);
         let again = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 0);
         self.asm.br(Cond::Eq, again, Src::Imm(0), created);
+        if let Some(queue) = &layout.order_queue {
+            self.asm.jmp(refused);
+            self.asm.bind(full);
+            self.evict_oldest(layout, queue, key, rec, created, refused);
+        } else {
+            self.asm.bind(full);
+        }
         self.asm.bind(refused);
         self.bump_stream_counter(spec, StreamCounter::MapFull);
+        if spec.emit_incomplete {
+            let ptr = self.addr(rec);
+            self.emit_record(spec, ptr);
+        }
         self.asm.jmp(self.exit);
         self.asm.bind(created);
+        if let Some(queue) = &layout.order_queue {
+            let entry = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
+            self.copy(entry, key, layout.key_size);
+            let start = self.asm.vreg();
+            self.load(start, rec.offset(STREAM_START_OFFSET), Width::DW);
+            self.store(entry.offset(layout.key_size), Src::Reg(start), Width::DW);
+            let (map, entry_ptr) = (self.asm.vreg(), self.addr(entry));
+            self.asm.map_ptr(map, queue);
+            // A full queue drops its oldest entry, which names an instance
+            // that ended long ago or that the timeout will expire.
+            self.asm.call(
+                Helper::MAP_PUSH_ELEM,
+                &[Src::Reg(map), Src::Reg(entry_ptr), Src::Imm(BPF_EXIST)],
+                None,
+            );
+        }
+    }
+
+    /// Pops the begin-order queue until an instance still open comes out
+    /// (its start matches: the key may have begun again since), emits it,
+    /// deletes it and files the new record in its place (jumping to
+    /// `created`); after [`EVICT_TRIES`] entries, or an empty queue, or a
+    /// failed update, jumps to `refused`.
+    fn evict_oldest(
+        &mut self,
+        layout: &StreamLayout,
+        queue: &str,
+        key: Place,
+        rec: Place,
+        created: crate::asm::Label,
+        refused: crate::asm::Label,
+    ) {
+        let spec = &layout.spec;
+        let entry = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
+        for _ in 0..EVICT_TRIES {
+            let next = self.asm.label();
+            let (map, entry_ptr, ret) = (self.asm.vreg(), self.addr(entry), self.asm.vreg());
+            self.asm.map_ptr(map, queue);
+            self.asm.call(
+                Helper::MAP_POP_ELEM,
+                &[Src::Reg(map), Src::Reg(entry_ptr)],
+                Some(ret),
+            );
+            self.asm.br(Cond::Ne, ret, Src::Imm(0), refused);
+            let victim = self.lookup_named(&spec.state_map, entry);
+            self.asm.br(Cond::Eq, victim, Src::Imm(0), next);
+            let (start, queued) = (self.asm.vreg(), self.asm.vreg());
+            self.asm
+                .load(start, victim, STREAM_START_OFFSET as i16, Width::DW);
+            self.load(queued, entry.offset(layout.key_size), Width::DW);
+            self.asm.br(Cond::Ne, start, Src::Reg(queued), next);
+            self.emit_record(spec, victim);
+            self.delete_named(&spec.state_map, entry);
+            let ptr = self.addr(rec);
+            let ret = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 1);
+            self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
+            self.asm.jmp(refused);
+            self.asm.bind(next);
+        }
+        self.asm.jmp(refused);
     }
 
     /// The fixed part of a new record (see `abi::stream`): header, start,
