@@ -95,4 +95,7 @@ pub struct StreamSpec {
     /// The begin probe fills `cgroup` and `comm`; when nothing can show
     /// them they stay zero.
     pub captures_identity: bool,
+    /// Completed instances are sent as records: the stream has no
+    /// `stream:NAME` handler, or one that calls `emit()`.
+    pub emits_records: bool,
 }

@@ -200,6 +200,13 @@ fn trace(args: &Args) -> Result<(), String> {
         None => Box::new(io::stdout().lock()),
     };
     let writer = BufWriter::with_capacity(64 * 1024, writer);
+    for warning in args
+        .timeline
+        .iter()
+        .flat_map(|path| streams::timeline_warnings(&out.compiled.manifest, path))
+    {
+        eprintln!("{warning}");
+    }
     let timeline = match &args.timeline {
         Some(path) => Some((
             path.clone(),

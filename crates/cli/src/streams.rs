@@ -140,6 +140,23 @@ impl Losses {
     }
 }
 
+/// What to warn about before a run with `--timeline PATH`: a stream whose
+/// handler never calls `emit()` sends no completed record to the timeline.
+pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<String> {
+    manifest
+        .streams
+        .iter()
+        .filter(|s| !s.emits_records)
+        .map(|s| {
+            format!(
+                "weft: warning: --timeline {}: the handler of stream {} never calls emit(), so its records do not reach the timeline",
+                path.display(),
+                s.name
+            )
+        })
+        .collect()
+}
+
 /// `CLOCK_MONOTONIC` now, in nanoseconds (the clock of `bpf_ktime_get_ns`).
 fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {

@@ -186,3 +186,29 @@ fn lru_evictions_are_counted_not_lost() {
     assert!(evicted > 0, "{line}");
     assert_eq!(evicted + open, 50, "{line}");
 }
+
+#[test]
+fn a_timeline_of_a_stream_whose_handler_never_emits_is_warned_about() {
+    require_root!();
+    let timeline = scratch("silent-timeline.json");
+    let t = timeline.display().to_string();
+    let script = r#"stream rr {
+    begin tracepoint:syscalls:sys_enter_read /pid == cpid/ by tid
+    end   tracepoint:syscalls:sys_exit_read by tid
+}
+stream:rr { @n = count(); }"#;
+    let out = trace_workload(script, "read 16 3", &["--timeline", &t]);
+    let _ = std::fs::remove_file(&timeline);
+    assert!(
+        out.stderr.contains(&format!(
+            "weft: warning: --timeline {t}: the handler of stream rr never calls emit(), so its records do not reach the timeline\n"
+        )),
+        "{}",
+        out.stderr
+    );
+    // With emit(), no warning.
+    let script = script.replace("@n = count();", "@n = count(); emit();");
+    let out = trace_workload(&script, "read 16 3", &["--timeline", &t]);
+    let _ = std::fs::remove_file(&timeline);
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+}

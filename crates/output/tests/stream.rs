@@ -34,6 +34,7 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
     }
     StreamSpec {
         captures_identity: true,
+        emits_records: true,
         name: name.to_string(),
         state_map: format!("{name}_state"),
         link_maps: Vec::new(),

@@ -484,6 +484,7 @@ impl<'a> Checker<'a> {
                 }),
             incomplete: st.incomplete,
             has_handlers: false,
+            emits_records: true,
             captures_identity: true,
         })
     }
@@ -502,6 +503,12 @@ impl<'a> Checker<'a> {
             info.has_handlers = instances
                 .iter()
                 .any(|i| matches!(i.role, Role::Handler { stream } if stream == k));
+            info.emits_records = !info.has_handlers
+                || self
+                    .handlers
+                    .iter()
+                    .filter(|h| matches!(h.resolved.context, Context::Stream(s) if s == k))
+                    .any(calls_emit);
             info.captures_identity = !info.has_handlers
                 || info.incomplete
                 || self
@@ -1421,12 +1428,17 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// A handler that emits its record, or reads `args->comm` or `args->cgroup`.
-fn shows_identity(handler: &TypedProbe) -> bool {
+/// A handler that sends its record with `emit()`.
+fn calls_emit(handler: &TypedProbe) -> bool {
     handler
         .calls
         .values()
         .any(|c| c.name == crate::builtins::emit::NAME)
+}
+
+/// A handler that emits its record, or reads `args->comm` or `args->cgroup`.
+fn shows_identity(handler: &TypedProbe) -> bool {
+    calls_emit(handler)
         || handler
             .stream_args
             .values()

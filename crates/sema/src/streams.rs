@@ -64,6 +64,9 @@ pub struct StreamInfo {
     pub incomplete: bool,
     /// Whether any `stream:NAME` handler exists (then records are emitted only by `emit()`).
     pub has_handlers: bool,
+    /// Whether completed instances can be sent as records: no handler, or
+    /// a handler that calls `emit()`.
+    pub emits_records: bool,
     /// Whether the begin probe records the task's comm and cgroup: only when
     /// something can show them (a record that is emitted, or `args->comm`
     /// and `args->cgroup` in a handler). Two helper calls per instance saved.

@@ -108,6 +108,7 @@ impl StreamLayout {
                 max_instances: info.max_instances,
                 emit_incomplete: info.incomplete,
                 captures_identity: info.captures_identity,
+                emits_records: info.emits_records,
             },
             key_size,
             link_key_sizes: info
