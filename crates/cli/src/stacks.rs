@@ -37,7 +37,7 @@ fn holds_user(layout: &Layout) -> bool {
 }
 
 /// Whether the program prints user stacks or `usym`s (map keys and values,
-/// printf arguments), whose names are found through the memory map of
+/// printf arguments, stream record fields), whose names are found through the memory map of
 /// their process: then the memory map of the `-c` command is kept as it
 /// exits (see `child_exit`); otherwise it runs untraced.
 pub fn needs_user_symbols(manifest: &Manifest) -> bool {
@@ -50,7 +50,12 @@ pub fn needs_user_symbols(manifest: &Manifest) -> bool {
         .iter()
         .flat_map(|p| &p.args)
         .any(|a| holds_user(&a.field.layout));
-    maps || printfs
+    let streams = manifest
+        .streams
+        .iter()
+        .flat_map(|s| &s.fields)
+        .any(|f| holds_user(&f.field.layout));
+    maps || printfs || streams
 }
 
 impl Symbols {
