@@ -121,15 +121,17 @@ fn block_io_records_the_issuer_and_size_of_each_request() {
         &["-f", "json"],
     );
     let _ = std::fs::remove_file(&file);
+    // The workload's requests: its size, inserted in its own context (a
+    // kworker's writeback may have the same size). The `issuer` field must
+    // then say the same as the record's comm.
     let records: Vec<Value> = json_records(&out.stdout)
         .into_iter()
-        .filter(|r| r["fields"]["bytes"] == BLOCK_IO_SIZE)
+        .filter(|r| r["fields"]["bytes"] == BLOCK_IO_SIZE && r["comm"] == "weftwl")
         .collect();
     assert_eq!(records.len(), 3, "{}", out.stdout);
     for r in &records {
         // The comm was overwritten by the next field's 8-byte store (issue 9).
         assert_eq!(r["fields"]["issuer"], "weftwl", "{r}");
-        assert_eq!(r["comm"], "weftwl", "{r}");
         assert!(stage_ts(r, "block_rq_insert") > 0, "{r}");
         assert!(
             stage_ts(r, "block_rq_issue") >= stage_ts(r, "block_rq_insert"),
