@@ -95,6 +95,7 @@ fn trace(args: &Args) -> Result<(), String> {
         positional: args.positional.clone(),
         cpid: child.as_ref().map(|c| c.pid()),
         pid_filter: args.pid,
+        missing_probes: missing_probes_from_env()?,
     };
     let mut dumps = String::new();
     let started = std::time::Instant::now();
@@ -294,6 +295,22 @@ fn codegen_options_from_env() -> Result<codegen::Options, String> {
         );
     }
     Ok(options)
+}
+
+/// `BPFTRACE_MISSING_PROBES` (`error`, `warn` or `ignore`) decides what an
+/// attach point that does not exist is, over the script's `config = {
+/// missing_probes = ... }`, as in bpftrace.
+fn missing_probes_from_env() -> Result<Option<sema::MissingProbes>, String> {
+    let Ok(text) = std::env::var("BPFTRACE_MISSING_PROBES") else {
+        return Ok(None);
+    };
+    sema::MissingProbes::from_name(text.trim())
+        .map(Some)
+        .ok_or_else(|| {
+            format!(
+                "weft: error: BPFTRACE_MISSING_PROBES must be error, warn or ignore, not `{text}`"
+            )
+        })
 }
 
 /// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer,

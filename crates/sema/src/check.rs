@@ -13,7 +13,7 @@ use syntax::ast::{
 };
 
 use crate::diagnostics as diag;
-use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for};
+use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for, resolve_list};
 use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo};
 use crate::typed::{FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
@@ -32,6 +32,21 @@ pub struct CheckOptions {
     pub cpid: Option<u32>,
     /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).
     pub pid_filter: Option<u32>,
+    /// `BPFTRACE_MISSING_PROBES` from the environment: wins over the
+    /// script's `config = { missing_probes = ... }`, as in bpftrace.
+    pub missing_probes: Option<crate::config::MissingProbes>,
+}
+
+/// The parser's attach points as providers take them.
+fn attach_point_refs(aps: &[syntax::ast::AttachPoint]) -> Vec<AttachPointRef<'_>> {
+    aps.iter()
+        .map(|ap| AttachPointRef {
+            raw: &ap.raw,
+            provider: &ap.provider,
+            parts: &ap.parts,
+            span: ap.span,
+        })
+        .collect()
 }
 
 /// Checks a parsed program. Always returns a program; it is only usable
@@ -67,8 +82,15 @@ pub fn check(
             _ => None,
         })
         .collect();
+    // Settings first: `missing_probes` decides how probes resolve.
     let mut config = crate::config::ScriptConfig::default();
     let mut config_keys = BTreeMap::new();
+    for item in &program.items {
+        if let Item::Config(c) = item {
+            crate::config::check_config(c, &mut config, &mut config_keys, &mut diags);
+        }
+    }
+    let missing_policy = opts.missing_probes.or(config.missing_probes);
     let mut decls: BTreeMap<String, crate::config::DeclaredMap> = BTreeMap::new();
     for (index, item) in program.items.iter().enumerate() {
         match item {
@@ -102,52 +124,40 @@ pub fn check(
                 let k = stream_items.iter().position(|&i| i == index).unwrap_or(0);
                 diags.extend(streams::check_shape(st));
                 for (stage, clause) in st.stages.iter().enumerate() {
-                    for ap in &clause.attach_points {
-                        let r = AttachPointRef {
-                            raw: &ap.raw,
-                            provider: &ap.provider,
-                            parts: &ap.parts,
-                            span: ap.span,
-                        };
-                        match resolve_for(&r, kernel, opts.pid_filter) {
-                            Ok(resolved) => {
-                                instances.extend(resolved.into_iter().map(|p| Instance {
-                                    item: index,
-                                    resolved: p,
-                                    role: Role::Stage(StageRef { stream: k, stage }),
-                                }))
-                            }
-                            Err(d) => diags.push(d),
-                        }
-                    }
+                    let aps = attach_point_refs(&clause.attach_points);
+                    #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
+                    let (found, ds) =
+                        resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
+                            resolve_for(r, kernel, opts.pid_filter)
+                        });
+                    diags.extend(ds);
+                    instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
+                        item: index,
+                        resolved: p,
+                        role: Role::Stage(StageRef { stream: k, stage }),
+                    }));
                 }
             }
             Item::Probe(probe) => {
-                for ap in &probe.attach_points {
-                    let r = AttachPointRef {
-                        raw: &ap.raw,
-                        provider: &ap.provider,
-                        parts: &ap.parts,
-                        span: ap.span,
-                    };
-                    let planned = plan_of.get(&ap.span).copied();
-                    match crate::mechanism::resolve_probe(&r, planned, kernel, opts.pid_filter) {
-                        Ok(resolved) => instances.extend(resolved.into_iter().map(|p| Instance {
-                            item: index,
-                            resolved: p,
-                            role: Role::Probe,
-                        })),
-                        Err(d) => diags.push(d),
-                    }
-                }
+                let aps = attach_point_refs(&probe.attach_points);
+                #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
+                let (found, ds) =
+                    resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
+                        let planned = plan_of.get(&r.span).copied();
+                        crate::mechanism::resolve_probe(r, planned, kernel, opts.pid_filter)
+                    });
+                diags.extend(ds);
+                instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
+                    item: index,
+                    resolved: p,
+                    role: Role::Probe,
+                }));
             }
             Item::Shebang(_) | Item::Preprocessor(_) => {}
             Item::StructDef(s) => {
                 diags.push(diag::not_supported_yet(s.span, "a C struct definition"))
             }
-            Item::Config(c) => {
-                crate::config::check_config(c, &mut config, &mut config_keys, &mut diags)
-            }
+            Item::Config(_) => {}
             Item::Import(i) => diags.push(diag::not_supported_yet(i.span, "`import`")),
             Item::MapDecl(m) => {
                 let name = format!("@{}", m.name);

@@ -20,6 +20,36 @@ pub struct ScriptConfig {
     pub max_map_keys: Option<u32>,
     /// `perf_rb_pages`: the ring buffer's size in pages.
     pub perf_rb_pages: Option<u32>,
+    /// `missing_probes`: what an attach point that does not exist here is.
+    pub missing_probes: Option<MissingProbes>,
+}
+
+/// What an attach point that does not exist on this machine is (a kernel
+/// function, tracepoint, library symbol or USDT probe that is not there),
+/// as bpftrace's `missing_probes` setting chooses. Without the setting, the
+/// rule of bpftrace's tools applies (see `providers::missing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingProbes {
+    /// Every missing attach point is an error (bpftrace's current default).
+    Error,
+    /// A warning names each one; the run goes on with what exists.
+    Warn,
+    /// Silently left out.
+    Ignore,
+}
+
+impl MissingProbes {
+    pub const NAMES: [&'static str; 3] = ["error", "warn", "ignore"];
+
+    /// `"error"`, `"warn"` or `"ignore"` (also as the environment spells them).
+    pub fn from_name(name: &str) -> Option<MissingProbes> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "error" => MissingProbes::Error,
+            "warn" => MissingProbes::Warn,
+            "ignore" => MissingProbes::Ignore,
+            _ => return None,
+        })
+    }
 }
 
 /// The kind of a declared map.
@@ -73,12 +103,13 @@ pub struct DeclaredMap {
 }
 
 /// bpftrace's config keys weft applies, with their environment-variable spellings.
-const SUPPORTED: [(&str, &[&str]); 2] = [
+const SUPPORTED: [(&str, &[&str]); 3] = [
     (
         "max_map_keys",
         &["BPFTRACE_MAX_MAP_KEYS", "BPFTRACE_MAP_KEYS_MAX"],
     ),
     ("perf_rb_pages", &["BPFTRACE_PERF_RB_PAGES"]),
+    ("missing_probes", &["BPFTRACE_MISSING_PROBES"]),
 ];
 
 /// bpftrace's config keys that only switch on unstable features: accepted and ignored.
@@ -90,7 +121,7 @@ const ACCEPTED: [&str; 4] = [
 ];
 
 /// bpftrace's other config keys: known, but weft does not apply them yet.
-const UNSUPPORTED: [&str; 17] = [
+const UNSUPPORTED: [&str; 16] = [
     "cache_user_symbols",
     "cpp_demangle",
     "lazy_symbolication",
@@ -101,7 +132,6 @@ const UNSUPPORTED: [&str; 17] = [
     "max_probes",
     "max_strlen",
     "max_type_res_iterations",
-    "missing_probes",
     "on_stack_limit",
     "print_maps_on_exit",
     "show_debug_info",
@@ -167,6 +197,21 @@ pub(crate) fn check_config(
                     &format!("a number of pages from 1 to {MAX_RB_PAGES}"),
                 )),
             },
+            "missing_probes" => {
+                let name = match &entry.value.kind {
+                    ExprKind::Str(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+                    ExprKind::Ident(name) => Some(name.clone()),
+                    _ => None,
+                };
+                match name.as_deref().and_then(MissingProbes::from_name) {
+                    Some(m) => out.missing_probes = Some(m),
+                    None => diags.push(diag::bad_config_value(
+                        entry.value.span,
+                        &entry.key,
+                        "\"error\", \"warn\" or \"ignore\"",
+                    )),
+                }
+            }
             k if ACCEPTED.contains(&k) => {}
             k if UNSUPPORTED.contains(&k) => {
                 diags.push(diag::config_key_not_supported(entry.key_span, &entry.key))

@@ -583,7 +583,7 @@ pub fn config_key_not_supported(span: Span, key: &str) -> Diagnostic {
     Diagnostic::error(format!("config key `{key}` is not supported by weft yet"))
         .with_code(Code::E0381)
         .with_label(span, "a bpftrace setting weft does not apply yet")
-        .with_help("weft applies `max_map_keys` and `perf_rb_pages`")
+        .with_help("weft applies `max_map_keys`, `perf_rb_pages` and `missing_probes`")
 }
 
 pub fn bad_config_value(span: Span, key: &str, expected: &str) -> Diagnostic {

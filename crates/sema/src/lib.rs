@@ -20,7 +20,7 @@ mod types;
 
 pub use check::members::{MemberAccess, MemberValue};
 pub use check::{CheckOptions, check};
-pub use config::{DeclaredMap, MapKind, ScriptConfig};
+pub use config::{DeclaredMap, MapKind, MissingProbes, ScriptConfig};
 pub use macros::predefined_macro;
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{

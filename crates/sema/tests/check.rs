@@ -13,6 +13,7 @@ fn run(src: &str) -> String {
         positional: vec!["42".into(), "hello".into()],
         cpid: None,
         pid_filter: None,
+        missing_probes: None,
     };
     let (typed, sema_diags) = check(&program, &FixtureKernel::typical(), &opts);
     diags.extend(sema_diags.iter().cloned());

@@ -39,6 +39,24 @@ impl Code {
     }
 }
 
+impl Code {
+    /// The codes that say what an attach point names does not exist on this
+    /// machine (a tracepoint, kernel function, library, symbol or USDT
+    /// probe), as opposed to an attach point written wrong or a kernel that
+    /// cannot run it: bpftrace's `missing_probes` setting decides what those
+    /// are (`sema::providers::missing`).
+    pub const MISSING_ATTACH_POINT: &'static [Code] = &[
+        Code::E0404,
+        Code::E0405,
+        Code::E0440,
+        Code::E0442,
+        Code::E0444,
+        Code::E0450,
+        Code::E0451,
+        Code::E0452,
+    ];
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.code)

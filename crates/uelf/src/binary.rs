@@ -79,6 +79,9 @@ pub struct Binary {
     /// The file name in `.gnu_debuglink`: the separate debug file beside
     /// the binary (see [`Binary::debug_file_paths`]).
     pub debuglink: Option<String>,
+    /// The libraries it needs (`DT_NEEDED`, as `libc.so.6`), in order: where
+    /// the dynamic loader finds the symbols it does not define.
+    pub needed: Vec<String>,
 }
 
 impl Binary {
@@ -176,6 +179,18 @@ impl Binary {
                 _ => {}
             }
         }
+        let needed = sections
+            .dynamic_table(endian, data)
+            .map(|table| {
+                table
+                    .iter()
+                    .filter(|d| d.tag == elf::DT_NEEDED)
+                    .filter_map(|d| table.string(d).ok())
+                    .filter_map(|name| std::str::from_utf8(name).ok())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
         let usdt = match note_data {
             Some(bytes) => usdt::parse_notes(bytes, stapsdt_base)?,
             None => Vec::new(),
@@ -188,6 +203,7 @@ impl Binary {
             position_independent,
             build_id,
             debuglink,
+            needed,
         })
     }
 
@@ -275,7 +291,20 @@ impl Binary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf};
+    use crate::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf, tiny_library};
+
+    #[test]
+    fn needed_libraries_in_order() {
+        let b = Binary::parse(&tiny_library(&["f"], &[], &["libc.so.6", "libm.so.6"])).unwrap();
+        assert_eq!(b.needed, ["libc.so.6", "libm.so.6"]);
+        assert_eq!(b.functions.len(), 1);
+        assert!(
+            Binary::parse(&tiny_elf(&["f"], &[]))
+                .unwrap()
+                .needed
+                .is_empty()
+        );
+    }
 
     #[test]
     fn tiny_elf_round_trip() {

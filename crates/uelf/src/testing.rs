@@ -38,6 +38,12 @@ fn push_u64(v: &mut Vec<u8>, x: u64) {
 /// a name written `ifunc:NAME` is an indirect function `NAME`) and USDT
 /// probes (the i-th at the start of the i-th function).
 pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
+    tiny_library(functions, probes, &[])
+}
+
+/// [`tiny_elf`] that also needs these libraries (`DT_NEEDED` entries in a
+/// `.dynamic` section), as a shared library names its dependencies.
+pub fn tiny_library(functions: &[&str], probes: &[Probe<'_>], needed: &[&str]) -> Vec<u8> {
     let mut f = vec![0u8; TEXT_OFFSET as usize];
     let text_off = f.len();
     f.resize(text_off + 16 * functions.len().max(1), 0xc3);
@@ -91,8 +97,26 @@ pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     }
     let symtab_size = f.len() - symtab_off;
 
+    let dynstr_off = f.len();
+    f.push(0);
+    let mut needed_offsets = Vec::new();
+    for name in needed {
+        needed_offsets.push((f.len() - dynstr_off) as u64);
+        f.extend_from_slice(name.as_bytes());
+        f.push(0);
+    }
+    let dynstr_size = f.len() - dynstr_off;
+    align(&mut f, 8);
+    let dynamic_off = f.len();
+    for off in &needed_offsets {
+        push_u64(&mut f, 1); // DT_NEEDED
+        push_u64(&mut f, *off);
+    }
+    f.extend_from_slice(&[0u8; 16]); // DT_NULL
+    let dynamic_size = f.len() - dynamic_off;
+
     let shstrtab_off = f.len();
-    let names = b"\0.text\0.note.stapsdt\0.symtab\0.strtab\0.shstrtab\0";
+    let names = b"\0.text\0.note.stapsdt\0.symtab\0.strtab\0.shstrtab\0.dynstr\0.dynamic\0";
     f.extend_from_slice(names);
     let name_at = |n: &str| {
         names
@@ -143,6 +167,20 @@ pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
         0,
         0,
     );
+    if !needed.is_empty() {
+        section(name_at(".dynstr"), 3, 2, dynstr_off, dynstr_size, 0, 0, 0);
+        section(
+            name_at(".dynamic"),
+            6,
+            2,
+            dynamic_off,
+            dynamic_size,
+            6,
+            0,
+            16,
+        );
+    }
+    let section_count: u16 = if needed.is_empty() { 6 } else { 8 };
 
     // ELF header.
     let mut h = Vec::new();
@@ -159,7 +197,7 @@ pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     push_u16(&mut h, 56);
     push_u16(&mut h, 1);
     push_u16(&mut h, 64);
-    push_u16(&mut h, 6);
+    push_u16(&mut h, section_count);
     push_u16(&mut h, 5); // e_shstrndx
     // PT_LOAD, R+X, the whole file at LOAD_VADDR.
     push_u32(&mut h, 1);

@@ -5,6 +5,7 @@
 mod hardware;
 mod interval;
 pub(crate) mod kprobe;
+mod missing;
 mod perf_event;
 mod planned;
 mod profile;
@@ -15,6 +16,8 @@ mod tracepoint;
 mod uprobe;
 mod usdt;
 pub mod userbin;
+
+pub(crate) use missing::resolve_list;
 
 use ktypes::{KernelInfo, TracepointFormat};
 use source::{Diagnostic, Span};

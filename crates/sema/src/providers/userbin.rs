@@ -136,6 +136,25 @@ pub fn open(
     Ok(UserBinary { path, binary })
 }
 
+/// When the binary `name` does not define `symbol` but a library it needs
+/// (`DT_NEEDED`) does, as the dynamic loader would find it: the binary's
+/// path and that library's path.
+pub fn defining_dependency(
+    name: &str,
+    symbol: &str,
+    pid: Option<u32>,
+    kernel: &dyn KernelInfo,
+    span: Span,
+) -> Option<(String, String)> {
+    let user = open(name, pid, kernel, span).ok()?;
+    user.binary.needed.iter().find_map(|soname| {
+        let dep = open(soname, pid, kernel, span).ok()?;
+        dep.binary
+            .function(symbol)
+            .map(|_| (user.path.clone(), dep.path.clone()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
