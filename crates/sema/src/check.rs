@@ -1228,12 +1228,14 @@ impl<'a> Checker<'a> {
                 self.unsupported(e, &what)
             }
             None => {
-                // A constant of the script's headers (`AF_INET`), or an
+                // A constant of the script's headers (`AF_INET`), an
                 // enumerator of the kernel's types (`TCP_FIN_WAIT1`), as
-                // bpftrace's preprocessor and headers give them.
+                // bpftrace's preprocessor and headers give them, or a
+                // kernel macro no header here defines (`TASK_RUNNING`).
                 if let Some(v) = self
                     .macro_value(name)
                     .or_else(|| self.btf().and_then(|btf| btf.enum_value(name)))
+                    .or_else(|| crate::macros::kernel_macro(name))
                 {
                     s.probe.constants.insert(e.id, v);
                     return Type::I64;

@@ -66,25 +66,57 @@ impl Macros {
         macros
     }
 
-    /// The integer `name` stands for, following macros that name macros.
+    /// The integer `name` stands for: its body evaluated as a C constant
+    /// expression, following the macros it names (`AF_INET` → `PF_INET` →
+    /// `2`, `TASK_KILLABLE` → `(TASK_WAKEKILL | TASK_UNINTERRUPTIBLE)`).
     pub fn value(&self, name: &str) -> Option<i64> {
-        let mut name = name;
-        for _ in 0..16 {
-            let body = self.bodies.get(name)?;
-            if let Some(v) = integer(body) {
-                return Some(v);
-            }
-            name = body
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .trim();
-            if !is_identifier(name) {
-                return None;
-            }
-        }
-        None
+        self.value_at(name, 0)
     }
+
+    fn value_at(&self, name: &str, depth: usize) -> Option<i64> {
+        if depth > 16 {
+            return None;
+        }
+        let body = self.bodies.get(name)?;
+        syntax::eval_c_expr(body, &|n| self.value_at(n, depth + 1), &|n| {
+            self.bodies.contains_key(n)
+        })
+    }
+}
+
+/// Kernel constants that are macros (so not in BTF) which bpftrace's tools
+/// use, for when no header gives them: the task states of
+/// `include/linux/sched.h` (runqlat.bt compares `prev_state` with
+/// `TASK_RUNNING`), as every kernel since 4.14 defines them. The kernel's
+/// own headers win when they are installed; these values are the
+/// fallback on machines without them (as here).
+const KERNEL_MACROS: &[(&str, i64)] = &[
+    ("TASK_RUNNING", 0x0000),
+    ("TASK_INTERRUPTIBLE", 0x0001),
+    ("TASK_UNINTERRUPTIBLE", 0x0002),
+    ("__TASK_STOPPED", 0x0004),
+    ("__TASK_TRACED", 0x0008),
+    ("EXIT_DEAD", 0x0010),
+    ("EXIT_ZOMBIE", 0x0020),
+    ("EXIT_TRACE", 0x0030),
+    ("TASK_PARKED", 0x0040),
+    ("TASK_DEAD", 0x0080),
+    ("TASK_WAKEKILL", 0x0100),
+    ("TASK_WAKING", 0x0200),
+    ("TASK_NOLOAD", 0x0400),
+    ("TASK_NEW", 0x0800),
+    ("TASK_KILLABLE", 0x0102),
+    ("TASK_STOPPED", 0x0104),
+    ("TASK_IDLE", 0x0402),
+    ("TASK_NORMAL", 0x0003),
+];
+
+/// A kernel constant that is a macro, when no header defined it (see [`KERNEL_MACROS`]).
+pub fn kernel_macro(name: &str) -> Option<i64> {
+    KERNEL_MACROS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
 }
 
 /// Includes followed from one script.
@@ -97,14 +129,16 @@ struct Headers<'a> {
 impl<'a> Headers<'a> {
     fn new(kernel: &'a dyn KernelInfo) -> Headers<'a> {
         let multiarch = format!("/usr/include/{}-linux-gnu", std::env::consts::ARCH);
+        let mut dirs = kernel_header_dirs(kernel);
+        dirs.extend([
+            "/usr/local/include".into(),
+            multiarch,
+            "/usr/include".into(),
+        ]);
         Headers {
             kernel,
             seen: HashSet::new(),
-            dirs: vec![
-                "/usr/local/include".into(),
-                multiarch,
-                "/usr/include".into(),
-            ],
+            dirs,
         }
     }
 
@@ -153,6 +187,43 @@ impl<'a> Headers<'a> {
     }
 }
 
+/// The running kernel's own headers, when installed (`linux-headers-*`, or
+/// a build tree under `/lib/modules/RELEASE`): searched before the C
+/// library's, as bpftrace searches them, so `<linux/sched.h>` is the
+/// kernel's (with `TASK_RUNNING`) rather than the user-space API header.
+fn kernel_header_dirs(kernel: &dyn KernelInfo) -> Vec<String> {
+    let Ok(release) = kernel.read_file("/proc/sys/kernel/osrelease") else {
+        return Vec::new();
+    };
+    let release = String::from_utf8_lossy(&release).trim().to_string();
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x86",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let Some(root) = [
+        format!("/lib/modules/{release}/build"),
+        format!("/lib/modules/{release}/source"),
+        format!("/usr/src/linux-headers-{release}"),
+    ]
+    .into_iter()
+    .find(|root| kernel.read_file(&format!("{root}/Makefile")).is_ok()) else {
+        return Vec::new();
+    };
+    [
+        format!("arch/{arch}/include"),
+        format!("arch/{arch}/include/generated"),
+        "include".to_string(),
+        format!("arch/{arch}/include/uapi"),
+        format!("arch/{arch}/include/generated/uapi"),
+        "include/uapi".to_string(),
+        "include/generated/uapi".to_string(),
+    ]
+    .into_iter()
+    .map(|dir| format!("{root}/{dir}"))
+    .collect()
+}
+
 /// `# define X 1` → `("define", "X 1")`.
 fn directive(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim_start().strip_prefix('#')?.trim_start();
@@ -177,47 +248,54 @@ fn definition(rest: &str) -> Option<(&str, &str)> {
     Some((name, body))
 }
 
-fn is_identifier(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// An integer literal as C writes it: decimal, `0x` hex or `0` octal, with
-/// `U`/`L` suffixes, in parentheses, possibly negative.
-fn integer(body: &str) -> Option<i64> {
-    let mut s = body.trim();
-    while let Some(inner) = s.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        s = inner.trim();
-    }
-    let (negative, s) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest.trim()),
-        None => (false, s),
-    };
-    let s = s.trim_end_matches(['u', 'U', 'l', 'L']);
-    let v = if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(hex, 16).ok()? as i64
-    } else if s.len() > 1 && s.starts_with('0') {
-        u64::from_str_radix(&s[1..], 8).ok()? as i64
-    } else {
-        s.parse::<u64>().ok()? as i64
-    };
-    Some(if negative { v.wrapping_neg() } else { v })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn integers_as_c_writes_them() {
-        assert_eq!(integer("2"), Some(2));
-        assert_eq!(integer("0x10"), Some(16));
-        assert_eq!(integer("010"), Some(8));
-        assert_eq!(integer("(4U)"), Some(4));
-        assert_eq!(integer("-1"), Some(-1));
-        assert_eq!(integer("(-(1))"), None);
-        assert_eq!(integer("1 << 3"), None);
-        assert_eq!(integer("PF_INET"), None);
+    fn values_are_c_constant_expressions() {
+        let mut m = Macros::default();
+        for (name, body) in [
+            ("AF_INET", "PF_INET"),
+            ("PF_INET", "2"),
+            ("HEX", "0x10"),
+            ("OCT", "010"),
+            ("SUFFIX", "(4U)"),
+            ("NEG", "(-(1))"),
+            ("SHIFT", "1 << 3"),
+            ("TASK_WAKEKILL", "0x00000100"),
+            ("TASK_UNINTERRUPTIBLE", "0x00000002"),
+            ("TASK_KILLABLE", "(TASK_WAKEKILL | TASK_UNINTERRUPTIBLE)"),
+            ("CAST", "((int)1)"),
+            ("LOOP", "LOOP"),
+            ("UNKNOWN", "NOT_A_MACRO + 1"),
+        ] {
+            m.bodies.insert(name.into(), body.into());
+        }
+        let v = |n| m.value(n);
+        assert_eq!(v("AF_INET"), Some(2));
+        assert_eq!(v("HEX"), Some(16));
+        assert_eq!(v("OCT"), Some(8));
+        assert_eq!(v("SUFFIX"), Some(4));
+        assert_eq!(v("NEG"), Some(-1));
+        assert_eq!(v("SHIFT"), Some(8));
+        assert_eq!(v("TASK_KILLABLE"), Some(0x102));
+        assert_eq!(v("CAST"), None);
+        assert_eq!(v("LOOP"), None);
+        assert_eq!(v("UNKNOWN"), None);
+        assert_eq!(v("ABSENT"), None);
+    }
+
+    #[test]
+    fn task_states_without_kernel_headers() {
+        assert_eq!(kernel_macro("TASK_RUNNING"), Some(0));
+        assert_eq!(kernel_macro("TASK_UNINTERRUPTIBLE"), Some(2));
+        assert_eq!(kernel_macro("TASK_KILLABLE"), Some(0x102));
+        assert_eq!(
+            kernel_macro("TASK_TRACED"),
+            None,
+            "its value changed in 5.19"
+        );
     }
 
     #[test]

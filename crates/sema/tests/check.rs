@@ -278,3 +278,47 @@ fn a_false_preprocessor_group_is_skipped() {
     let (_, diags) = check(&program, &with_btf, &CheckOptions::default());
     assert!(diags.is_empty(), "{}", render_all(diags.iter(), &map));
 }
+
+/// Issue 16: `TASK_RUNNING` (a macro of the kernel's `<linux/sched.h>`,
+/// which no user-space header defines) comes from the kernel's own headers
+/// when they are installed, searched before `/usr/include` as bpftrace
+/// searches them, and otherwise from weft's table of task states.
+#[test]
+fn kernel_macros_from_kernel_headers_or_the_task_state_table() {
+    let src = "#include <linux/sched.h>\nBEGIN { @v = (TASK_RUNNING, TASK_KILLABLE, TASK_UNINTERRUPTIBLE); }";
+    let constants = |kernel: &FixtureKernel| {
+        let mut map = SourceMap::new();
+        let id = map.add("runqlat.bt", src);
+        let (program, _) = syntax::parse_with(map.file(id), &|n| sema::predefined_macro(kernel, n));
+        let (typed, diags) = check(&program, kernel, &CheckOptions::default());
+        assert!(!diags.has_errors(), "{}", render_all(diags.iter(), &map));
+        let mut v: Vec<(u32, i64)> = typed.probes[0]
+            .constants
+            .iter()
+            .map(|(id, v)| (id.0, *v))
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, v)| v).collect::<Vec<i64>>()
+    };
+    // No kernel headers: the table.
+    let plain = FixtureKernel::typical().with_file(
+        "/usr/include/linux/sched.h",
+        b"#define CLONE_VM 0x100\n".to_vec(),
+    );
+    assert_eq!(constants(&plain), [0, 0x102, 2]);
+    // Kernel headers installed: theirs win (a made-up value shows it).
+    let tree = "/lib/modules/6.99.0-test/build";
+    let with_headers = FixtureKernel::typical()
+        .with_file("/proc/sys/kernel/osrelease", b"6.99.0-test\n".to_vec())
+        .with_file(&format!("{tree}/Makefile"), b"VERSION = 6\n".to_vec())
+        .with_file(
+            &format!("{tree}/include/linux/sched.h"),
+            b"#include <linux/sched/state.h>\n#define TASK_RUNNING 0x00000007\n".to_vec(),
+        )
+        .with_file(
+            &format!("{tree}/include/linux/sched/state.h"),
+            b"#define TASK_UNINTERRUPTIBLE 0x00000002\n#define TASK_WAKEKILL 0x00000100\n#define TASK_KILLABLE (TASK_WAKEKILL | TASK_UNINTERRUPTIBLE)\n".to_vec(),
+        )
+        .with_file("/usr/include/linux/sched.h", b"#define CLONE_VM 0x100\n".to_vec());
+    assert_eq!(constants(&with_headers), [7, 0x102, 2]);
+}

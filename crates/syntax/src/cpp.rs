@@ -146,15 +146,8 @@ impl<'a> Conditionals<'a> {
 
     /// The value of an `#if`/`#elif` expression; anything unreadable is false.
     fn condition(&self, expr: &str) -> bool {
-        let tokens = tokenize(expr);
-        let mut eval = Eval {
-            cpp: self,
-            tokens: &tokens,
-            at: 0,
-            depth: 0,
-        };
-        let v = eval.ternary();
-        eval.at == tokens.len() && v.is_some_and(|v| v != 0)
+        eval_c_expr(expr, &|n| self.macro_value(n, 0), &|n| self.is_defined(n))
+            .is_some_and(|v| v != 0)
     }
 
     /// The integer a macro name stands for in an `#if`: its body's value,
@@ -162,23 +155,39 @@ impl<'a> Conditionals<'a> {
     fn macro_value(&self, name: &str, depth: usize) -> Option<i64> {
         match self.script.get(name) {
             Some(Some(body)) if depth < 16 => {
-                let tokens = tokenize(body);
-                if tokens.is_empty() {
+                if tokenize(body).is_empty() {
                     return Some(0);
                 }
-                let mut eval = Eval {
-                    cpp: self,
-                    tokens: &tokens,
-                    at: 0,
-                    depth: depth + 1,
-                };
-                let v = eval.ternary()?;
-                (eval.at == tokens.len()).then_some(v)
+                eval_c_expr(body, &|n| self.macro_value(n, depth + 1), &|n| {
+                    self.is_defined(n)
+                })
             }
             Some(_) => Some(0),
             None => Some(i64::from((self.predefined)(name))),
         }
     }
+}
+
+/// Evaluates a C integer constant expression as the preprocessor does:
+/// literals, `defined NAME`, unary `! ~ - +`, arithmetic, shifts,
+/// comparisons, bit operations, `&& || ?:` and parentheses. `value` gives
+/// the integer a name stands for (`None`: the expression has no value);
+/// `defined` answers `defined(NAME)`. `None` when the text is no such
+/// expression.
+pub fn eval_c_expr(
+    expr: &str,
+    value: &dyn Fn(&str) -> Option<i64>,
+    defined: &dyn Fn(&str) -> bool,
+) -> Option<i64> {
+    let tokens = tokenize(expr);
+    let mut eval = Eval {
+        value,
+        defined,
+        tokens: &tokens,
+        at: 0,
+    };
+    let v = eval.ternary()?;
+    (eval.at == tokens.len()).then_some(v)
 }
 
 /// `# define X 1` → `("define", "X 1")`.
@@ -280,12 +289,12 @@ fn integer(s: &str) -> Option<i64> {
     Some(v as i64)
 }
 
-/// Precedence climbing over an `#if` expression; `None` when malformed.
-struct Eval<'c, 't> {
-    cpp: &'c Conditionals<'c>,
+/// Precedence climbing over a constant expression; `None` when malformed.
+struct Eval<'e, 't> {
+    value: &'e dyn Fn(&str) -> Option<i64>,
+    defined: &'e dyn Fn(&str) -> bool,
     tokens: &'t [CTok],
     at: usize,
-    depth: usize,
 }
 
 impl Eval<'_, '_> {
@@ -394,11 +403,11 @@ impl Eval<'_, '_> {
                 if paren && !self.eat(")") {
                     return None;
                 }
-                Some(i64::from(self.cpp.is_defined(&m)))
+                Some(i64::from((self.defined)(&m)))
             }
             CTok::Ident(name) => {
                 self.at += 1;
-                self.cpp.macro_value(&name, self.depth)
+                (self.value)(&name)
             }
             CTok::Op(_) => None,
         }

@@ -14,7 +14,7 @@ mod parser;
 mod printer;
 
 pub use ast::*;
-pub use cpp::Predefined;
+pub use cpp::{Predefined, eval_c_expr};
 pub use parser::MAX_DEPTH;
 pub use printer::{print_ast, print_ast_with_spans};
 
