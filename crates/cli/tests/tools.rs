@@ -105,3 +105,38 @@ fn bpftrace_tools_compile_and_pass_the_verifier() {
     }
     assert_eq!(checked, tools.len());
 }
+
+/// loads.bt's `kaddr()` and unary `*`: `kaddr("vfs_read")` is the address
+/// /proc/kallsyms lists, and `*` reads through a user pointer the value the
+/// workload put there (a `uint64` for an integer address, the pointee's
+/// width for a typed pointer).
+#[test]
+fn kaddr_and_unary_star_read_kernel_and_user_memory() {
+    require_root!();
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let vfs_read = kallsyms
+        .lines()
+        .find_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.get(2) == Some(&"vfs_read")).then(|| u64::from_str_radix(w[0], 16).unwrap())
+        })
+        .expect("vfs_read in /proc/kallsyms");
+    let out = common::trace_workload(
+        "tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @addr = kaddr(\"vfs_read\"); @ns[*(args->rqtp + 8)] = count(); @ns16[*(int16 *)(args->rqtp + 8)] = count(); @sec[*(uint64 *)args->rqtp] = count(); }",
+        "nanosleep 1234567 3",
+        &[],
+    );
+    // 1234567 is 0x12d687: its low 16 bits are -10617 as an int16.
+    for line in [
+        format!("@addr: {vfs_read}"),
+        "@ns[1234567]: 3".into(),
+        "@ns16[-10617]: 3".into(),
+        "@sec[0]: 3".into(),
+    ] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "expected `{line}` in:\n{}",
+            out.stdout
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! The kernel functions a kprobe can name, from tracefs
 //! `available_filter_functions` (exact: what ftrace can patch) or, when that
-//! is unreadable, the text symbols of `/proc/kallsyms`.
+//! is unreadable, the text symbols of `/proc/kallsyms`; and the address of
+//! any kernel symbol (`kaddr()`).
 
 /// A traceable kernel function.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,6 +57,36 @@ pub fn parse_kallsyms_functions(text: &str) -> Vec<KernelFunction> {
     )
 }
 
+/// Where a kernel symbol is, from `/proc/kallsyms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSymbol {
+    /// Its address (the first symbol of that name, vmlinux before modules).
+    At(u64),
+    /// Listed, but with address 0: kallsyms hides addresses from readers
+    /// without CAP_SYSLOG (`kernel.kptr_restrict`).
+    Hidden,
+    /// Not listed (data symbols appear only with `CONFIG_KALLSYMS_ALL`).
+    Absent,
+}
+
+/// The address of the symbol `name` in a `/proc/kallsyms` text.
+pub fn kallsyms_address(text: &str, name: &str) -> KernelSymbol {
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(addr), Some(_kind), Some(sym)) = (words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if sym == name {
+            return match u64::from_str_radix(addr, 16) {
+                Ok(0) | Err(_) => KernelSymbol::Hidden,
+                Ok(a) => KernelSymbol::At(a),
+            };
+        }
+    }
+    KernelSymbol::Absent
+}
+
 /// `name`, and its module from the `[module]` word that may follow it.
 fn function<'a>(name: &str, mut rest: impl Iterator<Item = &'a str>) -> KernelFunction {
     KernelFunction {
@@ -84,6 +115,22 @@ mod tests {
         assert_eq!(f[0].qualified(), "ext4:ext4_file_open");
         assert_eq!(f[0].module.as_deref(), Some("ext4"));
         assert_eq!(f[1].qualified(), "vfs_read");
+    }
+
+    #[test]
+    fn kallsyms_addresses() {
+        let text = "ffffffff81000030 D jiffies\n\
+                    ffffffff82001000 d avenrun\n\
+                    ffffffffc0000000 d avenrun\t[mod]\n";
+        assert_eq!(
+            kallsyms_address(text, "avenrun"),
+            KernelSymbol::At(0xffffffff82001000)
+        );
+        assert_eq!(kallsyms_address(text, "nope"), KernelSymbol::Absent);
+        assert_eq!(
+            kallsyms_address("0000000000000000 D jiffies\n", "jiffies"),
+            KernelSymbol::Hidden
+        );
     }
 
     #[test]

@@ -16,7 +16,10 @@ pub use as_written::AsWritten;
 pub use btf::{Btf, BtfFunction, BtfParam};
 pub use features::{Support, TracingFeatures};
 pub use fixture::FixtureKernel;
-pub use kfuncs::{KernelFunction, parse_filter_functions, parse_kallsyms_functions};
+pub use kfuncs::{
+    KernelFunction, KernelSymbol, kallsyms_address, parse_filter_functions,
+    parse_kallsyms_functions,
+};
 pub use tracepoint_format::{FieldKind, TpField, TracepointFormat, parse_format};
 
 /// Why a kernel fact could not be had.

@@ -182,6 +182,7 @@ pub fn check(
     let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     let macros = std::cell::OnceCell::new();
+    let kallsyms = crate::builtins::kaddr::Kallsyms::new();
     for _ in 0..4 {
         let mut checker = Checker::new(
             program,
@@ -194,6 +195,7 @@ pub fn check(
         checker.binaries = Some(&binaries);
         checker.kernel = Some(kernel);
         checker.macros = Some(&macros);
+        checker.kallsyms = Some(&kallsyms);
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -210,6 +212,7 @@ pub fn check(
     checker.binaries = Some(&binaries);
     checker.kernel = Some(kernel);
     checker.macros = Some(&macros);
+    checker.kallsyms = Some(&kallsyms);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -308,6 +311,8 @@ struct Checker<'a> {
     /// The script's preprocessor constants, read on the first identifier
     /// that is no builtin (shared by every round).
     macros: Option<&'a std::cell::OnceCell<crate::macros::Macros>>,
+    /// `/proc/kallsyms`, read on the first `kaddr()` (shared by every round).
+    kallsyms: Option<&'a crate::builtins::kaddr::Kallsyms>,
 }
 
 /// Why a program is checked.
@@ -369,6 +374,7 @@ impl<'a> Checker<'a> {
             binaries: None,
             kernel: None,
             macros: None,
+            kallsyms: None,
         }
     }
 
@@ -896,7 +902,74 @@ impl<'a> Checker<'a> {
         false
     }
 
+    /// `*expr`: what an address points to, read with one `bpf_probe_read`
+    /// (0 when unreadable). An integer is read as the `uint64` at that
+    /// address, as bpftrace does (`*kaddr("avenrun")`); a pointer as its
+    /// pointee: an integer of its width, or a pointer.
+    fn deref(&mut self, s: &mut Scope, e: &Expr, inner: &Expr, t: &Type) -> Type {
+        use crate::check::members::{MemberAccess, MemberValue};
+        let (value, ty) = match t {
+            Type::Int { .. } => (
+                MemberValue::Int {
+                    size: 8,
+                    signed: false,
+                },
+                Type::U64,
+            ),
+            Type::Pointer { c_type } => match crate::ctypes::pointee(c_type) {
+                Some(p) if crate::ctypes::pointee(p).is_some() => (
+                    MemberValue::Pointer,
+                    Type::Pointer {
+                        c_type: p.to_string(),
+                    },
+                ),
+                Some(p) => match crate::ctypes::int_type(p) {
+                    Some((size, signed)) => (
+                        MemberValue::Int { size, signed },
+                        Type::Int { size, signed },
+                    ),
+                    None => {
+                        let what = if p.contains("struct ") || p.contains("union ") {
+                            format!("`*` on a `{c_type}` (read its members with `->`)")
+                        } else {
+                            format!("`*` on a `{c_type}`")
+                        };
+                        self.error(diag::not_supported_yet(e.span, &what));
+                        return Type::I64;
+                    }
+                },
+                None => {
+                    self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
+                    return Type::I64;
+                }
+            },
+            _ => {
+                self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
+                return Type::I64;
+            }
+        };
+        s.probe.members.insert(
+            e.id,
+            MemberAccess {
+                offset: 0,
+                arrow: true,
+                value,
+            },
+        );
+        ty
+    }
+
     fn type_name(&mut self, t: &TypeName) -> Option<Type> {
+        if t.pointer_depth > 0 && t.array_len.is_none() {
+            // `(uint32 *)`, `(int **)`: an address whose pointee `*` reads.
+            let base = t.base.trim();
+            if crate::ctypes::int_type(base).is_some() {
+                let stars = "*".repeat(t.pointer_depth as usize);
+                return Some(Type::Pointer {
+                    c_type: format!("{base} {stars}"),
+                });
+            }
+        }
         if t.pointer_depth > 0 || t.array_len.is_some() {
             self.error(diag::not_supported_yet(t.span, "pointer and array types"));
             return None;
@@ -988,7 +1061,8 @@ impl<'a> Checker<'a> {
                         self.expect_int(expr, &t, "`-`");
                         Type::I64
                     }
-                    UnaryOp::Deref | UnaryOp::AddrOf => {
+                    UnaryOp::Deref => self.deref(s, e, expr, &t),
+                    UnaryOp::AddrOf => {
                         self.error(diag::not_supported_yet(
                             e.span,
                             &format!("`{}` on a value", op.as_str()),
@@ -1156,6 +1230,10 @@ impl<'a> Checker<'a> {
                 match to {
                     Some(t @ Type::Int { .. }) => {
                         self.expect_int(expr, &from, "a cast to an integer");
+                        t
+                    }
+                    Some(t @ Type::Pointer { .. }) => {
+                        self.expect_int(expr, &from, "a cast to a pointer");
                         t
                     }
                     Some(t) => {

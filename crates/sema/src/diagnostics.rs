@@ -505,6 +505,20 @@ pub fn uaddr_needs_literal(span: Span) -> Diagnostic {
         .with_help("write the symbol's name in quotes: uaddr(\"my_global\")")
 }
 
+pub fn kaddr_needs_literal(span: Span) -> Diagnostic {
+    Diagnostic::error("kaddr() expects a string literal")
+        .with_code(Code::E0473)
+        .with_label(span, "the symbol is looked up when the script is compiled")
+        .with_help("write the symbol's name in quotes: kaddr(\"avenrun\")")
+}
+
+pub fn kernel_symbol_unavailable(span: Span, symbol: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot resolve the kernel symbol `{symbol}`"))
+        .with_code(Code::E0474)
+        .with_label(span, "looked up in /proc/kallsyms")
+        .with_note(why.to_string())
+}
+
 pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("`{path}` has no symbol `{symbol}`"))
         .with_code(Code::E0472)

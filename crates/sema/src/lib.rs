@@ -8,6 +8,7 @@
 pub mod builtins;
 mod check;
 pub mod config;
+pub mod ctypes;
 pub mod diagnostics;
 mod macros;
 pub mod mechanism;

@@ -322,3 +322,34 @@ fn kernel_macros_from_kernel_headers_or_the_task_state_table() {
         .with_file("/usr/include/linux/sched.h", b"#define CLONE_VM 0x100\n".to_vec());
     assert_eq!(constants(&with_headers), [7, 0x102, 2]);
 }
+
+/// Issue 16 (loads.bt): `kaddr("NAME")` is the address /proc/kallsyms gives
+/// (read through the KernelInfo seam), `*` reads what an address points to:
+/// a `uint64` for an integer (as bpftrace), the pointee for a pointer.
+#[test]
+fn kaddr_and_unary_star() {
+    let kernel = FixtureKernel::typical().with_file(
+        "/proc/kallsyms",
+        b"ffffffff81000000 T _stext\nffffffff82a01040 D avenrun\n0000000000000000 D hidden_sym\n"
+            .to_vec(),
+    );
+    let run = |src: &str| {
+        let mut map = SourceMap::new();
+        let id = map.add("loads.bt", src);
+        let (program, _) = syntax::parse(map.file(id));
+        let (typed, diags) = check(&program, &kernel, &CheckOptions::default());
+        if diags.has_errors() {
+            render_all(diags.iter(), &map)
+        } else {
+            print_types(&typed)
+        }
+    };
+    let ok = run(
+        "interval:s:1 { $a = kaddr(\"avenrun\"); @l1 = *$a; @l5 = *($a + 8); @w = *(uint32 *)$a; @pp = *(uint8 **)$a; }",
+    );
+    insta::assert_snapshot!("kaddr_and_unary_star", ok);
+    let errors = run(
+        "interval:s:1 { @a = kaddr(\"nosuch\"); @b = kaddr(\"hidden_sym\"); $n = \"x\"; @c = kaddr($n); @d = *\"str\"; @e = *(struct task_struct *)curtask; }",
+    );
+    insta::assert_snapshot!("kaddr_and_unary_star_errors", errors);
+}

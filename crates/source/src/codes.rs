@@ -196,6 +196,8 @@ codes! {
     E0470: "uaddr() outside a user probe",
     E0471: "uaddr() needs a literal",
     E0472: "uaddr() symbol not found",
+    E0473: "kaddr() needs a literal",
+    E0474: "kernel symbol not found",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

@@ -39,6 +39,9 @@ impl Lower<'_> {
                 r
             }
             ExprKind::Map { keys, .. } => self.map_read_scalar(e, keys),
+            ExprKind::Unary {
+                op: UnaryOp::Deref, ..
+            } => self.member_scalar(e),
             ExprKind::Unary { op, expr } => {
                 let v = self.scalar(expr);
                 self.set_span(e.span);

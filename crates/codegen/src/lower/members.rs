@@ -1,4 +1,5 @@
-//! Struct members through BTF (`sema::check::members`): `ptr->member` is
+//! Struct members through BTF (`sema::check::members`), and `*ptr`, read the
+//! same way as a member at offset 0: `ptr->member` is
 //! the pointer plus the member's offset, `value.member` adds the offset to
 //! the address of the embedded struct, and a scalar member is read with one
 //! `bpf_probe_read` of its width (0 when the address is unreadable), then
@@ -8,15 +9,21 @@
 //! argument (`args->rqtp->tv_nsec`) is user memory, `curtask` kernel memory.
 
 use sema::MemberValue;
-use syntax::ast::{Expr, ExprKind};
+use syntax::ast::{Expr, ExprKind, UnaryOp};
 
 use super::{Lower, Place};
 use crate::asm::{AluOp, Helper, Src, VReg, Width};
 
 impl Lower<'_> {
-    /// The address of the member a `Field` node designates.
+    /// The address of the member a `Field` node designates (or, for `*ptr`,
+    /// the pointer itself).
     fn member_addr(&mut self, e: &Expr) -> VReg {
-        let ExprKind::Field { expr: base, .. } = &e.kind else {
+        let (ExprKind::Field { expr: base, .. }
+        | ExprKind::Unary {
+            op: UnaryOp::Deref,
+            expr: base,
+        }) = &e.kind
+        else {
             return self.constant(0);
         };
         let Some(access) = self.probe.members.get(&e.id).cloned() else {

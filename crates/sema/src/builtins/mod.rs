@@ -88,6 +88,7 @@ builtins! {
     bswap: functions(DEF);
     reg: functions(DEF);
     uaddr: functions(DEF);
+    kaddr: functions(DEF);
 }
 
 /// The builtin function called `name`.

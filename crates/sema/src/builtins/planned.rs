@@ -3,7 +3,6 @@
 
 /// Functions.
 const FUNCTIONS: &[&str] = &[
-    "kaddr",
     "system",
     "signal",
     "override",

@@ -11,6 +11,7 @@ use syntax::ast::Expr;
 
 use super::members::MemberAccess;
 use super::{Checker, Scope};
+use crate::builtins::kaddr::Kallsyms;
 use crate::builtins::uaddr::Binaries;
 use crate::diagnostics as diag;
 use crate::providers::{Context, ResolvedProbe};
@@ -153,5 +154,11 @@ impl<'c, 'a> CallCheck<'c, 'a> {
     /// The binaries `uaddr()` reads (`None` when checking without them).
     pub fn binaries(&self) -> Option<&'a Binaries<'a>> {
         self.checker.binaries
+    }
+
+    /// The kernel and the `/proc/kallsyms` text `kaddr()` reads (`None`
+    /// when checking without a kernel).
+    pub fn kallsyms(&self) -> Option<(&'a dyn ktypes::KernelInfo, &'a Kallsyms)> {
+        Some((self.checker.kernel?, self.checker.kallsyms?))
     }
 }

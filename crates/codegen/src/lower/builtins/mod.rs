@@ -130,6 +130,7 @@ lowerings! {
     bswap: functions(LOWERING);
     reg: functions(LOWERING);
     uaddr: functions(LOWERING);
+    kaddr: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
