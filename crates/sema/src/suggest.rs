@@ -119,8 +119,8 @@ fn edit_cost(typed: &str, candidate: &str) -> u32 {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i as u32 * EDIT;
     }
-    for j in 0..=c.len() {
-        d[0][j] = j as u32 * OMISSION;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j as u32 * OMISSION;
     }
     for i in 1..=t.len() {
         for j in 1..=c.len() {
