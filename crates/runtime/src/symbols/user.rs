@@ -176,10 +176,23 @@ impl UserSymbols {
         if let Some(found) = self.symbolize_exited(pid, addrs) {
             return found;
         }
-        self.symbolize_with(pid, addrs, true)
+        let mut found = self
+            .symbolize_with(pid, addrs, true)
             .or_else(|| self.symbolize_with(pid, addrs, false))
             // The process is gone or unreadable: every address stays unresolved.
-            .unwrap_or_else(|| vec![None; addrs.len()])
+            .unwrap_or_else(|| vec![None; addrs.len()]);
+        // It may have exited while it was read; its map was kept before its
+        // memory went, so it is there now if it is kept at all.
+        if found.iter().any(Option::is_none) {
+            if let Some(again) = self.symbolize_exited(pid, addrs) {
+                for (sym, kept) in found.iter_mut().zip(again) {
+                    if sym.is_none() {
+                        *sym = kept;
+                    }
+                }
+            }
+        }
+        found
     }
 
     fn symbolize_with(
