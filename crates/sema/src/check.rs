@@ -2,23 +2,31 @@
 //! point (a wildcard gives each tracepoint its own `args`), first a few
 //! silent rounds to let map types settle across probes (a map may be read
 //! in a probe written before the one that assigns it), then a reporting round.
+//!
+//! This file holds the driver and the expression rules; beside it:
+//! `items` (the script's items resolved into concrete probes), `stmts`
+//! (statements), `maps` (map types and references), `members` (struct
+//! members through BTF) and `call` (what a builtin's rule may ask: the
+//! builtins themselves are units of `crate::builtins`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use ktypes::{FieldKind, KernelInfo, TpField};
 use source::{Diagnostic, Diagnostics, Span};
-use syntax::ast::{
-    AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, Item, Program, Stmt, StmtKind, TypeName,
-    UnaryOp,
-};
+use syntax::ast::{BinaryOp, Expr, ExprKind, Item, Program, TypeName, UnaryOp};
 
 use crate::diagnostics as diag;
-use crate::providers::{AttachPointRef, Context, ResolvedProbe, resolve_for, resolve_list};
-use crate::streams::{self as streams, KeyLookup, StageInfo, StageRef, StreamInfo};
+use crate::providers::Context;
+use crate::streams::{self as streams, KeyLookup, StageInfo, StreamInfo};
 use crate::typed::{FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
 mod call;
+mod items;
+mod maps;
+mod stmts;
+
+use items::{Instance, Items, Role, apply_decls};
 pub(crate) mod members;
 
 pub use call::CallCheck;
@@ -37,18 +45,6 @@ pub struct CheckOptions {
     pub missing_probes: Option<crate::config::MissingProbes>,
 }
 
-/// The parser's attach points as providers take them.
-fn attach_point_refs(aps: &[syntax::ast::AttachPoint]) -> Vec<AttachPointRef<'_>> {
-    aps.iter()
-        .map(|ap| AttachPointRef {
-            raw: &ap.raw,
-            provider: &ap.provider,
-            parts: &ap.parts,
-            span: ap.span,
-        })
-        .collect()
-}
-
 /// Checks a parsed program. Always returns a program; it is only usable
 /// when the diagnostics hold no error.
 pub fn check(
@@ -65,117 +61,13 @@ pub fn check(
     }
     let plan_of: HashMap<Span, &crate::mechanism::Planned> =
         planned.iter().map(|p| (p.span, p)).collect();
-    let mut diags = Diagnostics::new();
-    let mut instances: Vec<Instance> = Vec::new();
-    // Streams are numbered in written order; handlers may come before their stream.
-    let stream_items: Vec<usize> = program
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| matches!(i, Item::Stream(_)))
-        .map(|(i, _)| i)
-        .collect();
-    let stream_names: Vec<&str> = stream_items
-        .iter()
-        .filter_map(|&i| match &program.items[i] {
-            Item::Stream(st) => Some(st.name.as_str()),
-            _ => None,
-        })
-        .collect();
-    // Settings first: `missing_probes` decides how probes resolve.
-    let mut config = crate::config::ScriptConfig::default();
-    let mut config_keys = BTreeMap::new();
-    for item in &program.items {
-        if let Item::Config(c) = item {
-            crate::config::check_config(c, &mut config, &mut config_keys, &mut diags);
-        }
-    }
-    let missing_policy = opts.missing_probes.or(config.missing_probes);
-    let mut decls: BTreeMap<String, crate::config::DeclaredMap> = BTreeMap::new();
-    for (index, item) in program.items.iter().enumerate() {
-        match item {
-            Item::Probe(probe) if probe.attach_points.iter().any(|ap| ap.provider == "stream") => {
-                for ap in &probe.attach_points {
-                    let name = ap.parts.first().map(String::as_str).unwrap_or("");
-                    match stream_names.iter().position(|n| *n == name) {
-                        Some(k) if ap.provider == "stream" && ap.parts.len() == 1 => instances.push(Instance {
-                            item: index,
-                            resolved: ResolvedProbe {
-                                // Handlers are not attached: their bodies run inside the end programs.
-                                attach: abi::Attach::End,
-                                section: String::new(),
-                                name: ap.raw.clone(),
-                                context: Context::Stream(k),
-                                short: "stream".into(),
-                            },
-                            role: Role::Handler { stream: k },
-                        }),
-                        _ if ap.provider != "stream" => diags.push(diag::bad_attach_point(
-                            ap.span,
-                            &ap.raw,
-                            "a `stream:NAME` probe on its own (it cannot share a body with other probes)",
-                        )),
-                        Some(_) => diags.push(diag::bad_attach_point(ap.span, &ap.raw, "stream:NAME")),
-                        None => diags.push(diag::unknown_stream(ap.span, name, &stream_names)),
-                    }
-                }
-            }
-            Item::Stream(st) => {
-                let k = stream_items.iter().position(|&i| i == index).unwrap_or(0);
-                diags.extend(streams::check_shape(st));
-                for (stage, clause) in st.stages.iter().enumerate() {
-                    let aps = attach_point_refs(&clause.attach_points);
-                    #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
-                    let (found, ds) =
-                        resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
-                            resolve_for(r, kernel, opts.pid_filter)
-                        });
-                    diags.extend(ds);
-                    instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
-                        item: index,
-                        resolved: p,
-                        role: Role::Stage(StageRef { stream: k, stage }),
-                    }));
-                }
-            }
-            Item::Probe(probe) => {
-                let aps = attach_point_refs(&probe.attach_points);
-                #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
-                let (found, ds) =
-                    resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
-                        let planned = plan_of.get(&r.span).copied();
-                        crate::mechanism::resolve_probe(r, planned, kernel, opts.pid_filter)
-                    });
-                diags.extend(ds);
-                instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
-                    item: index,
-                    resolved: p,
-                    role: Role::Probe,
-                }));
-            }
-            Item::Shebang(_) | Item::Preprocessor(_) => {}
-            Item::StructDef(s) => {
-                diags.push(diag::not_supported_yet(s.span, "a C struct definition"))
-            }
-            Item::Config(_) => {}
-            Item::Import(i) => diags.push(diag::not_supported_yet(i.span, "`import`")),
-            Item::MapDecl(m) => {
-                let name = format!("@{}", m.name);
-                if let Some(first) = decls.get(&name) {
-                    diags.push(diag::map_declared_twice(m.span, &name, first.span));
-                } else if let Some(d) = crate::config::check_map_decl(m, &mut diags) {
-                    decls.insert(name, d);
-                }
-            }
-            Item::Macro(m) => diags.push(diag::not_supported_yet(m.span, "`macro`")),
-            Item::Function(f) => {
-                diags.push(diag::not_supported_yet(f.span, "a user function (`fn`)"))
-            }
-        }
-    }
-    if instances.is_empty() && !diags.has_errors() {
-        diags.push(diag::no_probes());
-    }
+    let Items {
+        instances,
+        stream_items,
+        config,
+        decls,
+        mut diags,
+    } = items::collect(program, kernel, opts, &plan_of);
 
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
@@ -243,39 +135,6 @@ pub fn check(
     (typed, diags)
 }
 
-/// Gives each declared map its declaration, checking the declared kind
-/// against what the map holds (as bpftrace does: aggregations need a
-/// per-CPU kind, plain values a kind that is not per-CPU).
-fn apply_decls(
-    typed: &mut TypedProgram,
-    decls: BTreeMap<String, crate::config::DeclaredMap>,
-    diags: &mut Diagnostics,
-) {
-    for (name, decl) in decls {
-        let Some(m) = typed.maps.iter_mut().find(|m| m.name == name) else {
-            diags.push(diag::map_declared_unused(decl.span, &name));
-            continue;
-        };
-        let agg = matches!(m.value, Type::Agg(_));
-        if agg != decl.kind.is_per_cpu() {
-            let (holds, needs) = if agg {
-                ("an aggregation", "`percpuhash` or `percpulruhash`")
-            } else {
-                ("a plain value", "`hash` or `lruhash`")
-            };
-            diags.push(diag::map_kind_mismatch(
-                m.first_assigned,
-                &name,
-                decl.kind.as_str(),
-                holds,
-                needs,
-                decl.span,
-            ));
-        }
-        m.decl = Some(decl);
-    }
-}
-
 struct Checker<'a> {
     program: &'a Program,
     opts: &'a CheckOptions,
@@ -313,24 +172,6 @@ struct Checker<'a> {
     macros: Option<&'a std::cell::OnceCell<crate::macros::Macros>>,
     /// `/proc/kallsyms`, read on the first `kaddr()` (shared by every round).
     kallsyms: Option<&'a crate::builtins::kaddr::Kallsyms>,
-}
-
-/// Why a program is checked.
-#[derive(Clone, Copy, Debug)]
-enum Role {
-    /// An ordinary probe.
-    Probe,
-    /// A clause of a stream.
-    Stage(StageRef),
-    /// A `stream:NAME` handler.
-    Handler { stream: usize },
-}
-
-/// One concrete attach point to check a body for.
-struct Instance {
-    item: usize,
-    resolved: ResolvedProbe,
-    role: Role,
 }
 
 /// Per-program state while checking one body.
@@ -584,307 +425,6 @@ impl<'a> Checker<'a> {
             out.push(info);
         }
         out
-    }
-
-    fn block(&mut self, s: &mut Scope, block: &Block) {
-        for stmt in &block.stmts {
-            self.stmt(s, stmt);
-        }
-        if let Some(tail) = &block.tail {
-            self.expr(s, tail);
-        }
-    }
-
-    fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
-        match &stmt.kind {
-            StmtKind::Expr(e) | StmtKind::Discard(e) => {
-                self.expr(s, e);
-            }
-            StmtKind::Assign { target, op, value } => self.assign(s, target, *op, value),
-            StmtKind::Let {
-                name,
-                name_span,
-                ty,
-                value,
-            } => {
-                let declared = ty.as_ref().and_then(|t| self.type_name(t));
-                let value_ty = value.as_ref().map(|v| self.expr(s, v));
-                let t = match (declared, value_ty) {
-                    (Some(d), Some(v)) => {
-                        if d.unify(&v.stored()).is_none() {
-                            self.error(diag::variable_type_mismatch(
-                                value.as_ref().unwrap().span,
-                                name,
-                                &d,
-                                &v,
-                            ));
-                        }
-                        d
-                    }
-                    (Some(d), None) => d,
-                    (None, Some(v)) => v.stored(),
-                    (None, None) => {
-                        self.error(diag::not_supported_yet(
-                            *name_span,
-                            "`let` without a type or value",
-                        ));
-                        return;
-                    }
-                };
-                self.define_var(s, name, t, stmt.span);
-            }
-            StmtKind::If {
-                cond,
-                then,
-                else_branch,
-            } => {
-                let t = self.expr(s, cond);
-                self.expect_condition(cond, &t);
-                self.block(s, then);
-                if let Some(e) = else_branch {
-                    self.stmt(s, e);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                let t = self.expr(s, cond);
-                self.expect_condition(cond, &t);
-                s.loop_depth += 1;
-                self.block(s, body);
-                s.loop_depth -= 1;
-            }
-            StmtKind::Unroll { count, body } => {
-                match &count.kind {
-                    ExprKind::Int { value, .. } if (1..=100).contains(value) => {}
-                    ExprKind::Int { .. } => self.error(diag::unroll_count_out_of_range(count.span)),
-                    _ => self.error(diag::needs_literal(count.span, "the unroll count")),
-                }
-                self.block(s, body);
-            }
-            StmtKind::For { iter, var_span, .. } => {
-                let span = match iter {
-                    ForIter::Map(e) => e.span,
-                    ForIter::Range { start, .. } => start.span,
-                };
-                self.error(diag::not_supported_yet(var_span.to(span), "a `for` loop"));
-            }
-            StmtKind::Break | StmtKind::Continue => {
-                if s.loop_depth == 0 {
-                    self.error(diag::break_outside_loop(stmt.span));
-                }
-            }
-            StmtKind::Return(value) => {
-                if let Some(v) = value {
-                    self.error(diag::not_supported_yet(
-                        v.span,
-                        "a value after `return` in a probe",
-                    ));
-                }
-            }
-            StmtKind::Block(b) => self.block(s, b),
-            StmtKind::Import(_) => self.error(diag::not_supported_yet(stmt.span, "`import`")),
-        }
-    }
-
-    fn define_var(&mut self, s: &mut Scope, name: &str, t: Type, span: Span) {
-        match s.probe.vars.get(name) {
-            Some(existing) => match existing.unify(&t) {
-                Some(u) => {
-                    s.probe.vars.insert(name.to_string(), u);
-                }
-                None => {
-                    let existing = existing.clone();
-                    self.error(diag::variable_type_mismatch(span, name, &existing, &t));
-                }
-            },
-            None => {
-                s.probe.vars.insert(name.to_string(), t);
-            }
-        }
-    }
-
-    fn assign(&mut self, s: &mut Scope, target: &Expr, op: AssignOp, value: &Expr) {
-        match (&target.kind, op) {
-            (ExprKind::Map { name, keys }, AssignOp::Assign) => {
-                let aggregation = match &value.kind {
-                    ExprKind::Call { name: f, args, .. } => crate::builtins::function_def(f)
-                        .filter(|def| def.aggregates)
-                        .map(|def| (def, args)),
-                    _ => None,
-                };
-                let value_ty = match aggregation {
-                    Some((def, args)) => match self.builtin_call(s, value, def, args, true) {
-                        t @ Type::Agg(_) => {
-                            s.probe.types.insert(value.id, t.clone());
-                            t
-                        }
-                        // The rule said why.
-                        _ => return,
-                    },
-                    None => {
-                        let t = self.expr(s, value);
-                        if !is_storable(&t) {
-                            self.error(diag::type_mismatch(
-                                value.span,
-                                "a map value",
-                                "a storable value",
-                                &t,
-                            ));
-                            return;
-                        }
-                        t.stored()
-                    }
-                };
-                let key = self.map_key(s, keys);
-                self.store_map(s, target, name, key, value_ty, value.span);
-            }
-            (ExprKind::Map { name, keys }, AssignOp::Compound(bop)) => {
-                let vt = self.expr(s, value);
-                self.expect_int(
-                    value,
-                    &vt,
-                    &format!("`{}`", AssignOp::Compound(bop).as_str()),
-                );
-                let key = self.map_key(s, keys);
-                self.store_map(s, target, name, key, Type::I64, value.span);
-            }
-            (ExprKind::Var(name), AssignOp::Assign) => {
-                let t = self.expr(s, value);
-                if !is_storable(&t) {
-                    self.error(diag::type_mismatch(
-                        value.span,
-                        "a variable",
-                        "a storable value",
-                        &t,
-                    ));
-                    return;
-                }
-                // A variable keeps a pointer's C type, so `$sk->member`
-                // works after `$sk = (struct sock *)arg0`, and an integer's
-                // width, so `bswap($dport)` swaps a `__be16` (as in bpftrace).
-                let stored = match &t {
-                    Type::Pointer { .. } | Type::Int { .. } => t.clone(),
-                    _ => t.stored(),
-                };
-                self.define_var(s, name, stored.clone(), value.span);
-                s.probe.types.insert(target.id, stored);
-            }
-            (ExprKind::Var(name), AssignOp::Compound(bop)) => {
-                let vt = self.expr(s, value);
-                self.expect_int(
-                    value,
-                    &vt,
-                    &format!("`{}`", AssignOp::Compound(bop).as_str()),
-                );
-                match s.probe.vars.get(name).cloned() {
-                    Some(t) => {
-                        self.expect_int(
-                            target,
-                            &t,
-                            &format!("`{}`", AssignOp::Compound(bop).as_str()),
-                        );
-                        s.probe.types.insert(target.id, t);
-                    }
-                    None => self.error(diag::undefined_variable(target.span, name)),
-                }
-            }
-            _ => {
-                self.expr(s, value);
-                self.error(diag::not_assignable(target.span));
-            }
-        }
-    }
-
-    /// Records a store into a map and unifies its key and value types.
-    fn store_map(
-        &mut self,
-        s: &mut Scope,
-        target: &Expr,
-        name: &str,
-        key: Option<Type>,
-        value: Type,
-        span: Span,
-    ) {
-        let full = format!("@{name}");
-        let index = match self.map_index.get(&full) {
-            None => {
-                self.map_index.insert(full.clone(), self.maps.len());
-                self.maps.push(MapInfo {
-                    name: full.clone(),
-                    key: key.clone(),
-                    value: value.clone(),
-                    first_assigned: span,
-                    decl: None,
-                    deleted: false,
-                    key_labels: crate::metrics::key_labels(target),
-                });
-                self.maps.len() - 1
-            }
-            Some(&i) => {
-                let labels = crate::metrics::key_labels(target);
-                crate::metrics::agree_labels(&mut self.maps[i].key_labels, &labels);
-                i
-            }
-        };
-        self.unify_key(index, key, target.span);
-        let existing = self.maps[index].value.clone();
-        match existing.unify(&value) {
-            Some(u) => self.maps[index].value = u,
-            None => {
-                let first = self.maps[index].first_assigned;
-                self.error(diag::map_value_mismatch(
-                    span, &full, &existing, &value, first,
-                ));
-            }
-        }
-        s.probe.maps.insert(target.id, index);
-        s.probe
-            .types
-            .insert(target.id, self.maps[index].value.clone());
-    }
-
-    fn unify_key(&mut self, index: usize, key: Option<Type>, span: Span) {
-        let m = &self.maps[index];
-        let show = |k: &Option<Type>| k.as_ref().map_or("none".to_string(), Type::to_string);
-        let unified = match (&m.key, &key) {
-            (None, None) => return,
-            (Some(a), Some(b)) => a.unify(b).map(Some),
-            _ => None,
-        };
-        match unified {
-            Some(k) => self.maps[index].key = k,
-            None => {
-                let (name, first, old) = (m.name.clone(), m.first_assigned, show(&m.key));
-                self.error(diag::map_key_mismatch(
-                    span,
-                    &name,
-                    &old,
-                    &show(&key),
-                    first,
-                ));
-            }
-        }
-    }
-
-    /// The key type of `@m[keys]`.
-    fn map_key(&mut self, s: &mut Scope, keys: &[Expr]) -> Option<Type> {
-        let mut types = Vec::new();
-        for k in keys {
-            let t = self.expr(s, k);
-            if !is_storable(&t) || matches!(t, Type::Tuple(_)) && keys.len() > 1 {
-                self.error(diag::type_mismatch(
-                    k.span,
-                    "a map key",
-                    "an integer, string or tuple",
-                    &t,
-                ));
-            }
-            types.push(t.stored());
-        }
-        match types.len() {
-            0 => None,
-            1 => types.pop(),
-            _ => Some(Type::Tuple(types)),
-        }
     }
 
     fn expect_condition(&mut self, e: &Expr, t: &Type) {
@@ -1325,29 +865,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn map_read(&mut self, s: &mut Scope, e: &Expr, name: &str, keys: &[Expr]) -> Type {
-        let full = format!("@{name}");
-        let key = self.map_key(s, keys);
-        let index = self.map_index.get(&full).copied();
-        let info = match index {
-            Some(i) => Some(self.maps[i].clone()),
-            None => self.known_index.get(&full).map(|&i| self.known[i].clone()),
-        };
-        let Some(info) = info else {
-            self.error(diag::map_never_assigned(e.span, &full));
-            return Type::I64;
-        };
-        if let Some(i) = index {
-            self.unify_key(i, key, e.span);
-            s.probe.maps.insert(e.id, i);
-        }
-        if let Type::Agg(a) = &info.value {
-            self.error(diag::aggregation_read(e.span, &full, a.name()));
-            return Type::I64;
-        }
-        info.value
-    }
-
     fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Type, r: &Type) -> Type {
         use BinaryOp::*;
         let bool_ty = Type::Int {
@@ -1422,37 +939,10 @@ impl<'a> Checker<'a> {
         s.probe.calls.insert(e.id, call);
         t
     }
-
-    /// Notes that a probe deletes from the map `m` names (it cannot be an array).
-    fn mark_deleted(&mut self, s: &Scope, m: &Expr) {
-        if let Some(&i) = s.probe.maps.get(&m.id) {
-            self.maps[i].deleted = true;
-        }
-    }
-
-    /// A map named as a whole (`clear(@m)`) or as an element (`delete(@m[k])`).
-    fn map_ref(&mut self, s: &mut Scope, m: &Expr, keys: Option<&Vec<Expr>>) {
-        let ExprKind::Map { name, .. } = &m.kind else {
-            return;
-        };
-        let full = format!("@{name}");
-        let key = keys.map(|k| self.map_key(s, k));
-        match self.map_index.get(&full).copied() {
-            Some(i) => {
-                if let Some(k) = key {
-                    self.unify_key(i, k, m.span);
-                }
-                s.probe.maps.insert(m.id, i);
-                s.probe.types.insert(m.id, self.maps[i].value.clone());
-            }
-            None if self.known_index.contains_key(&full) => {}
-            None => self.error(diag::map_never_assigned(m.span, &full)),
-        }
-    }
 }
 
 /// Values that can live in a map, variable or record.
-fn is_storable(t: &Type) -> bool {
+pub(super) fn is_storable(t: &Type) -> bool {
     match t {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
