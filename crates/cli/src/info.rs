@@ -1,8 +1,50 @@
-//! `--info`: what this kernel supports, in plain words.
+//! `--info`: what this kernel supports, in plain words, and so which probe
+//! types (every one of `sema::providers::PROVIDERS`) can run here.
 
 use std::fmt::Write as _;
 
+use ktypes::TracingFeatures;
 use runtime::{Features, Support};
+use sema::mechanism::{Mechanism, Usage, Written, choose};
+use sema::providers::{Needs, PROVIDERS, ProviderDef};
+
+/// Whether this kernel can run probes of `p`, and how.
+fn provider_support(p: &ProviderDef, f: &Features) -> String {
+    let support = match p.needs {
+        Needs::Bpf => Support::Yes,
+        Needs::Tracefs => match &f.tracefs {
+            Ok(_) => Support::Yes,
+            Err(e) => Support::No(format!("no tracefs: {e}")),
+        },
+        Needs::PerfSoftware => f.perf_software.clone(),
+        Needs::HardwarePmu => f.hardware_pmu.clone(),
+        Needs::KernelFunctions => {
+            let Some(written) = Written::of_provider(p.name) else {
+                return "yes".into();
+            };
+            let features = TracingFeatures {
+                btf: f.btf_vmlinux.clone(),
+                trampolines: f.trampolines.clone(),
+                kprobes: f.kprobes.clone(),
+            };
+            let choice = choose(written, &features, Usage::default());
+            return match choice.mechanism {
+                Mechanism::Neither(why) => format!("no ({why})"),
+                Mechanism::Fentry if !matches!(written, Written::Fentry | Written::Fexit) => {
+                    format!("yes ({})", choice.why)
+                }
+                Mechanism::Kprobe if matches!(written, Written::Fentry | Written::Fexit) => {
+                    format!("yes ({})", choice.why)
+                }
+                _ => "yes".into(),
+            };
+        }
+    };
+    match support {
+        Support::Yes => "yes".into(),
+        Support::No(why) => format!("no ({why})"),
+    }
+}
 
 pub fn render(f: &Features) -> String {
     let mut s = String::new();
@@ -63,5 +105,67 @@ pub fn render(f: &Features) -> String {
             let _ = writeln!(s, "  capabilities: unknown");
         }
     }
+    let _ = writeln!(s, "probe types:");
+    for p in PROVIDERS {
+        let aliases = if p.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", p.aliases.join(", "))
+        };
+        let _ = writeln!(s, "  {}{aliases}: {}", p.usage, provider_support(p, f));
+    }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(kprobes: bool, trampolines: bool) -> Features {
+        let yes_if = |ok: bool| Support::from_bool(ok, "missing here");
+        Features {
+            kernel_release: "6.18".into(),
+            btf_vmlinux: Support::Yes,
+            tracefs: Ok("/sys/kernel/tracing".into()),
+            kprobes: yes_if(kprobes),
+            trampolines: yes_if(trampolines),
+            kprobe_multi: Support::Yes,
+            uprobe_multi: Support::Yes,
+            ringbuf: Support::Yes,
+            perf_software: Support::Yes,
+            hardware_pmu: Support::No("no PMU".into()),
+            lockdown: None,
+            capabilities: None,
+        }
+    }
+
+    fn line<'a>(text: &'a str, start: &str) -> &'a str {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no `{start}` line in:\n{text}"))
+    }
+
+    /// Every probe type of the provider table gets a line, with what this
+    /// kernel lets it do.
+    #[test]
+    fn probe_types_say_whether_they_run_here() {
+        let text = render(&features(false, true));
+        for p in PROVIDERS {
+            line(&text, p.usage);
+        }
+        assert_eq!(
+            line(&text, "fentry:").trim_start(),
+            "fentry:[MODULE:]FUNCTION (also kfunc, f): yes"
+        );
+        assert!(
+            line(&text, "kprobe:").contains("yes (kprobe runs as fentry"),
+            "{text}"
+        );
+        assert!(line(&text, "hardware:").ends_with("no (no PMU)"));
+        let text = render(&features(false, false));
+        assert!(
+            line(&text, "kretprobe:").contains(": no (the kernel has no kprobes"),
+            "{text}"
+        );
+    }
 }

@@ -1,107 +1,65 @@
 //! `-l [PATTERN]`: list probes; `-lv` adds their arguments.
+//!
+//! What a probe type lists is its provider's (`sema::providers`, each
+//! `ProviderDef::list`, tested there without root): `-l PROVIDER:PATTERN`
+//! asks that provider; a bare `-l [PATTERN]` asks every provider bpftrace
+//! lists there (hardware, software, tracepoint), in its sorted order.
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use ktypes::KernelInfo;
 use runtime::SysKernelInfo;
-use sema::providers::glob_match;
+use sema::providers::{ListQuery, PROVIDERS, planned_provider, provider_def};
 
 pub fn run(pattern: &str, verbose: bool) -> ExitCode {
     let kernel = SysKernelInfo::new();
-    // A pattern without a provider matches tracepoints by `category:name`, as bpftrace does.
-    let (provider, rest) = match pattern.split_once(':') {
-        Some((p, rest)) if matches!(p, "tracepoint" | "t") => ("tracepoint", rest),
-        Some((p, rest)) if matches!(p, "uprobe" | "u" | "uretprobe" | "ur" | "usdt" | "U") => {
-            let provider = match p {
-                "u" => "uprobe",
-                "ur" => "uretprobe",
-                "U" => "usdt",
-                p => p,
-            };
-            return crate::list_user::run(provider, rest, verbose);
-        }
-        Some((p, rest))
-            if matches!(
-                p,
-                "kprobe"
-                    | "k"
-                    | "kretprobe"
-                    | "kr"
-                    | "kfunc"
-                    | "fentry"
-                    | "f"
-                    | "kretfunc"
-                    | "fexit"
-                    | "fr"
-                    | "rawtracepoint"
-                    | "rt"
-            ) =>
-        {
-            return crate::list_kernel::run(p, rest, verbose);
-        }
-        Some((p, rest)) if matches!(p, "software" | "s" | "hardware" | "h") => {
-            let lines = crate::list_perf::lines(matches!(p, "hardware" | "h"), rest);
-            let mut out = BufWriter::new(std::io::stdout().lock());
-            for line in lines {
-                if writeln!(out, "{line}").is_err() {
-                    break;
-                }
+    let lines = match pattern.split_once(':') {
+        Some((p, rest)) if provider_def(p).is_some() || planned_provider(p).is_some() => {
+            match provider_def(p).and_then(|def| Some((def, def.list?))) {
+                Some((def, list)) => list(
+                    &ListQuery {
+                        provider: def,
+                        pattern: rest,
+                        verbose,
+                        bare: false,
+                    },
+                    &kernel,
+                ),
+                None => Err(format!(
+                    "listing {p} probes is not supported yet; tracepoints are"
+                )),
             }
-            let _ = out.flush();
-            return ExitCode::SUCCESS;
         }
-        Some((p, _)) if matches!(p, "profile" | "p" | "interval" | "i") => {
-            let name = if matches!(p, "profile" | "p") {
-                "profile"
-            } else {
-                "interval"
-            };
-            eprintln!("{}", crate::list_perf::timed_provider_error(name));
-            return ExitCode::FAILURE;
+        _ => {
+            let mut bare: Vec<_> = PROVIDERS.iter().filter(|p| p.listed_bare).collect();
+            bare.sort_by_key(|p| p.name);
+            bare.into_iter()
+                .filter_map(|def| Some((def, def.list?)))
+                .map(|(def, list)| {
+                    let query = ListQuery {
+                        provider: def,
+                        pattern,
+                        verbose,
+                        bare: true,
+                    };
+                    list(&query, &kernel)
+                })
+                .collect::<Result<Vec<Vec<String>>, String>>()
+                .map(|all| all.concat())
         }
-        Some((p, _)) if sema::providers::provider_kind(p).is_some() => {
-            eprintln!("weft: listing {p} probes is not supported yet; tracepoints are");
-            return ExitCode::FAILURE;
-        }
-        _ => ("", pattern),
     };
-    let tracepoints = match kernel.tracepoints() {
-        Ok(t) => t,
+    let lines = match lines {
+        Ok(lines) => lines,
         Err(e) => {
-            eprintln!("weft: error: cannot list tracepoints: {e}");
+            eprintln!("weft: {e}");
             return ExitCode::FAILURE;
         }
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    if provider.is_empty() {
-        // hardware:, software: and tracepoint: lines, in bpftrace's sorted order.
-        for line in crate::list_perf::unqualified(pattern) {
-            if writeln!(out, "{line}").is_err() {
-                return ExitCode::SUCCESS;
-            }
-        }
-    }
-    for (category, name) in tracepoints {
-        let full = format!("{category}:{name}");
-        let matched = glob_match(rest, &full)
-            || (provider.is_empty() && glob_match(pattern, &format!("tracepoint:{full}")));
-        if !matched {
-            continue;
-        }
-        if writeln!(out, "tracepoint:{full}").is_err() {
+    for line in lines {
+        // A closed pipe (`weft -l | head`) ends the listing quietly.
+        if writeln!(out, "{line}").is_err() {
             return ExitCode::SUCCESS;
-        }
-        if verbose {
-            if let Ok(format) = kernel.tracepoint_format(&category, &name) {
-                for f in &format.fields {
-                    let array = match f.kind {
-                        ktypes::FieldKind::Array { len } => format!("[{len}]"),
-                        _ => String::new(),
-                    };
-                    let _ = writeln!(out, "    {} {}{array}", f.c_type, f.name);
-                }
-            }
         }
     }
     let _ = out.flush();

@@ -4,6 +4,10 @@
 //! the code generator lowers.
 
 #![forbid(unsafe_code)]
+#![allow(
+    clippy::result_large_err,
+    reason = "a Diagnostic is the error of every rule and resolution; errors are rare, never hot"
+)]
 
 pub mod builtins;
 mod check;

@@ -32,7 +32,7 @@ use source::{Diagnostic, Span};
 use syntax::ast::{Block, Expr, ExprKind, ForIter, Item, Probe, Program, Stmt, StmtKind};
 
 use crate::providers::kprobe::{Kind, resolve_running_as};
-use crate::providers::{AttachPointRef, ProviderKind, ResolvedProbe, provider_kind, resolve_for};
+use crate::providers::{AttachPointRef, ResolvedProbe, provider_def, resolve_for};
 
 /// The kernel function probe as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,11 +46,11 @@ pub enum Written {
 impl Written {
     /// The kernel function probe a provider name (or alias) denotes.
     pub fn of_provider(provider: &str) -> Option<Written> {
-        Some(match provider_kind(provider)? {
-            ProviderKind::Kprobe => Written::Kprobe,
-            ProviderKind::Kretprobe => Written::Kretprobe,
-            ProviderKind::Fentry => Written::Fentry,
-            ProviderKind::Fexit => Written::Fexit,
+        Some(match provider_def(provider)?.name {
+            "kprobe" => Written::Kprobe,
+            "kretprobe" => Written::Kretprobe,
+            "fentry" => Written::Fentry,
+            "fexit" => Written::Fexit,
             _ => return None,
         })
     }

@@ -416,13 +416,11 @@ impl<'a> Lower<'a> {
         std::mem::replace(&mut self.asm, Asm::new()).finish()
     }
 
-    /// `-p PID`: event probes return early for other processes.
+    /// `-p PID`: probes of providers whose events belong to a process
+    /// (`ProviderDef::pid_filter`) return early for other processes.
     fn pid_filter_prologue(&mut self) {
-        let event_probe = !matches!(
-            self.probe.resolved.attach,
-            abi::Attach::Begin | abi::Attach::End | abi::Attach::Interval { .. }
-        );
-        if let (Some(pid), true) = (self.typed.pid_filter, event_probe) {
+        let filtered = sema::providers::pid_filter_applies(self.probe.resolved.provider);
+        if let (Some(pid), true) = (self.typed.pid_filter, filtered) {
             let current = self.pid();
             let exit = self.exit;
             self.asm

@@ -102,6 +102,7 @@ pub(super) fn collect(
                     Some(k) if ap.provider == "stream" && ap.parts.len() == 1 => instances.push(Instance {
                         item: index,
                         resolved: ResolvedProbe {
+                            provider: "stream",
                             // Handlers are not attached: their bodies run inside the end programs.
                             attach: abi::Attach::End,
                             section: String::new(),

@@ -6,7 +6,19 @@
 use source::Diagnostic;
 
 use super::perf_event::{self, Event, ev};
-use super::{AttachPointRef, ResolvedProbe};
+use super::{AttachPointRef, Needs, ProviderDef, ResolvedProbe};
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "hardware",
+    aliases: &["h"],
+    usage: "hardware:EVENT[:COUNT]",
+    help: "a CPU PMU counter (cycles, instructions, ...) sampled on every CPU",
+    resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
+    list: Some(|q, kernel| perf_event::list_table(q, kernel, EVENTS)),
+    listed_bare: true,
+    pid_filter: true,
+    needs: Needs::HardwarePmu,
+};
 
 /// `PERF_TYPE_HARDWARE`.
 const PERF_TYPE_HARDWARE: u32 = 0;
@@ -26,5 +38,5 @@ pub const EVENTS: &[Event] = &[
 ];
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
-    perf_event::resolve(ap, "hardware", PERF_TYPE_HARDWARE, EVENTS)
+    perf_event::resolve(ap, DEF.name, PERF_TYPE_HARDWARE, EVENTS)
 }

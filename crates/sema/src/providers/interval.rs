@@ -1,10 +1,32 @@
 //! `interval:UNIT:N` and `interval:Nunit` (alias `i`): a timer firing on one CPU.
 //! Units: `s`, `ms`, `us`, `hz`.
 
+use ktypes::KernelInfo;
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe};
+use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe};
 use crate::diagnostics as diag;
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "interval",
+    aliases: &["i"],
+    usage: "interval:UNIT:N (s, ms, us, hz)",
+    help: "a timer firing on one CPU",
+    resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: false,
+    needs: Needs::PerfSoftware,
+};
+
+/// A timer has no names to list: bpftrace 0.17 refuses too, weft says how
+/// to write one.
+pub(super) fn list(q: &ListQuery<'_>, _: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let provider = q.provider.name;
+    Err(format!(
+        "{provider} probes have no names to list: write {provider}:UNIT:RATE, e.g. {provider}:hz:99 or {provider}:ms:100"
+    ))
+}
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
     let usage = "interval:s:N, interval:ms:N, interval:us:N, interval:hz:N or interval:Ns";
@@ -34,6 +56,7 @@ pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
     }
     .ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, usage))?;
     Ok(ResolvedProbe {
+        provider: DEF.name,
         attach: abi::Attach::Interval { period_ns },
         section: "perf_event".into(),
         name: format!("interval:{unit}:{count}"),

@@ -15,11 +15,62 @@
 //! symbols of `/proc/kallsyms` when that is unreadable) for kprobes, and
 //! against the BTF function names for fentry/fexit.
 
-use ktypes::{KernelFunction, KernelInfo, KernelInfoError, btf::kind as btf_kind};
+use ktypes::{BtfFunction, KernelFunction, KernelInfo, KernelInfoError, btf::kind as btf_kind};
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, FentryMode, ResolvedProbe, glob_match};
+use super::{
+    AttachPointRef, Context, FentryMode, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match,
+};
 use crate::diagnostics as diag;
+use crate::mechanism::{Mechanism, Usage, Written, choose};
+
+pub const KPROBE: ProviderDef = ProviderDef {
+    name: "kprobe",
+    aliases: &["k"],
+    usage: "kprobe:[MODULE:]FUNCTION[+OFFSET]",
+    help: "a kernel function's entry (or an instruction in it); runs as fentry without kprobes",
+    resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Kprobe),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::KernelFunctions,
+};
+
+pub const KRETPROBE: ProviderDef = ProviderDef {
+    name: "kretprobe",
+    aliases: &["kr"],
+    usage: "kretprobe:[MODULE:]FUNCTION",
+    help: "a kernel function's return; runs as fexit without kprobes",
+    resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Kretprobe),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::KernelFunctions,
+};
+
+pub const FENTRY: ProviderDef = ProviderDef {
+    name: "fentry",
+    aliases: &["kfunc", "f"],
+    usage: "fentry:[MODULE:]FUNCTION",
+    help: "a kernel function's entry through a BPF trampoline, args->NAME typed by BTF; runs as a kprobe without trampolines",
+    resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Fentry),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::KernelFunctions,
+};
+
+pub const FEXIT: ProviderDef = ProviderDef {
+    name: "fexit",
+    aliases: &["kretfunc", "fr"],
+    usage: "fexit:[MODULE:]FUNCTION",
+    help: "a kernel function's return through a BPF trampoline, with its arguments and retval",
+    resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Fexit),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::KernelFunctions,
+};
 
 /// Which of the four probes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +88,16 @@ impl Kind {
 
     fn is_return(self) -> bool {
         matches!(self, Kind::Kretprobe | Kind::Fexit)
+    }
+
+    /// Its probe type.
+    fn provider(self) -> &'static ProviderDef {
+        match self {
+            Kind::Kprobe => &KPROBE,
+            Kind::Kretprobe => &KRETPROBE,
+            Kind::Fentry => &FENTRY,
+            Kind::Fexit => &FEXIT,
+        }
     }
 
     /// The canonical name, or bpftrace's older `kfunc`/`kretfunc` when written so.
@@ -193,6 +254,7 @@ pub(crate) fn resolve_running_as(
                 },
             };
             ResolvedProbe {
+                provider: kind.provider().name,
                 attach: abi::Attach::Kprobe {
                     func: f.name.clone(),
                     module: f.module.clone(),
@@ -282,6 +344,7 @@ fn resolve_trampoline(
                 None => f.clone(),
             };
             Ok(ResolvedProbe {
+                provider: kind.provider().name,
                 attach: abi::Attach::Fentry {
                     func: f.clone(),
                     exit,
@@ -299,4 +362,98 @@ fn resolve_trampoline(
             })
         })
         .collect()
+}
+
+/// `-l` for kernel function probes: what the probe can attach through (the
+/// mechanism it would run as, `crate::mechanism`):
+///
+/// - as a kprobe: the functions ftrace can patch (`available_filter_functions`,
+///   else the text symbols of `/proc/kallsyms`);
+/// - as fentry/fexit: the functions of the kernel's BTF; `-lv` prints each
+///   parameter (`    struct file * file`) and the return value
+///   (`    ssize_t retval`, for fentry too), as bpftrace does.
+///
+/// When neither works, nothing is listed and the error says why.
+fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let pattern = if q.pattern.is_empty() { "*" } else { q.pattern };
+    let Some(written) = Written::of_provider(q.provider.name) else {
+        return Ok(Vec::new());
+    };
+    let name = written.name();
+    let features = kernel.tracing_features();
+    let mechanism = match &features {
+        Some(features) => choose(written, features, Usage::default()).mechanism,
+        // Unknown features: list as written.
+        None if matches!(written, Written::Kprobe | Written::Kretprobe) => Mechanism::Kprobe,
+        None => Mechanism::Fentry,
+    };
+    match mechanism {
+        Mechanism::Neither(why) => {
+            let detail = features
+                .as_ref()
+                .and_then(|f| f.trampolines.why_not())
+                .map(|why| format!("; BPF trampolines: {why}"))
+                .unwrap_or_default();
+            Err(format!(
+                "error: this kernel cannot attach {name} probes, so none are listed: {why}{detail}"
+            ))
+        }
+        Mechanism::Kprobe => list_kprobes(kernel, name, pattern),
+        Mechanism::Fentry => {
+            // Only fentry/fexit have named, typed arguments to show.
+            let verbose = q.verbose && matches!(written, Written::Fentry | Written::Fexit);
+            list_trampolines(kernel, name, pattern, verbose)
+        }
+    }
+}
+
+fn list_kprobes(kernel: &dyn KernelInfo, name: &str, pattern: &str) -> Result<Vec<String>, String> {
+    let functions = kernel
+        .kernel_functions()
+        .map_err(|e| format!("error: cannot list kernel functions: {e}"))?;
+    Ok(functions
+        .into_iter()
+        .map(|f| (f.qualified(), f))
+        .filter(|(q, f)| glob_match(pattern, &f.name) || glob_match(pattern, q))
+        .map(|(q, _)| format!("{name}:{q}"))
+        .collect())
+}
+
+/// A function's parameters (and return value), as `-lv` prints them.
+pub(super) fn function_lines(f: &BtfFunction, with_ret: bool, out: &mut Vec<String>) {
+    for p in &f.params {
+        out.push(format!("    {} {}", p.c_type, p.name));
+    }
+    if let (true, Some(r)) = (with_ret, &f.ret) {
+        out.push(format!("    {} retval", r.c_type));
+    }
+}
+
+fn list_trampolines(
+    kernel: &dyn KernelInfo,
+    name: &str,
+    pattern: &str,
+    verbose: bool,
+) -> Result<Vec<String>, String> {
+    let btf = kernel
+        .btf()
+        .map_err(|e| format!("error: cannot list {name} probes: {e}"))?;
+    let pattern = pattern.strip_prefix("vmlinux:").unwrap_or(pattern);
+    let names: Vec<&str> = if pattern.contains(['*', '?']) {
+        btf.names_of(btf_kind::FUNC)
+            .into_iter()
+            .filter(|n| glob_match(pattern, n))
+            .collect()
+    } else {
+        vec![pattern]
+    };
+    let mut out = Vec::new();
+    for n in names {
+        let Some(f) = btf.function(n) else { continue };
+        out.push(format!("{name}:{n}"));
+        if verbose {
+            function_lines(&f, true, &mut out);
+        }
+    }
+    Ok(out)
 }

@@ -1,20 +1,18 @@
-//! Probe providers: each one owns its attach-point grammar, the context its
-//! programs receive and the program type it compiles to. The runtime half of
-//! each provider lives in `runtime::attach`.
+//! Probe providers as units: each probe type is a [`ProviderDef`] in a
+//! module here, holding its names and aliases, its attach-point grammar and
+//! resolution into concrete probes (the context its programs receive and
+//! the program type they compile to), what `-l` lists for it, and whether
+//! `-p PID` filters its events. [`PROVIDERS`] is the table everything reads:
+//! the checker, `-l`/`-lv`, `--info`, codegen's pid filter and "did you mean".
+//!
+//! The runtime half is by mechanism, not by provider (`abi::Attach`,
+//! `runtime::attach`): a probe type that reuses a mechanism (as `profile`
+//! reuses the software perf event) is one file here and one line in
+//! `providers!` below.
 
-mod hardware;
-mod interval;
-pub(crate) mod kprobe;
 mod missing;
 mod perf_event;
 mod planned;
-mod profile;
-pub mod rawtracepoint;
-mod software;
-mod special;
-mod tracepoint;
-mod uprobe;
-mod usdt;
 pub mod userbin;
 
 pub(crate) use missing::resolve_list;
@@ -98,6 +96,8 @@ pub enum FentryMode {
 /// One concrete probe a program is made for (wildcards already expanded).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedProbe {
+    /// The canonical name of its provider ([`ProviderDef::name`]).
+    pub provider: &'static str,
     pub attach: abi::Attach,
     /// ELF section that tells libbpf the program type.
     pub section: String,
@@ -108,52 +108,99 @@ pub struct ResolvedProbe {
     pub short: String,
 }
 
-/// The kinds of probe weft knows, by canonical name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderKind {
-    Begin,
-    End,
-    Tracepoint,
-    Interval,
-    Uprobe,
-    Uretprobe,
-    Usdt,
-    Profile,
-    Software,
-    Hardware,
-    Kprobe,
-    Kretprobe,
-    Fentry,
-    Fexit,
-    RawTracepoint,
-    /// Parsed and recognised, but implemented by a later milestone.
-    Planned(&'static str),
+/// A probe type: everything weft knows about it, in one place.
+pub struct ProviderDef {
+    /// The canonical name (`kprobe`).
+    pub name: &'static str,
+    /// Other names it is written as (`k`), bpftrace's included.
+    pub aliases: &'static [&'static str],
+    /// How its attach points are written, for help and `--info`.
+    pub usage: &'static str,
+    /// What it probes, in a sentence.
+    pub help: &'static str,
+    /// Resolves an attach point into the concrete probes it names (`pid`:
+    /// `-p PID`, for user-space probes).
+    pub resolve: Resolve,
+    /// What `-l NAME:PATTERN` prints; `None` when it cannot list yet.
+    pub list: Option<List>,
+    /// Also listed by a bare `-l [PATTERN]` (as bpftrace lists tracepoints
+    /// and perf events there).
+    pub listed_bare: bool,
+    /// `-p PID` limits its events to that process (not BEGIN, END or
+    /// interval, which fire in no process of their own).
+    pub pid_filter: bool,
+    /// What the kernel must have to run it, for `--info`.
+    pub needs: Needs,
 }
 
-/// Canonical provider for a name or alias as written, or `None` if unknown.
-pub fn provider_kind(name: &str) -> Option<ProviderKind> {
-    Some(match name {
-        "BEGIN" | "begin" => ProviderKind::Begin,
-        "END" | "end" => ProviderKind::End,
-        "tracepoint" | "t" => ProviderKind::Tracepoint,
-        "interval" | "i" => ProviderKind::Interval,
-        "uprobe" | "u" => ProviderKind::Uprobe,
-        "uretprobe" | "ur" => ProviderKind::Uretprobe,
-        "usdt" | "U" => ProviderKind::Usdt,
-        "profile" | "p" => ProviderKind::Profile,
-        "software" | "s" => ProviderKind::Software,
-        "hardware" | "h" => ProviderKind::Hardware,
-        "kprobe" | "k" => ProviderKind::Kprobe,
-        "kretprobe" | "kr" => ProviderKind::Kretprobe,
-        "kfunc" | "fentry" | "f" => ProviderKind::Fentry,
-        "kretfunc" | "fexit" | "fr" => ProviderKind::Fexit,
-        "rawtracepoint" | "rt" => ProviderKind::RawTracepoint,
-        other => return planned::canonical(other).map(ProviderKind::Planned),
-    })
+/// A provider's resolution of an attach point (`pid`: `-p PID`).
+pub type Resolve =
+    fn(&AttachPointRef<'_>, &dyn KernelInfo, Option<u32>) -> Result<Vec<ResolvedProbe>, Diagnostic>;
+
+/// A provider's `-l` listing: the lines to print (a probe, then under
+/// `-lv` its arguments, indented), or what to say instead after `weft: `.
+pub type List = fn(&ListQuery<'_>, &dyn KernelInfo) -> Result<Vec<String>, String>;
+
+/// One `-l` request to a provider.
+pub struct ListQuery<'a> {
+    /// The provider listed (a family shares one listing: `kprobe`, `kretprobe`).
+    pub provider: &'static ProviderDef,
+    /// What follows `PROVIDER:` (the whole pattern for a bare `-l`).
+    pub pattern: &'a str,
+    /// `-lv`: with arguments.
+    pub verbose: bool,
+    /// A bare `-l [PATTERN]`, without a provider.
+    pub bare: bool,
+}
+
+/// What a probe type needs of the kernel (`--info` says whether it has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing beyond BPF itself (BEGIN, END, raw tracepoints, uprobes).
+    Bpf,
+    /// tracefs, where tracepoint formats and ids are read.
+    Tracefs,
+    /// kprobes or BPF trampolines (`sema::mechanism` picks one).
+    KernelFunctions,
+    /// Software perf events (timers).
+    PerfSoftware,
+    /// A CPU PMU (hardware perf events).
+    HardwarePmu,
+}
+
+/// Declares each provider's module and the table:
+/// `module: DEF, ...;` (a module may define a family, as kprobe's four).
+macro_rules! providers {
+    ($($module:ident: $($def:ident),+;)*) => {
+        $(pub mod $module;)*
+        /// Every probe type weft compiles, in the order help lists them.
+        pub static PROVIDERS: &[&ProviderDef] = &[$($(&$module::$def,)+)*];
+    };
+}
+
+providers! {
+    special: BEGIN, END;
+    tracepoint: DEF;
+    interval: DEF;
+    uprobe: UPROBE, URETPROBE;
+    usdt: DEF;
+    profile: DEF;
+    software: DEF;
+    hardware: DEF;
+    kprobe: KPROBE, KRETPROBE, FENTRY, FEXIT;
+    rawtracepoint: DEF;
+}
+
+/// The provider a name or alias as written denotes.
+pub fn provider_def(name: &str) -> Option<&'static ProviderDef> {
+    PROVIDERS
+        .iter()
+        .copied()
+        .find(|p| p.name == name || p.aliases.contains(&name))
 }
 
 /// The events of `software` (`hardware: false`) or `hardware` probes, as
-/// `(name, alias)`, for `-l`; the alias is empty when there is none.
+/// `(name, alias)`; the alias is empty when there is none.
 pub fn perf_events(hardware: bool) -> Vec<(&'static str, &'static str)> {
     let table = if hardware {
         hardware::EVENTS
@@ -163,60 +210,17 @@ pub fn perf_events(hardware: bool) -> Vec<(&'static str, &'static str)> {
     table.iter().map(|e| (e.name, e.alias)).collect()
 }
 
-/// One name for each probe type weft compiles (the first of its names in
-/// [`all_provider_names`]), for the help of a planned one.
+/// One name for each probe type weft compiles, for the help of a planned one.
 pub fn compiled_provider_names() -> Vec<&'static str> {
-    let mut kinds = Vec::new();
-    let mut names = Vec::new();
-    for name in all_provider_names() {
-        match provider_kind(name) {
-            Some(ProviderKind::Planned(_)) | None => {}
-            Some(kind) if !kinds.contains(&kind) => {
-                kinds.push(kind);
-                names.push(name);
-            }
-            Some(_) => {}
-        }
-    }
-    names
+    PROVIDERS.iter().map(|p| p.name).collect()
 }
 
-/// Every provider name and alias, for "did you mean" help.
+/// Every provider name and alias, planned ones included, for "did you mean" help.
 pub fn all_provider_names() -> Vec<&'static str> {
-    let mut v = vec![
-        "BEGIN",
-        "END",
-        "begin",
-        "end",
-        "tracepoint",
-        "t",
-        "interval",
-        "i",
-        "uprobe",
-        "u",
-        "uretprobe",
-        "ur",
-        "usdt",
-        "U",
-        "profile",
-        "p",
-        "software",
-        "s",
-        "hardware",
-        "h",
-        "kprobe",
-        "k",
-        "kretprobe",
-        "kr",
-        "fentry",
-        "kfunc",
-        "f",
-        "fexit",
-        "kretfunc",
-        "fr",
-        "rawtracepoint",
-        "rt",
-    ];
+    let mut v: Vec<&str> = PROVIDERS
+        .iter()
+        .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
+        .collect();
     v.extend(
         planned::NAMES
             .iter()
@@ -240,33 +244,27 @@ pub fn resolve_for(
     kernel: &dyn KernelInfo,
     pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    match provider_kind(ap.provider) {
-        Some(ProviderKind::Uprobe) => uprobe::resolve(ap, kernel, pid, false),
-        Some(ProviderKind::Uretprobe) => uprobe::resolve(ap, kernel, pid, true),
-        Some(ProviderKind::Usdt) => usdt::resolve(ap, kernel, pid),
-        Some(ProviderKind::Begin) => Ok(vec![special::begin()]),
-        Some(ProviderKind::End) => Ok(vec![special::end()]),
-        Some(ProviderKind::Tracepoint) => tracepoint::resolve(ap, kernel),
-        Some(ProviderKind::Interval) => interval::resolve(ap).map(|p| vec![p]),
-        Some(ProviderKind::Profile) => profile::resolve(ap).map(|p| vec![p]),
-        Some(ProviderKind::Software) => software::resolve(ap).map(|p| vec![p]),
-        Some(ProviderKind::Hardware) => hardware::resolve(ap).map(|p| vec![p]),
-        Some(ProviderKind::Kprobe) => kprobe::resolve(ap, kernel, kprobe::Kind::Kprobe),
-        Some(ProviderKind::Kretprobe) => kprobe::resolve(ap, kernel, kprobe::Kind::Kretprobe),
-        Some(ProviderKind::Fentry) => kprobe::resolve(ap, kernel, kprobe::Kind::Fentry),
-        Some(ProviderKind::Fexit) => kprobe::resolve(ap, kernel, kprobe::Kind::Fexit),
-        Some(ProviderKind::RawTracepoint) => rawtracepoint::resolve(ap, kernel),
-        Some(ProviderKind::Planned(name)) => Err(crate::diagnostics::provider_not_yet_supported(
+    if let Some(def) = provider_def(ap.provider) {
+        return (def.resolve)(ap, kernel, pid);
+    }
+    Err(match planned::canonical(ap.provider) {
+        Some(name) => crate::diagnostics::provider_not_yet_supported(
             ap.span,
             name,
             &compiled_provider_names(),
-        )),
-        None => Err(crate::diagnostics::unknown_provider(
-            ap.span,
-            ap.provider,
-            &all_provider_names(),
-        )),
-    }
+        ),
+        None => crate::diagnostics::unknown_provider(ap.span, ap.provider, &all_provider_names()),
+    })
+}
+
+/// The canonical name of a probe type weft recognises but does not compile yet.
+pub fn planned_provider(name: &str) -> Option<&'static str> {
+    planned::canonical(name)
+}
+
+/// Whether `-p PID` limits the events of a probe of this provider.
+pub fn pid_filter_applies(provider: &str) -> bool {
+    provider_def(provider).is_some_and(|p| p.pid_filter)
 }
 
 /// `*` matches any run of characters; everything else matches itself.

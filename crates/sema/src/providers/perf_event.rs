@@ -1,10 +1,17 @@
-//! What `software:` and `hardware:` share: an event table and the
-//! `PROVIDER:EVENT[:COUNT]` grammar. The program is a `perf_event` program
-//! run every COUNT events on every online CPU (`runtime::attach::perf_event`).
+//! What `software:` and `hardware:` share: an event table, the
+//! `PROVIDER:EVENT[:COUNT]` grammar and the `-l` listing. The program is a
+//! `perf_event` program run every COUNT events on every online CPU
+//! (`runtime::attach::perf_event`).
+//!
+//! `-l 'software:PATTERN'` prints one line per event whose name (or alias)
+//! matches, in bpftrace 0.17's form `software:NAME:` (the count that may
+//! follow is left out). bpftrace echoes a wildcard pattern as it is
+//! (`software:*:`); weft lists the events it stands for.
 
+use ktypes::KernelInfo;
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe};
+use super::{AttachPointRef, Context, ListQuery, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
 
 /// One perf event: its name, bpftrace's alias (or `""`), the default count
@@ -30,7 +37,7 @@ pub const fn ev(name: &'static str, alias: &'static str, default_count: u64, con
 /// Resolves `provider:EVENT[:COUNT]` against `table`.
 pub fn resolve(
     ap: &AttachPointRef<'_>,
-    provider: &str,
+    provider: &'static str,
     event_type: u32,
     table: &[Event],
 ) -> Result<ResolvedProbe, Diagnostic> {
@@ -62,6 +69,7 @@ pub fn resolve(
         _ => format!("{provider}:{name}:{count}"),
     };
     Ok(ResolvedProbe {
+        provider,
         attach: abi::Attach::PerfEvent {
             event_type,
             config: event.config,
@@ -77,4 +85,152 @@ pub fn resolve(
 /// A positive count, `_` separators allowed.
 pub fn parse_count(text: &str) -> Option<u64> {
     text.replace('_', "").parse().ok().filter(|&n: &u64| n > 0)
+}
+
+/// The `-l` lines of `table`'s events that `q.pattern` names.
+pub fn list(q: &ListQuery<'_>, table: &[Event]) -> Vec<String> {
+    let provider = q.provider.name;
+    // `software:cpu-clock:1000` lists `software:cpu-clock:`.
+    let name = q.pattern.split(':').next().unwrap_or("");
+    let name = if name.is_empty() { "*" } else { name };
+    table
+        .iter()
+        .filter_map(|e| {
+            if glob_match(name, e.name) {
+                Some(e.name)
+            } else if !e.alias.is_empty() && glob_match(name, e.alias) {
+                Some(e.alias)
+            } else {
+                None
+            }
+        })
+        .map(|shown| format!("{provider}:{shown}:"))
+        .collect()
+}
+
+/// [`list`] as a provider's listing (never fails: the table is weft's own).
+pub fn list_table(
+    q: &ListQuery<'_>,
+    _: &dyn KernelInfo,
+    table: &[Event],
+) -> Result<Vec<String>, String> {
+    Ok(list(q, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{hardware, interval, software};
+
+    fn lines(hardware: bool, pattern: &str) -> Vec<String> {
+        let (provider, table) = if hardware {
+            (&hardware::DEF, hardware::EVENTS)
+        } else {
+            (&software::DEF, software::EVENTS)
+        };
+        let query = ListQuery {
+            provider,
+            pattern,
+            verbose: false,
+            bare: false,
+        };
+        list(&query, table)
+    }
+
+    fn unqualified(pattern: &str) -> Vec<String> {
+        let mut out = lines(true, pattern);
+        out.extend(lines(false, pattern));
+        out
+    }
+
+    fn timed_provider_error(provider: &str) -> String {
+        let def = crate::providers::provider_def(provider).unwrap();
+        let query = ListQuery {
+            provider: def,
+            pattern: "*",
+            verbose: false,
+            bare: false,
+        };
+        let kernel = ktypes::FixtureKernel::typical();
+        format!("weft: {}", interval::list(&query, &kernel).unwrap_err())
+    }
+
+    // Captured from bpftrace 0.17 on this machine (`bpftrace -l PATTERN`).
+    const BPFTRACE_SOFTWARE_CPU_CLOCK: &str = "software:cpu-clock:\n";
+    const BPFTRACE_SOFTWARE_CPU: &str = "software:cpu:\n";
+
+    fn text(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    #[test]
+    fn an_exact_name_prints_as_bpftrace_does() {
+        assert_eq!(
+            text(&lines(false, "cpu-clock")),
+            BPFTRACE_SOFTWARE_CPU_CLOCK
+        );
+        // An alias prints as written.
+        assert_eq!(text(&lines(false, "cpu")), BPFTRACE_SOFTWARE_CPU);
+        // A count after the name is not part of what is listed.
+        assert_eq!(
+            text(&lines(false, "cpu-clock:1000")),
+            BPFTRACE_SOFTWARE_CPU_CLOCK
+        );
+    }
+
+    #[test]
+    fn wildcards_list_every_matching_event() {
+        assert_eq!(
+            lines(false, "*"),
+            [
+                "software:cpu-clock:",
+                "software:task-clock:",
+                "software:page-faults:",
+                "software:context-switches:",
+                "software:cpu-migrations:",
+                "software:minor-faults:",
+                "software:major-faults:",
+                "software:alignment-faults:",
+                "software:emulation-faults:",
+                "software:dummy:",
+                "software:bpf-output:",
+            ]
+        );
+        assert_eq!(
+            lines(true, "*cycles"),
+            [
+                "hardware:cpu-cycles:",
+                "hardware:bus-cycles:",
+                "hardware:ref-cycles:"
+            ]
+        );
+        assert_eq!(
+            lines(false, "*fault*"),
+            [
+                "software:page-faults:",
+                "software:minor-faults:",
+                "software:major-faults:",
+                "software:alignment-faults:",
+                "software:emulation-faults:",
+            ]
+        );
+        assert_eq!(lines(true, "*").len(), 10);
+        assert!(lines(true, "no-such-event").is_empty());
+    }
+
+    #[test]
+    fn bare_listing_holds_both_providers() {
+        let all = unqualified("*");
+        assert_eq!(all.len(), 21);
+        assert_eq!(all[0], "hardware:cpu-cycles:");
+        assert!(all.contains(&"software:bpf-output:".to_string()));
+    }
+
+    #[test]
+    fn timed_providers_say_how_to_write_one() {
+        assert_eq!(
+            timed_provider_error("profile"),
+            "weft: profile probes have no names to list: write profile:UNIT:RATE, e.g. profile:hz:99 or profile:ms:100"
+        );
+    }
 }

@@ -5,8 +5,20 @@
 
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe};
+use super::{AttachPointRef, Context, Needs, ProviderDef, ResolvedProbe};
 use crate::diagnostics as diag;
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "profile",
+    aliases: &["p"],
+    usage: "profile:UNIT:N (hz, s, ms, us)",
+    help: "a timer sample on every CPU, for on-CPU profiles",
+    resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
+    list: Some(super::interval::list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::PerfSoftware,
+};
 
 /// `PERF_TYPE_SOFTWARE` / `PERF_COUNT_SW_CPU_CLOCK`.
 const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -28,6 +40,7 @@ pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
     }
     .ok_or_else(bad)?;
     Ok(ResolvedProbe {
+        provider: DEF.name,
         attach: abi::Attach::PerfEvent {
             event_type: PERF_TYPE_SOFTWARE,
             config: PERF_COUNT_SW_CPU_CLOCK,

@@ -12,12 +12,41 @@
 use ktypes::{FieldKind, KernelInfo};
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "rawtracepoint",
+    aliases: &["rt"],
+    usage: "rawtracepoint:[MODULE:]NAME",
+    help: "a tracepoint's raw arguments (arg0..argN; args->NAME with BTF)",
+    resolve,
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::Bpf,
+};
+
+/// `-l 'rawtracepoint:PATTERN'`: the `btf_trace_*` tracepoints (or tracefs
+/// names without BTF); `-lv` prints their raw arguments.
+fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let pattern = if q.pattern.is_empty() { "*" } else { q.pattern };
+    let names = names(kernel).map_err(|e| format!("error: cannot list raw tracepoints: {e}"))?;
+    let btf = kernel.btf().ok();
+    let mut out = Vec::new();
+    for n in names.iter().filter(|n| glob_match(pattern, n)) {
+        out.push(format!("rawtracepoint:{n}"));
+        if let (true, Some(f)) = (q.verbose, btf.and_then(|b| b.raw_tracepoint(n))) {
+            super::kprobe::function_lines(&f, false, &mut out);
+        }
+    }
+    Ok(out)
+}
 
 pub fn resolve(
     ap: &AttachPointRef<'_>,
     kernel: &dyn KernelInfo,
+    _pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
     let usage = "rawtracepoint:NAME or rawtracepoint:MODULE:NAME";
     let target = match ap.parts {
@@ -67,6 +96,7 @@ pub fn resolve(
                 format
             });
             ResolvedProbe {
+                provider: DEF.name,
                 attach: abi::Attach::RawTracepoint { name: name.clone() },
                 section: format!("raw_tp/{name}"),
                 name: format!("rawtracepoint:{name}"),

@@ -5,7 +5,19 @@
 use source::Diagnostic;
 
 use super::perf_event::{self, Event, ev};
-use super::{AttachPointRef, ResolvedProbe};
+use super::{AttachPointRef, Needs, ProviderDef, ResolvedProbe};
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "software",
+    aliases: &["s"],
+    usage: "software:EVENT[:COUNT]",
+    help: "a kernel software event (page-faults, context-switches, ...) sampled on every CPU",
+    resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
+    list: Some(|q, kernel| perf_event::list_table(q, kernel, EVENTS)),
+    listed_bare: true,
+    pid_filter: true,
+    needs: Needs::PerfSoftware,
+};
 
 /// `PERF_TYPE_SOFTWARE`.
 const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -26,5 +38,5 @@ pub const EVENTS: &[Event] = &[
 ];
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
-    perf_event::resolve(ap, "software", PERF_TYPE_SOFTWARE, EVENTS)
+    perf_event::resolve(ap, DEF.name, PERF_TYPE_SOFTWARE, EVENTS)
 }

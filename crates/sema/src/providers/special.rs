@@ -1,10 +1,54 @@
 //! `BEGIN` and `END`: programs that user space runs once, before the other
 //! probes attach and after they detach (BPF_PROG_TEST_RUN of a raw_tp program).
 
-use super::{Context, ResolvedProbe};
+use ktypes::KernelInfo;
+use source::Diagnostic;
+
+use super::{AttachPointRef, Context, Needs, ProviderDef, ResolvedProbe};
+
+pub const BEGIN: ProviderDef = ProviderDef {
+    name: "BEGIN",
+    aliases: &["begin"],
+    usage: "BEGIN",
+    help: "runs once, before the other probes attach",
+    resolve: resolve_begin,
+    list: None,
+    listed_bare: false,
+    pid_filter: false,
+    needs: Needs::Bpf,
+};
+
+pub const END: ProviderDef = ProviderDef {
+    name: "END",
+    aliases: &["end"],
+    usage: "END",
+    help: "runs once, after the other probes detach",
+    resolve: resolve_end,
+    list: None,
+    listed_bare: false,
+    pid_filter: false,
+    needs: Needs::Bpf,
+};
+
+fn resolve_begin(
+    _: &AttachPointRef<'_>,
+    _: &dyn KernelInfo,
+    _: Option<u32>,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    Ok(vec![begin()])
+}
+
+fn resolve_end(
+    _: &AttachPointRef<'_>,
+    _: &dyn KernelInfo,
+    _: Option<u32>,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    Ok(vec![end()])
+}
 
 pub fn begin() -> ResolvedProbe {
     ResolvedProbe {
+        provider: BEGIN.name,
         attach: abi::Attach::Begin,
         section: "raw_tp".into(),
         name: "BEGIN".into(),
@@ -15,6 +59,7 @@ pub fn begin() -> ResolvedProbe {
 
 pub fn end() -> ResolvedProbe {
     ResolvedProbe {
+        provider: END.name,
         attach: abi::Attach::End,
         section: "raw_tp".into(),
         name: "END".into(),

@@ -4,12 +4,25 @@
 use ktypes::{KernelInfo, KernelInfoError};
 use source::Diagnostic;
 
-use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "tracepoint",
+    aliases: &["t"],
+    usage: "tracepoint:CATEGORY:NAME",
+    help: "a kernel tracepoint; args->FIELD reads its record (weft -lv lists the fields)",
+    resolve,
+    list: Some(list),
+    listed_bare: true,
+    pid_filter: true,
+    needs: Needs::Tracefs,
+};
 
 pub fn resolve(
     ap: &AttachPointRef<'_>,
     kernel: &dyn KernelInfo,
+    _pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
     let [category, name] = ap.parts else {
         return Err(diag::bad_attach_point(
@@ -46,6 +59,7 @@ pub fn resolve(
                     other => diag::kernel_info(ap.span, &other),
                 })?;
             Ok(ResolvedProbe {
+                provider: DEF.name,
                 attach: abi::Attach::Tracepoint {
                     category: category.clone(),
                     name: name.clone(),
@@ -57,4 +71,35 @@ pub fn resolve(
             })
         })
         .collect()
+}
+
+/// `-l 'tracepoint:CATEGORY:NAME'` (wildcards in both): each tracepoint, and
+/// under `-lv` its fields. A bare `-l PATTERN` matches `CATEGORY:NAME` or the
+/// whole `tracepoint:CATEGORY:NAME`, as bpftrace does.
+fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let tracepoints = kernel
+        .tracepoints()
+        .map_err(|e| format!("error: cannot list tracepoints: {e}"))?;
+    let mut out = Vec::new();
+    for (category, name) in tracepoints {
+        let full = format!("{category}:{name}");
+        let matched = glob_match(q.pattern, &full)
+            || (q.bare && glob_match(q.pattern, &format!("tracepoint:{full}")));
+        if !matched {
+            continue;
+        }
+        out.push(format!("tracepoint:{full}"));
+        if q.verbose {
+            if let Ok(format) = kernel.tracepoint_format(&category, &name) {
+                for f in &format.fields {
+                    let array = match f.kind {
+                        ktypes::FieldKind::Array { len } => format!("[{len}]"),
+                        _ => String::new(),
+                    };
+                    out.push(format!("    {} {}{array}", f.c_type, f.name));
+                }
+            }
+        }
+    }
+    Ok(out)
 }

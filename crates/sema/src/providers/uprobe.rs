@@ -21,8 +21,51 @@ use ktypes::KernelInfo;
 use source::Diagnostic;
 
 use super::userbin::{self, UserBinary};
-use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
+
+pub const UPROBE: ProviderDef = ProviderDef {
+    name: "uprobe",
+    aliases: &["u"],
+    usage: "uprobe:BINARY:FUNCTION[+OFFSET] or uprobe:BINARY:0xADDRESS",
+    help: "a user-space function's entry (or an instruction in it)",
+    resolve: |ap, kernel, pid| resolve(ap, kernel, pid, false),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::Bpf,
+};
+
+pub const URETPROBE: ProviderDef = ProviderDef {
+    name: "uretprobe",
+    aliases: &["ur"],
+    usage: "uretprobe:BINARY:FUNCTION or uretprobe:BINARY:0xADDRESS",
+    help: "a user-space function's return",
+    resolve: |ap, kernel, pid| resolve(ap, kernel, pid, true),
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::Bpf,
+};
+
+/// `-l 'uprobe:BINARY:PATTERN'`: the function symbols of the binary (and of
+/// its separate debug file), sorted, as bpftrace prints them.
+fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let provider = q.provider.name;
+    let (mut user, pattern) = userbin::open_to_list(provider, q.pattern, kernel)?;
+    user.load_debug_symbols(kernel);
+    let path = &user.path;
+    let mut probes: Vec<String> = user
+        .binary
+        .functions
+        .iter()
+        .filter(|f| glob_match(pattern, &f.name))
+        .map(|f| format!("{provider}:{path}:{}", f.name))
+        .collect();
+    probes.sort();
+    probes.dedup();
+    Ok(probes)
+}
 
 /// Resolves a uprobe (`retprobe == false`) or uretprobe attach point.
 pub fn resolve(
@@ -60,6 +103,7 @@ pub fn resolve(
             .file_offset(address)
             .ok_or_else(|| diag::address_not_mapped(ap.span, path, address))?;
         Ok(ResolvedProbe {
+            provider: if retprobe { URETPROBE.name } else { UPROBE.name },
             attach: abi::Attach::Uprobe {
                 path: path.clone(),
                 offset,

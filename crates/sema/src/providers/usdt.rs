@@ -13,8 +13,58 @@ use ktypes::KernelInfo;
 use source::Diagnostic;
 
 use super::userbin;
-use super::{AttachPointRef, Context, ResolvedProbe, glob_match};
+use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
+
+pub const DEF: ProviderDef = ProviderDef {
+    name: "usdt",
+    aliases: &["U"],
+    usage: "usdt:BINARY:[PROVIDER:]NAME",
+    help: "a statically defined probe (sys/sdt.h) of a user-space binary",
+    resolve,
+    list: Some(list),
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::Bpf,
+};
+
+/// `-l 'usdt:BINARY:[PROVIDER:]PATTERN'`: the binary's USDT probes, sorted
+/// and without duplicates; `-lv` adds each probe's arguments (those of its
+/// first site: sites of one probe share their count).
+fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
+    let (user, pattern) = userbin::open_to_list(DEF.name, q.pattern, kernel)?;
+    let path = &user.path;
+    let (prov, name) = pattern.split_once(':').unwrap_or(("*", pattern));
+    // Full probe name → argument specs of its sites.
+    let mut probes: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for note in &user.binary.usdt {
+        if glob_match(prov, &note.provider) && glob_match(name, &note.name) {
+            probes
+                .entry(format!("usdt:{path}:{}:{}", note.provider, note.name))
+                .or_default()
+                .push(note.args.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for (probe, specs) in &probes {
+        out.push(probe.clone());
+        if !q.verbose {
+            continue;
+        }
+        let spec = specs.first().map(String::as_str).unwrap_or("");
+        match uelf::parse_arg_specs(spec) {
+            Ok(args) => {
+                out.push(format!("    {} argument(s)", args.len()));
+                for (i, a) in args.iter().enumerate() {
+                    let sign = if a.signed { "" } else { "u" };
+                    out.push(format!("    {sign}int{} arg{i}", a.size * 8));
+                }
+            }
+            Err(e) => out.push(format!("    arguments cannot be read: {e} (spec `{spec}`)")),
+        }
+    }
+    Ok(out)
+}
 
 pub fn resolve(
     ap: &AttachPointRef<'_>,
@@ -52,6 +102,7 @@ pub fn resolve(
         let args = uelf::parse_arg_specs(&note.args)
             .map_err(|e| diag::usdt_bad_args(ap.span, &full, &note.args, e.at, &e.to_string()))?;
         out.push(ResolvedProbe {
+            provider: DEF.name,
             attach: abi::Attach::Uprobe {
                 path: path.clone(),
                 offset,

@@ -169,3 +169,20 @@ mod tests {
         assert!(is_library("bash", "bash"));
     }
 }
+
+/// The binary a `-l 'PROVIDER:BINARY:PATTERN'` names, and the pattern; or
+/// what to say (after `weft: `) when it names none.
+pub fn open_to_list<'p>(
+    provider: &str,
+    rest: &'p str,
+    kernel: &dyn KernelInfo,
+) -> Result<(UserBinary, &'p str), String> {
+    let Some((binary, pattern)) = rest.split_once(':') else {
+        return Err(format!(
+            "error: name the binary to list: weft -l '{provider}:BINARY:*'"
+        ));
+    };
+    let user =
+        open(binary, None, kernel, Span::DUMMY).map_err(|d| format!("error: {}", d.message))?;
+    Ok((user, pattern))
+}
