@@ -21,10 +21,17 @@ pub enum CounterIndex {
     RingbufFull = 0,
     /// A map update failed (map full): the key was not stored.
     MapFull = 1,
+    /// `bpf_get_stackid` returned -EEXIST: the stack hashed to a bucket of
+    /// the stack map that holds another stack (weft never passes
+    /// `BPF_F_REUSE_STACKID`, which would replace it and misattribute the
+    /// other stack's samples). The stack was not captured.
+    StackCollision = 2,
+    /// `bpf_get_stackid` returned -ENOMEM: the stack map had no free entry.
+    StackMapFull = 3,
 }
 
 impl CounterIndex {
-    pub const COUNT: u32 = 2;
+    pub const COUNT: u32 = 4;
 }
 
 /// Every ring-buffer record starts with `kind: u32, id: u32`.

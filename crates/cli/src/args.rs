@@ -7,6 +7,7 @@ pub const USAGE: &str = "\
 USAGE:
     weft [options] filename [arg ...]
     weft [options] -e 'program' [arg ...]
+    weft profile | offcpu | flamegraph [options]   (see weft profile --help, ...)
 
 OPTIONS:
     -e PROGRAM        program text to run
@@ -22,6 +23,9 @@ OPTIONS:
     --prometheus-max-series N
                       export at most N label sets per scrape, the heaviest (default 10000);
                       the rest are counted in weft_series_dropped
+    --flamegraph FILE write the stack-keyed count()/sum() maps (kstack and/or ustack, with
+                      optional comm, pid, tid keys) as a flame graph SVG at exit
+    --folded FILE     the same as folded stacks (`comm;frame;frame COUNT`)
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -66,6 +70,10 @@ pub struct Args {
     pub prometheus: Option<std::net::SocketAddr>,
     /// `--prometheus-max-series N`.
     pub prometheus_max_series: Option<usize>,
+    /// `--flamegraph FILE`: stack-keyed maps as a flame graph at exit.
+    pub flamegraph: Option<PathBuf>,
+    /// `--folded FILE`: stack-keyed maps as folded stacks at exit.
+    pub folded: Option<PathBuf>,
     pub quiet: bool,
     pub verbose: bool,
     pub dump: Option<DumpStage>,
@@ -117,6 +125,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                     format!("--prometheus-max-series needs a number of series, not `{v}`")
                 })?);
             }
+            "--flamegraph" => out.flamegraph = Some(value(&mut i, "--flamegraph")?.into()),
+            "--folded" => out.folded = Some(value(&mut i, "--folded")?.into()),
             "-f" => {
                 out.format = Some(match value(&mut i, "-f")?.as_str() {
                     "text" => OutputFormat::Text,
@@ -245,6 +255,18 @@ mod tests {
             p(&["--prometheus-max-series", "many", "-e", "x"])
                 .unwrap_err()
                 .contains("number of series")
+        );
+    }
+
+    #[test]
+    fn profile_files() {
+        let a = p(&["--flamegraph", "x.svg", "--folded", "x.folded", "s.bt"]).unwrap();
+        assert_eq!(a.flamegraph.unwrap().to_str(), Some("x.svg"));
+        assert_eq!(a.folded.unwrap().to_str(), Some("x.folded"));
+        assert!(
+            p(&["-e", "x", "--flamegraph"])
+                .unwrap_err()
+                .contains("needs a value")
         );
     }
 

@@ -6,9 +6,11 @@ mod args;
 mod child;
 mod child_exit;
 mod export;
+mod flamegraph_cmd;
 mod info;
 mod list;
 mod pipeline;
+mod profile;
 mod run;
 mod run_error;
 mod signals;
@@ -25,7 +27,11 @@ use sema::CheckOptions;
 use source::{SourceMap, render_all};
 
 fn main() -> ExitCode {
-    let args = match args::parse(std::env::args_os().skip(1)) {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(code) = subcommand(&raw) {
+        return code;
+    }
+    let args = match args::parse(raw) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("weft: error: {e}");
@@ -59,6 +65,17 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `weft flamegraph ...` and the other subcommands; `None` for a script run.
+fn subcommand(raw: &[std::ffi::OsString]) -> Option<ExitCode> {
+    let (first, rest) = raw.split_first()?;
+    match first.to_str()? {
+        "flamegraph" => Some(flamegraph_cmd::main(rest)),
+        "profile" => Some(profile::main(profile::args::Mode::OnCpu, rest)),
+        "offcpu" => Some(profile::main(profile::args::Mode::OffCpu, rest)),
+        _ => None,
     }
 }
 
@@ -217,6 +234,13 @@ fn trace(args: &Args) -> Result<(), String> {
         OutputFormat::Text => Box::new(TextSink::new(writer)),
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
+    let profiling = args.flamegraph.is_some() || args.folded.is_some();
+    if profiling && let Err(e) = profile::script::check(&out.compiled.manifest) {
+        if let Some(c) = child.as_mut() {
+            c.kill();
+        }
+        return Err(e);
+    }
     let run_opts = run::RunOptions {
         quiet: args.quiet,
         child: child.as_mut(),
@@ -224,8 +248,19 @@ fn trace(args: &Args) -> Result<(), String> {
         notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
         timeline,
         stream_tap,
+        symbols: None,
+        on_tick: None,
+        symbol_times: None,
     };
-    let result = run::run(&mut session, sink.as_mut(), run_opts);
+    // With --flamegraph/--folded the stack maps are kept on their way to the sink.
+    let (result, profiled) = if profiling {
+        let mut p =
+            profile::sink::ProfileSink::new(Some(sink.as_mut()), profile::sink::script_roles());
+        let result = run::run(&mut session, &mut p, run_opts);
+        (result, Some((p.samples, p.maps)))
+    } else {
+        (run::run(&mut session, sink.as_mut(), run_opts), None)
+    };
     let _ = sink.flush();
     // The server stops before the maps go.
     drop(prometheus);
@@ -234,7 +269,20 @@ fn trace(args: &Args) -> Result<(), String> {
         c.kill();
     }
     match result {
-        Ok(()) => Ok(()),
+        Ok(()) => match profiled {
+            Some((samples, maps)) => profile::script::write(
+                args.flamegraph.as_deref(),
+                args.folded.as_deref(),
+                samples,
+                &maps,
+                &out.compiled.manifest,
+                &profile::quoted_command_line(
+                    &["weft"],
+                    &std::env::args_os().skip(1).collect::<Vec<_>>(),
+                ),
+            ),
+            None => Ok(()),
+        },
         Err(e) => e.report(&out.compiled, &sources, args.command.as_deref()),
     }
 }

@@ -45,6 +45,9 @@ enum Action {
     },
 }
 
+/// A callback between waits: the session and the symbol tables.
+pub type Tick<'a> = dyn FnMut(&Session, &mut crate::stacks::Symbols) + 'a;
+
 pub struct RunOptions<'a> {
     pub quiet: bool,
     pub child: Option<&'a mut HeldChild>,
@@ -54,6 +57,14 @@ pub struct RunOptions<'a> {
     pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
     /// The exporters' view of the streams (`--prometheus`), fed each record.
     pub stream_tap: Option<std::sync::Arc<crate::export::StreamTap>>,
+    /// Symbol tables set up by the caller (how often live passes run);
+    /// `None`: the defaults.
+    pub symbols: Option<crate::stacks::Symbols>,
+    /// Called between waits while the probes are attached (progress lines,
+    /// keeping the mappings of processes a profile has met).
+    pub on_tick: Option<&'a mut Tick<'a>>,
+    /// Where the symbols' time went, filled in at the end of the run.
+    pub symbol_times: Option<&'a mut crate::stacks::SymbolTimes>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -74,7 +85,7 @@ pub fn run(
         actions: VecDeque::new(),
         streams: Streams::new(&manifest, opts.timeline.take(), opts.stream_tap.take()),
         zeroed: vec![false; manifest.maps.len()],
-        symbols: crate::stacks::Symbols::default(),
+        symbols: opts.symbols.take().unwrap_or_default(),
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
     // before any probe fires), then every probe is attached, and only then
@@ -107,6 +118,9 @@ pub fn run(
             pump.streams
                 .tick(session, &manifest, sink, &mut pump.symbols)?;
             sink.flush().map_err(io_error)?;
+            if let Some(tick) = opts.on_tick.as_deref_mut() {
+                tick(session, &mut pump.symbols);
+            }
             pump.symbols.resolve_live_user(session, &manifest);
             if stop || signals::stop_requested() {
                 break;
@@ -152,6 +166,12 @@ pub fn run(
             "weft: {map_full} map update(s) failed because a map was full; those keys were not counted"
         );
     }
+    if let Some(times) = opts.symbol_times.as_deref_mut() {
+        *times = pump.symbols.times();
+    }
+    for line in stack_loss_report(&counters, &manifest) {
+        eprintln!("{line}");
+    }
     for line in stream_report {
         eprintln!("{line}");
     }
@@ -159,6 +179,33 @@ pub fn run(
         child.kill();
     }
     Ok(())
+}
+
+/// What the stack-loss counters say: stacks that were not captured, and why.
+pub fn stack_loss_report(
+    counters: &[u64; CounterIndex::COUNT as usize],
+    manifest: &Manifest,
+) -> Vec<String> {
+    let entries = manifest
+        .stack_maps
+        .iter()
+        .map(|m| m.max_entries)
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    let collisions = counters[CounterIndex::StackCollision as usize];
+    if collisions > 0 {
+        out.push(format!(
+            "weft: {collisions} stack(s) were not captured: each hashed to a slot of the {entries}-entry stack map that holds another stack (a larger map makes this rarer: BPFTRACE_MAP_KEYS_MAX, or --stack-storage-size for weft profile and offcpu)"
+        ));
+    }
+    let full = counters[CounterIndex::StackMapFull as usize];
+    if full > 0 {
+        out.push(format!(
+            "weft: {full} stack(s) were not captured because the {entries}-entry stack map was full"
+        ));
+    }
+    out
 }
 
 /// Moves records from the ring buffer to the sink, carrying out the actions

@@ -12,7 +12,6 @@ use runtime::Session;
 use runtime::symbols::{ExitMaps, Kallsyms, ResolvedSymbol, UserSymbols};
 
 /// Symbol tables kept for the whole run.
-#[derive(Default)]
 pub struct Symbols {
     kernel: Option<Kallsyms>,
     user: Option<UserSymbols>,
@@ -22,10 +21,34 @@ pub struct Symbols {
     last_pass: Option<Instant>,
     /// Memory maps of exited processes, for their user symbols.
     exit_maps: ExitMaps,
+    /// The least time between two passes over the maps for new user stacks.
+    pass_interval: Duration,
+    /// Only these maps (by script name) are passed over; `None`: every map.
+    live_maps: Option<Vec<String>>,
+    /// Time spent reading `/proc/kallsyms` and reading maps for live passes.
+    kallsyms_time: Duration,
+    pass_time: Duration,
 }
 
-/// The least time between two passes over the maps for new user stacks.
-const USER_PASS_INTERVAL: Duration = Duration::from_millis(200);
+impl Default for Symbols {
+    fn default() -> Self {
+        Symbols::new(DEFAULT_PASS_INTERVAL, None)
+    }
+}
+
+/// Where the time of symbolization went (`weft profile -v`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SymbolTimes {
+    /// Reading and sorting `/proc/kallsyms`.
+    pub kallsyms: Duration,
+    /// Reading process mappings and symbolizing user addresses (blazesym).
+    pub user: Duration,
+    /// Reading maps in the live passes for new user stacks.
+    pub passes: Duration,
+}
+
+/// Scripts: a process that lives a fifth of a second has its stacks resolved.
+const DEFAULT_PASS_INTERVAL: Duration = Duration::from_millis(200);
 
 /// Whether a layout holds a user stack or `usym` value.
 fn holds_user(layout: &Layout) -> bool {
@@ -59,8 +82,46 @@ pub fn needs_user_symbols(manifest: &Manifest) -> bool {
 }
 
 impl Symbols {
+    /// Symbols whose live passes run at most every `pass_interval`, over
+    /// `live_maps` only (all maps if `None`).
+    pub fn new(pass_interval: Duration, live_maps: Option<Vec<String>>) -> Symbols {
+        Symbols {
+            kernel: None,
+            user: None,
+            seen_user_stacks: HashSet::new(),
+            last_pass: None,
+            pass_interval,
+            live_maps,
+            exit_maps: ExitMaps::default(),
+            kallsyms_time: Duration::ZERO,
+            pass_time: Duration::ZERO,
+        }
+    }
+
+    pub fn times(&self) -> SymbolTimes {
+        SymbolTimes {
+            kallsyms: self.kallsyms_time,
+            user: self
+                .user
+                .as_ref()
+                .map_or(Duration::ZERO, |u| u.time_spent()),
+            passes: self.pass_time,
+        }
+    }
+
+    /// Keeps process `pid`'s mappings as they are now (a process met for
+    /// the first time, or after `exec`), so its stacks resolve after it exits.
+    pub fn remember_process(&mut self, pid: u32) {
+        self.user().refresh_process(pid);
+    }
+
     fn kernel(&mut self) -> &Kallsyms {
-        self.kernel.get_or_insert_with(Kallsyms::load)
+        if self.kernel.is_none() {
+            let started = Instant::now();
+            self.kernel = Some(Kallsyms::load());
+            self.kallsyms_time += started.elapsed();
+        }
+        self.kernel.get_or_insert_with(Kallsyms::default)
     }
 
     fn user(&mut self) -> &mut UserSymbols {
@@ -79,16 +140,37 @@ impl Symbols {
     /// `usym`s stored in maps, so the names are cached per process when the
     /// maps print (often after the process exited). Only new stack ids and
     /// new `(pid, address)` pairs are resolved; nothing happens more often
-    /// than every [`USER_PASS_INTERVAL`]. The kernel side is not touched.
+    /// than every pass interval. The kernel side is not touched.
     pub fn resolve_live_user(&mut self, session: &Session, manifest: &Manifest) {
         if self
             .last_pass
-            .is_some_and(|t| t.elapsed() < USER_PASS_INTERVAL)
+            .is_some_and(|t| t.elapsed() < self.pass_interval)
         {
             return;
         }
-        self.last_pass = Some(Instant::now());
+        let started = Instant::now();
+        self.last_pass = Some(started);
+        let user_before = self
+            .user
+            .as_ref()
+            .map_or(Duration::ZERO, |u| u.time_spent());
+        self.live_pass(session, manifest);
+        let user_after = self
+            .user
+            .as_ref()
+            .map_or(Duration::ZERO, |u| u.time_spent());
+        self.pass_time += started.elapsed().saturating_sub(user_after - user_before);
+    }
+
+    fn live_pass(&mut self, session: &Session, manifest: &Manifest) {
         for spec in &manifest.maps {
+            if self
+                .live_maps
+                .as_ref()
+                .is_some_and(|only| !only.contains(&spec.name))
+            {
+                continue;
+            }
             let key = spec.key.as_ref().filter(|k| holds_user(k));
             let value = match &spec.value {
                 MapValue::Plain(l) if holds_user(l) => Some(l),

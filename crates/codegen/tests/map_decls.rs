@@ -86,6 +86,7 @@ fn environment_wins_over_config_declarations_win_over_both() {
         SCRIPT,
         &Options {
             max_map_entries: Some(50),
+            ..Options::default()
         },
     );
     assert_eq!(manifest_map(&c, "@plain").max_entries, 50);
@@ -96,4 +97,27 @@ fn environment_wins_over_config_declarations_win_over_both() {
 fn without_config_the_default_applies() {
     let c = compile("BEGIN { @x[1] = 1; }", &Options::default());
     assert_eq!(manifest_map(&c, "@x").max_entries, 4096);
+}
+
+#[test]
+fn stack_maps_follow_the_map_size_unless_sized_for_the_run() {
+    let src = "profile:hz:99 { @[kstack, ustack] = count(); }";
+    let default = compile(src, &Options::default());
+    assert_eq!(default.manifest.stack_maps.len(), 1);
+    assert_eq!(
+        default.manifest.stack_maps[0].max_entries,
+        manifest_map(&default, "@").max_entries
+    );
+    let sized = compile(
+        src,
+        &Options {
+            stack_map_entries: Some(16384),
+            ..Options::default()
+        },
+    );
+    assert_eq!(sized.manifest.stack_maps[0].max_entries, 16384);
+    assert_eq!(
+        elf_map(&sized, "weft_stack_127"),
+        (MapType::StackTrace, 16384)
+    );
 }

@@ -113,6 +113,11 @@ impl<'a> FlatMap<'a> {
         }
     }
 
+    /// What the map holds (its key layout tells a profile's stacks apart).
+    pub fn spec(&self) -> &MapSpec {
+        self.spec
+    }
+
     /// As written in the script, with `@`.
     pub fn name(&self) -> &str {
         &self.spec.name

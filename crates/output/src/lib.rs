@@ -11,6 +11,8 @@
 //! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file;
 //! - [`metrics`]: maps and streams as metric families for the exporters
 //!   (names, kinds, labels, histogram buckets).
+//! - [`profile`]: stack-keyed maps as profiles: folded stacks and pprof
+//!   protobufs; bpftrace's printed stack maps read back.
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +22,7 @@ mod hist;
 pub mod json;
 pub mod metrics;
 pub mod printf;
+pub mod profile;
 mod sink;
 pub mod stack;
 pub mod stream;

@@ -180,7 +180,7 @@ fn begin_runs_once_and_maps_read_exactly() {
     assert_eq!(g[0].1[0], s.start_ns().to_le_bytes());
     let z = s.map_entries(ZERO_MAP).unwrap();
     assert_eq!(z, vec![(vec![0; 4], vec![vec![0; 64]])]);
-    assert_eq!(s.counters().unwrap(), [0, 0]);
+    assert_eq!(s.counters().unwrap(), [0, 0, 0, 0]);
     let counters = s.map_entries(COUNTERS_MAP).unwrap();
     assert_eq!(counters.len(), 2);
     assert!(counters.iter().all(|(_, v)| v.len() == s.possible_cpus()));
@@ -263,7 +263,7 @@ fn tracepoint_events_arrive_exactly_once_each() {
     // Nothing more than N either.
     s.poll(Duration::from_millis(20), &mut on_event).unwrap();
     assert_eq!(mine.get(), N);
-    assert_eq!(s.counters().unwrap(), [0, 0]);
+    assert_eq!(s.counters().unwrap(), [0, 0, 0, 0]);
 
     // Break stops the drain after one record; the rest wait for the next call.
     for _ in 0..3 {

@@ -19,7 +19,7 @@ mod x86;
 
 pub use binary::{Binary, ElfError, Segment, Symbol};
 pub use ldcache::parse_ld_so_cache;
-pub use procmaps::{file_offset, mapped_files};
+pub use procmaps::{Backing, Mapping, ProcessMaps, mapped_files};
 pub use usdt::UsdtNote;
 pub use usdt_args::{ArgLocation, ArgSpecError, UsdtArg, parse_arg_specs};
 pub use x86::{is_vector_instruction, vector_instruction_len};

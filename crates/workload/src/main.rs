@@ -25,6 +25,9 @@ Steps:
   read SIZE N            N read()s of SIZE bytes from /dev/zero
   nanosleep NS N         N nanosleep()s of NS nanoseconds
   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
+  spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
+                         had MS milliseconds of CPU time (however loaded the machine
+                         is, so profiles can count exact samples)
   call N                 N calls of `weft_workload_marker(i)` (for uprobes)
   strlen N               N calls of libc's `strlen` (an indirect function)
                          on \"weft workload strlen probe\" (26 bytes)
@@ -139,6 +142,10 @@ fn run(args: &[String]) -> Result<(), String> {
                 let ms = count(next("MS")?)?;
                 std::hint::black_box(weft_workload_spin(ms));
             }
+            "spin-cpu" => {
+                let ms = count(next("MS")?)?;
+                std::hint::black_box(weft_workload_spin_cpu(ms));
+            }
             "call" => {
                 let n = count(next("N")?)?;
                 for i in 0..n {
@@ -198,6 +205,42 @@ pub extern "C" fn weft_workload_spin(ms: u64) -> u64 {
         for i in 0..1000u64 {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
         }
+    }
+    x
+}
+
+/// CPU time this thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Spins until this thread has run `ms` ms on a CPU. The work is an inner
+/// loop of plain instructions in this function (no calls), so a sample
+/// taken while it spins has this function as its innermost frame; the CPU
+/// clock is read about every millisecond.
+#[inline(never)]
+#[unsafe(no_mangle)]
+pub extern "C" fn weft_workload_spin_cpu(ms: u64) -> u64 {
+    let until = thread_cpu_ns() + ms * 1_000_000;
+    let mut x = 0u64;
+    while thread_cpu_ns() < until {
+        let mut n: u64 = 1_000_000;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a register-only countdown loop.
+        unsafe {
+            std::arch::asm!("2:", "dec {n}", "jnz 2b", n = inout(reg) n, options(nomem, nostack));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        while n > 0 {
+            n = std::hint::black_box(n - 1);
+        }
+        x = x.wrapping_add(n + 1);
     }
     x
 }

@@ -426,7 +426,7 @@ impl Lower<'_> {
                 self.write_string(else_, place, size);
                 self.asm.bind(done);
             }
-            ExprKind::Var(_) | ExprKind::Map { .. } => {
+            ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::TupleIndex { .. } => {
                 let (src, src_size) = self.mem(e);
                 self.copy_string(place, size, src, src_size);
             }
@@ -560,6 +560,15 @@ impl Lower<'_> {
         }
         if let ExprKind::Map { keys, .. } = &e.kind {
             return self.map_read_mem(e, keys);
+        }
+        if let ExprKind::TupleIndex { expr, index } = &e.kind {
+            // A string, stack or tuple element lives inside its tuple.
+            if let abi::Layout::Tuple { fields, .. } = self.ty(expr).layout()
+                && let Some(f) = fields.get(*index as usize)
+            {
+                let (base, _) = self.mem(expr);
+                return (base.offset(f.offset), size);
+            }
         }
         let place = self.temp(&t);
         self.write_into(e, place, &t);

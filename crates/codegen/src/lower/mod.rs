@@ -61,6 +61,9 @@ pub struct Options {
     /// [`DEFAULT_MAP_ENTRIES`]. A map declaration (`let @m = hash(N)`)
     /// sizes its own map.
     pub max_map_entries: Option<u32>,
+    /// How many stacks each stack-trace map holds; `None`: as many as a
+    /// script map's keys. `weft profile` sizes it for the run.
+    pub stack_map_entries: Option<u32>,
 }
 
 /// [`compile`] with options.
@@ -196,7 +199,10 @@ pub fn compile_with(
         flags: 0,
     });
 
-    let stack_maps = stack_maps::stack_maps(typed, max_map_entries);
+    let stack_maps = stack_maps::stack_maps(
+        typed,
+        options.stack_map_entries.unwrap_or(max_map_entries).max(1),
+    );
     elf_maps.extend(stack_maps.iter().map(stack_maps::elf_map));
 
     let elf_programs: Vec<ElfProgram<'_>> = programs

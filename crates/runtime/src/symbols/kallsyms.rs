@@ -2,12 +2,14 @@
 
 use super::ResolvedSymbol;
 
-/// The kernel's symbols, sorted by address (names in one buffer).
+/// The kernel's symbols, sorted by address (names in one buffer), with the
+/// module each belongs to (`[ext4]`; none for the kernel image).
 #[derive(Debug, Default)]
 pub struct Kallsyms {
-    /// `(address, start of the name in names, length)`.
-    entries: Vec<(u64, u32, u32)>,
+    /// `(address, start of the name in names, length, module index + 1 or 0)`.
+    entries: Vec<(u64, u32, u32, u32)>,
     names: String,
+    modules: Vec<String>,
 }
 
 impl Kallsyms {
@@ -36,9 +38,18 @@ impl Kallsyms {
             if addr == 0 || name.starts_with("__pfx_") {
                 continue;
             }
+            let module = match parts.next() {
+                Some(m) if m.starts_with('[') => {
+                    if table.modules.last().map(String::as_str) != Some(m) {
+                        table.modules.push(m.to_string());
+                    }
+                    table.modules.len() as u32
+                }
+                _ => 0,
+            };
             let start = table.names.len() as u32;
             table.names.push_str(name);
-            table.entries.push((addr, start, name.len() as u32));
+            table.entries.push((addr, start, name.len() as u32, module));
         }
         // Stable: equal addresses keep file order.
         table.entries.sort_by_key(|e| e.0);
@@ -60,11 +71,14 @@ impl Kallsyms {
             .entries
             .partition_point(|e| e.0 <= addr)
             .checked_sub(1)?;
-        let (start, name_at, len) = self.entries[index];
+        let (start, name_at, len, module) = self.entries[index];
         Some(ResolvedSymbol {
             name: self.names[name_at as usize..(name_at + len) as usize].to_string(),
             offset: addr - start,
-            module: None,
+            module: module
+                .checked_sub(1)
+                .and_then(|m| self.modules.get(m as usize))
+                .cloned(),
         })
     }
 
@@ -102,7 +116,10 @@ garbage line
         assert_eq!(k.lookup(0xffffffff82265ec8).unwrap().offset, 1576);
         // The __pfx_ padding before io_schedule belongs to the previous symbol.
         assert_eq!(k.lookup(0xffffffff82266905).unwrap().name, "schedule");
-        assert_eq!(k.lookup(0xffffffffc0a00010).unwrap().name, "ext4_foo");
+        let module = k.lookup(0xffffffffc0a00010).unwrap();
+        assert_eq!(module.name, "ext4_foo");
+        assert_eq!(module.module.as_deref(), Some("[ext4]"));
+        assert_eq!(k.lookup(0xffffffff82265ec8).unwrap().module, None);
         assert_eq!(k.lookup(0x1000), None);
     }
 

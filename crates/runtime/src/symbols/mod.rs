@@ -1,14 +1,17 @@
 //! Symbolization in user space: kernel addresses from `/proc/kallsyms`
-//! ([`Kallsyms`]), user addresses with blazesym ([`UserSymbols`], cached per
-//! process). Stack frames after the first are return addresses: they are
+//! ([`Kallsyms`], modules included), user addresses with blazesym
+//! ([`UserSymbols`]: each process's mappings kept, so it resolves after it
+//! exits; JIT code through `/tmp/perf-PID.map`, [`PerfMap`]). Stack frames after the first are return addresses: they are
 //! looked up at `addr - 1` so that a call that ends a function still names
 //! that function, and the offset shown is from the real address.
 
 mod kallsyms;
+mod perf_map;
 mod user;
 
 pub use kallsyms::Kallsyms;
-pub use user::{ExitMaps, UserSymbols};
+pub use perf_map::PerfMap;
+pub use user::{ExitMaps, UserSymbols, read_process_maps};
 
 /// What an address resolved to.
 #[derive(Clone, Debug, PartialEq, Eq)]

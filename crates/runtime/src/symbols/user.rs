@@ -1,32 +1,33 @@
-//! User-space addresses with blazesym: ELF symbol tables of the files mapped
-//! by a live process (`/proc/PID/maps` and `map_files`) and of their debug
-//! files (`.gnu_debuglink`, `/usr/lib/debug`). Results are cached
-//! per `(pid, address)`, so a process that has exited keeps the names found
-//! while it was alive; an address that cannot be resolved stays `None`
-//! (printed in hex).
+//! User-space addresses: each process's executable mappings are read from
+//! `/proc/PID/maps` the first time weft meets the process (and again when
+//! an address falls outside them), and an address is symbolized with
+//! blazesym as a file offset in the mapped file, with its debug file
+//! (`.gnu_debuglink`, `/usr/lib/debug/.build-id`) when one is installed.
+//! Because only the kept mappings are needed, a process that has exited
+//! still resolves, and a library mapped by many processes is parsed once.
+//! The vDSO resolves through weft's own (the kernel maps the same image in
+//! every process); anonymous executable memory through the JIT runtime's
+//! `/tmp/perf-PID.map`. Results are cached per `(pid, address)`; an address
+//! that cannot be resolved stays `None` (printed in hex, `[unknown]` in
+//! profiles).
 //!
-//! A process that has exited can still be symbolized if its memory map was
-//! kept at its exit ([`ExitMaps`]): each address becomes a file and an
-//! offset in it, read from the files on disk. Keeping the map takes a
-//! fraction of a millisecond; symbolizing takes tens, so a traced command is
-//! held at its exit only for the former.
+//! The memory map of a traced command is also taken as it exits
+//! ([`ExitMaps`], shared with the thread that holds it there): taking it
+//! costs a fraction of a millisecond, symbolizing tens, so the command is
+//! held only for the former, and its addresses resolve from that map.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use blazesym::Pid;
 use blazesym::symbolize::source::{Elf, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
 
-use super::ResolvedSymbol;
+use uelf::{Backing, ProcessMaps};
 
-/// The user-space symbolizer with its per-pid cache.
-pub struct UserSymbols {
-    symbolizer: Symbolizer,
-    cache: HashMap<(u32, u64), Option<ResolvedSymbol>>,
-    exit_maps: ExitMaps,
-}
+use super::ResolvedSymbol;
+use super::perf_map::PerfMap;
 
 /// The memory maps (`/proc/PID/maps` text) of processes taken as they
 /// exited, shared with whoever watches them exit. A process found here is
@@ -54,18 +55,57 @@ impl ExitMaps {
         }
     }
 
-    /// Where `addr` lies in the kept map of `pid`: `Some(None)` when the map
-    /// was kept but no file backs the address, `None` when no map was kept.
-    fn place(&self, pid: u32, addr: u64) -> Option<Option<(String, u64)>> {
+    /// The executable mappings of `pid` as kept at its exit.
+    fn get(&self, pid: u32) -> Option<ProcessMaps> {
         let maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        maps.get(&pid).map(|text| uelf::file_offset(text, addr))
+        maps.get(&pid).map(|text| ProcessMaps::parse(text, "", pid))
     }
+}
+
+/// Reads the mappings of live process `pid`; `None` if it is gone. Files
+/// of a process in another mount namespace are read through its root.
+pub fn read_process_maps(pid: u32) -> Option<ProcessMaps> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    // An exiting process has no memory left to list: it is as good as gone.
+    if text.is_empty() {
+        return None;
+    }
+    let ns = |p: &str| std::fs::read_link(p).ok();
+    let own = ns("/proc/self/ns/mnt");
+    let theirs = ns(&format!("/proc/{pid}/ns/mnt"));
+    let root = if own.is_some() && theirs.is_some() && own != theirs {
+        format!("/proc/{pid}/root")
+    } else {
+        String::new()
+    };
+    Some(ProcessMaps::parse(&text, &root, pid))
+}
+
+/// What weft keeps of one process.
+#[derive(Default)]
+struct Known {
+    maps: ProcessMaps,
+    /// Its perf map and the file's length when read (re-read when it grows).
+    perf_map: Option<(PerfMap, u64)>,
+}
+
+/// The user-space symbolizer with its per-process mappings and cache.
+pub struct UserSymbols {
+    symbolizer: Symbolizer,
+    cache: HashMap<(u32, u64), Option<ResolvedSymbol>>,
+    processes: HashMap<u32, Known>,
+    /// Where weft's own vDSO starts, once looked up.
+    own_vdso: Option<Option<u64>>,
+    /// Time spent reading mappings and symbolizing.
+    spent: Duration,
+    exit_maps: ExitMaps,
 }
 
 impl std::fmt::Debug for UserSymbols {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UserSymbols")
             .field("cached", &self.cache.len())
+            .field("processes", &self.processes.len())
             .finish()
     }
 }
@@ -76,13 +116,21 @@ impl Default for UserSymbols {
     }
 }
 
+/// Where one address is looked up.
+enum Target {
+    File { path: String, offset: u64 },
+    Vdso { offset: u64 },
+    Anonymous,
+    Unmapped,
+}
+
 impl UserSymbols {
     pub fn new() -> UserSymbols {
         UserSymbols::with_exit_maps(ExitMaps::default())
     }
 
     /// A symbolizer that resolves the processes of `exit_maps` from their
-    /// kept memory maps.
+    /// memory maps kept at exit.
     pub fn with_exit_maps(exit_maps: ExitMaps) -> UserSymbols {
         UserSymbols {
             symbolizer: Symbolizer::builder()
@@ -90,14 +138,68 @@ impl UserSymbols {
                 .enable_inlined_fns(false)
                 .build(),
             cache: HashMap::new(),
+            processes: HashMap::new(),
+            own_vdso: None,
+            spent: Duration::ZERO,
             exit_maps,
         }
+    }
+
+    /// Time spent reading mappings and symbolizing so far.
+    pub fn time_spent(&self) -> Duration {
+        self.spent
+    }
+
+    /// Keeps `pid`'s mappings if they are not kept yet (cheap: one read of
+    /// `/proc/PID/maps`), so its addresses resolve after it exits. False if
+    /// the process is gone and nothing was kept.
+    pub fn remember_process(&mut self, pid: u32) -> bool {
+        if self.processes.contains_key(&pid) {
+            return true;
+        }
+        let started = Instant::now();
+        let found = read_process_maps(pid);
+        self.spent += started.elapsed();
+        match found {
+            Some(maps) => {
+                self.processes.insert(
+                    pid,
+                    Known {
+                        maps,
+                        perf_map: None,
+                    },
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reads `pid`'s mappings again (it ran `exec`: a new program), if it
+    /// still lives; what was resolved with the old ones is forgotten.
+    pub fn refresh_process(&mut self, pid: u32) -> bool {
+        let started = Instant::now();
+        let found = read_process_maps(pid);
+        self.spent += started.elapsed();
+        let Some(maps) = found else {
+            return self.processes.contains_key(&pid);
+        };
+        let known = self.processes.entry(pid).or_default();
+        if known.maps != maps {
+            known.maps = maps;
+            self.cache.retain(|(p, _), _| *p != pid);
+        }
+        true
     }
 
     /// Resolves a stack's frames of process `pid` (the first is the exact
     /// instruction pointer, the others return addresses looked up at `addr - 1`).
     pub fn frames(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
-        let probes = frame_probes(addrs);
+        let probes: Vec<u64> = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| if i == 0 { a } else { a.saturating_sub(1) })
+            .collect();
         let syms = self.lookup(pid, &probes);
         syms.into_iter()
             .zip(addrs.iter().zip(&probes))
@@ -112,13 +214,17 @@ impl UserSymbols {
 
     /// Resolves exact addresses of process `pid`.
     pub fn lookup(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
-        let missing: Vec<u64> = addrs
+        let mut missing: Vec<u64> = addrs
             .iter()
             .copied()
             .filter(|a| !self.cache.contains_key(&(pid, *a)))
             .collect();
+        missing.sort_unstable();
+        missing.dedup();
         if !missing.is_empty() {
+            let started = Instant::now();
             let found = self.symbolize(pid, &missing);
+            self.spent += started.elapsed();
             for (addr, sym) in missing.iter().zip(found) {
                 self.cache.insert((pid, *addr), sym);
             }
@@ -129,109 +235,182 @@ impl UserSymbols {
             .collect()
     }
 
-    /// Symbolizes from the kept memory map of an exited process, reading
-    /// each file once for all its offsets.
-    fn symbolize_exited(&self, pid: u32, addrs: &[u64]) -> Option<Vec<Option<ResolvedSymbol>>> {
-        let mut found = vec![None; addrs.len()];
-        let mut by_file: HashMap<String, Vec<(usize, u64)>> = HashMap::new();
-        for (i, &addr) in addrs.iter().enumerate() {
-            if let Some((path, offset)) = self.exit_maps.place(pid, addr)? {
-                by_file.entry(path).or_default().push((i, offset));
+    fn targets(&mut self, pid: u32, addrs: &[u64]) -> Vec<Target> {
+        // The map taken at exit is the process's last word.
+        if let Some(maps) = self.exit_maps.get(pid) {
+            self.processes.entry(pid).or_default().maps = maps;
+        }
+        self.remember_process(pid);
+        let covered = |known: Option<&Known>| {
+            known.is_some_and(|k| addrs.iter().all(|&a| k.maps.find(a).is_some()))
+        };
+        if !covered(self.processes.get(&pid)) {
+            // Mapped since (dlopen), if the process still lives.
+            if let Some(maps) = read_process_maps(pid) {
+                self.processes.entry(pid).or_default().maps = maps;
             }
         }
-        for (path, places) in by_file {
-            let offsets: Vec<u64> = places.iter().map(|&(_, offset)| offset).collect();
-            let path = Path::new(&path);
-            let syms = self
-                .symbolize_file(path, &offsets, true)
-                .or_else(|| self.symbolize_file(path, &offsets, false))
-                .unwrap_or_else(|| vec![None; offsets.len()]);
-            for ((i, _), sym) in places.into_iter().zip(syms) {
-                found[i] = sym;
-            }
+        // It may have exited while it was read: its map kept at the exit
+        // (before its memory went) is there now if it is kept at all.
+        let uncovered = |known: Option<&Known>| {
+            known.is_none_or(|k| addrs.iter().any(|&a| k.maps.find(a).is_none()))
+        };
+        if uncovered(self.processes.get(&pid))
+            && let Some(maps) = self.exit_maps.get(pid)
+        {
+            self.processes.entry(pid).or_default().maps = maps;
         }
-        Some(found)
+        let maps = self.processes.get(&pid).map(|k| &k.maps);
+        addrs
+            .iter()
+            .map(|&a| match maps.and_then(|m| m.find(a)) {
+                None => Target::Unmapped,
+                Some(m) => match &m.backing {
+                    Backing::File(path) => Target::File {
+                        path: path.clone(),
+                        offset: m.file_offset(a),
+                    },
+                    Backing::Vdso => Target::Vdso {
+                        offset: a - m.start,
+                    },
+                    Backing::Anonymous => Target::Anonymous,
+                },
+            })
+            .collect()
     }
 
+    fn symbolize(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
+        let targets = self.targets(pid, addrs);
+        let mut out: Vec<Option<ResolvedSymbol>> = vec![None; addrs.len()];
+        let display: HashMap<String, String> = self
+            .processes
+            .get(&pid)
+            .map(|k| {
+                k.maps
+                    .mappings
+                    .iter()
+                    .filter_map(|m| match (&m.backing, &m.path) {
+                        (Backing::File(open), Some(shown)) => Some((open.clone(), shown.clone())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut by_file: HashMap<&str, Vec<(usize, u64)>> = HashMap::new();
+        let mut vdso: Vec<(usize, u64)> = Vec::new();
+        let mut anonymous: Vec<usize> = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            match t {
+                Target::File { path, offset } => {
+                    by_file.entry(path).or_default().push((i, *offset))
+                }
+                Target::Vdso { offset } => vdso.push((i, *offset)),
+                // Anonymous memory, or a process gone before weft met it:
+                // only a perf map can name it.
+                Target::Anonymous | Target::Unmapped => anonymous.push(i),
+            }
+        }
+        for (path, wanted) in by_file {
+            let offsets: Vec<u64> = wanted.iter().map(|w| w.1).collect();
+            let module = display
+                .get(path)
+                .cloned()
+                .unwrap_or_else(|| path.to_string());
+            let found = self
+                .symbolize_file(path, &offsets, true)
+                // A debug file that cannot be read: the file's own symbols.
+                .or_else(|| self.symbolize_file(path, &offsets, false));
+            if let Some(found) = found {
+                for ((i, _), sym) in wanted.iter().zip(found) {
+                    out[*i] = sym.map(|(name, offset)| ResolvedSymbol {
+                        name,
+                        offset,
+                        module: Some(module.clone()),
+                    });
+                }
+            }
+        }
+        if !vdso.is_empty()
+            && let Some(start) = self.own_vdso_start()
+        {
+            {
+                let own: Vec<u64> = vdso.iter().map(|v| start + v.1).collect();
+                let mut process = Process::new(Pid::Slf);
+                process.perf_map = false;
+                let found = self
+                    .symbolizer
+                    .symbolize(&Source::Process(process), Input::AbsAddr(&own));
+                if let Ok(found) = found {
+                    for ((i, _), sym) in vdso.iter().zip(found) {
+                        if let Symbolized::Sym(s) = sym {
+                            out[*i] = Some(ResolvedSymbol {
+                                name: s.name.into_owned(),
+                                offset: s.offset as u64,
+                                module: Some("[vdso]".to_string()),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        if !anonymous.is_empty() {
+            for i in anonymous {
+                out[i] = self.perf_map_lookup(pid, addrs[i]);
+            }
+        }
+        out
+    }
+
+    /// Symbolizes file offsets of one ELF file: `(name, offset into the
+    /// symbol)` each; `None` if the file cannot be read.
     fn symbolize_file(
         &self,
-        path: &Path,
+        path: &str,
         offsets: &[u64],
         debug_syms: bool,
-    ) -> Option<Vec<Option<ResolvedSymbol>>> {
+    ) -> Option<Vec<Option<(String, u64)>>> {
         let mut elf = Elf::new(path);
         elf.debug_syms = debug_syms;
         let results = self
             .symbolizer
             .symbolize(&Source::Elf(elf), Input::FileOffset(offsets))
             .ok()?;
-        Some(results.into_iter().map(resolved).collect())
+        Some(
+            results
+                .into_iter()
+                .map(|r| match r {
+                    Symbolized::Sym(sym) => Some((sym.name.into_owned(), sym.offset as u64)),
+                    Symbolized::Unknown(_) => None,
+                })
+                .collect(),
+        )
     }
 
-    /// Symbolizes with the debug files that installed `-dbg` packages link
-    /// to (local functions such as `__libc_start_call_main` live only there);
-    /// if one of them cannot be read, again with the mapped files alone.
-    /// An exited process whose memory map was kept is symbolized from it.
-    fn symbolize(&self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
-        if let Some(found) = self.symbolize_exited(pid, addrs) {
-            return found;
+    fn own_vdso_start(&mut self) -> Option<u64> {
+        *self.own_vdso.get_or_insert_with(|| {
+            read_process_maps(std::process::id())?
+                .mappings
+                .iter()
+                .find(|m| m.backing == Backing::Vdso)
+                .map(|m| m.start)
+        })
+    }
+
+    /// `addr` in `pid`'s perf map, read (again) when it is new or has grown.
+    fn perf_map_lookup(&mut self, pid: u32, addr: u64) -> Option<ResolvedSymbol> {
+        let path = PerfMap::path(pid);
+        let len = std::fs::metadata(&path).ok()?.len();
+        let known = self.processes.entry(pid).or_default();
+        if known.perf_map.as_ref().is_none_or(|(_, l)| *l != len) {
+            known.perf_map = PerfMap::read(pid).map(|m| (m, len));
         }
-        let mut found = self
-            .symbolize_with(pid, addrs, true)
-            .or_else(|| self.symbolize_with(pid, addrs, false))
-            // The process is gone or unreadable: every address stays unresolved.
-            .unwrap_or_else(|| vec![None; addrs.len()]);
-        // It may have exited while it was read; its map was kept before its
-        // memory went, so it is there now if it is kept at all.
-        if found.iter().any(Option::is_none) {
-            if let Some(again) = self.symbolize_exited(pid, addrs) {
-                for (sym, kept) in found.iter_mut().zip(again) {
-                    if sym.is_none() {
-                        *sym = kept;
-                    }
-                }
-            }
-        }
-        found
+        let (map, _) = known.perf_map.as_ref()?;
+        map.lookup(addr).map(|(name, offset)| ResolvedSymbol {
+            name: name.to_string(),
+            offset,
+            module: Some(path),
+        })
     }
-
-    fn symbolize_with(
-        &self,
-        pid: u32,
-        addrs: &[u64],
-        debug_syms: bool,
-    ) -> Option<Vec<Option<ResolvedSymbol>>> {
-        let mut process = Process::new(Pid::from(pid));
-        process.debug_syms = debug_syms;
-        process.perf_map = false;
-        let source = Source::Process(process);
-        let results = self
-            .symbolizer
-            .symbolize(&source, Input::AbsAddr(addrs))
-            .ok()?;
-        Some(results.into_iter().map(resolved).collect())
-    }
-}
-
-fn resolved(r: Symbolized<'_>) -> Option<ResolvedSymbol> {
-    match r {
-        Symbolized::Sym(sym) => Some(ResolvedSymbol {
-            name: sym.name.into_owned(),
-            offset: sym.offset as u64,
-            module: sym.module.map(|m| m.to_string_lossy().into_owned()),
-        }),
-        Symbolized::Unknown(_) => None,
-    }
-}
-
-/// The addresses a stack's frames are looked up at: the first exactly (the
-/// instruction pointer), the others (return addresses) one byte before.
-fn frame_probes(addrs: &[u64]) -> Vec<u64> {
-    addrs
-        .iter()
-        .enumerate()
-        .map(|(i, &a)| if i == 0 { a } else { a.saturating_sub(1) })
-        .collect()
 }
 
 #[cfg(test)]
@@ -259,6 +438,26 @@ mod tests {
     }
 
     #[test]
+    fn the_vdso_resolves_through_weft_own() {
+        let mut symbols = UserSymbols::new();
+        let Some(start) = symbols.own_vdso_start() else {
+            return; // no vDSO on this kernel
+        };
+        // Somewhere in the vDSO's first page there is a function.
+        let found = (0..0x1000)
+            .step_by(16)
+            .filter_map(|off| {
+                symbols
+                    .lookup(std::process::id(), &[start + off])
+                    .pop()
+                    .flatten()
+            })
+            .next();
+        let sym = found.expect("a vDSO function");
+        assert_eq!(sym.module.as_deref(), Some("[vdso]"));
+    }
+
+    #[test]
     fn addresses_resolve_from_the_map_kept_at_exit() {
         // A child that waits in read() until told to exit.
         let mut child = std::process::Command::new("/bin/cat")
@@ -267,37 +466,47 @@ mod tests {
             .spawn()
             .expect("cat");
         let pid = child.id();
-        // An address inside libc's `read` in the child (libc maps at the same
-        // offsets in every process, so ours gives the file offset).
-        let read_in_child = {
-            // SAFETY: dlsym with a NUL-terminated name returns an address or null.
-            let ours = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"read".as_ptr()) } as u64;
-            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-            let theirs = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-            let base = |maps: &str| {
-                maps.lines()
-                    .find(|l| l.contains("libc.so") && l.contains(" 00000000 "))
-                    .and_then(|l| u64::from_str_radix(l.split('-').next()?, 16).ok())
-            };
-            match (base(&maps), base(&theirs)) {
-                (Some(a), Some(b)) => ours - a + b + 1,
-                _ => {
-                    eprintln!("skipped: libc is not mapped here");
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return;
-                }
-            }
-        };
+        // An address inside libc's `read` in the child: the same file offset
+        // as ours, in its executable libc mapping (others may map the file
+        // too, as blazesym does to read it).
+        // SAFETY: dlsym with a NUL-terminated name returns an address or null.
+        let ours = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"read".as_ptr()) } as u64;
+        let own = read_process_maps(std::process::id()).unwrap();
+        let text = own.find(ours).expect("our read is mapped");
+        let file_offset = text.file_offset(ours) + 1;
+        let libc_path = text.path.clone().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut read_in_child = None;
+        // Until exec, the child is a copy of this process; then the loader
+        // maps libc, executable a moment after the file.
+        while read_in_child.is_none() && Instant::now() < deadline {
+            let exec_done =
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("cat"));
+            read_in_child = read_process_maps(pid)
+                .filter(|_| exec_done)
+                .and_then(|m| {
+                    m.mappings.into_iter().find(|m| {
+                        m.path.as_deref() == Some(libc_path.as_str())
+                            && (m.offset..m.offset + (m.end - m.start)).contains(&file_offset)
+                    })
+                })
+                .map(|m| m.start + (file_offset - m.offset));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let read_in_child = read_in_child.expect("cat maps libc");
         let exit_maps = ExitMaps::default();
         let mut symbols = UserSymbols::with_exit_maps(exit_maps.clone());
         assert!(exit_maps.record_now(pid));
         drop(child.stdin.take());
         child.wait().expect("cat exits");
         let got = symbols.lookup(pid, &[read_in_child]);
-        let sym = got[0]
-            .as_ref()
-            .expect("the address resolves from the kept map");
+        let sym = got[0].as_ref().unwrap_or_else(|| {
+            panic!(
+                "{read_in_child:#x} does not resolve from the kept map: {:?}\n{:#?}",
+                exit_maps.get(pid).map(|m| m.find(read_in_child).cloned()),
+                exit_maps.get(pid)
+            )
+        });
         assert!(sym.name.contains("read"), "{sym:?}");
         assert_eq!(sym.offset, 1);
         assert!(sym.module.as_deref().is_some_and(|m| m.contains("libc")));
@@ -310,5 +519,73 @@ mod tests {
         let mut symbols = UserSymbols::new();
         // Pid numbers above pid_max (4194304 at most) never exist.
         assert_eq!(symbols.lookup(u32::MAX - 1, &[0x1234]), vec![None]);
+        assert!(!symbols.remember_process(u32::MAX - 1));
+    }
+
+    #[test]
+    fn a_process_that_exited_keeps_its_symbols() {
+        // A child that lives until its mappings are kept, then exits.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id();
+        let mut symbols = UserSymbols::new();
+        // Wait for exec and the loader to map libc.
+        let libc_text = |maps: &ProcessMaps| {
+            maps.mappings
+                .iter()
+                .find(|m| m.path.as_deref().is_some_and(|p| p.contains("libc.so")))
+                .map(|m| m.start + (m.end - m.start) / 2)
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while read_process_maps(pid)
+            .as_ref()
+            .and_then(libc_text)
+            .is_none()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(symbols.remember_process(pid));
+        let libc_text = libc_text(&symbols.processes[&pid].maps).expect("sleep maps libc");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(read_process_maps(pid).is_none(), "the process is gone");
+        let sym = symbols.lookup(pid, &[libc_text]).pop().flatten();
+        let sym = sym.expect("resolved from the kept mappings");
+        assert!(sym.module.unwrap().contains("libc.so"));
+    }
+
+    #[test]
+    fn a_refresh_reads_the_mappings_again() {
+        let own = std::process::id();
+        let mut symbols = UserSymbols::new();
+        symbols.processes.insert(own, Known::default());
+        symbols.cache.insert((own, 1), None);
+        symbols.cache.insert((own + 1, 1), None);
+        assert!(symbols.refresh_process(own));
+        assert!(!symbols.processes[&own].maps.mappings.is_empty());
+        assert_eq!(
+            symbols.cache.len(),
+            1,
+            "only the other process's entries stay"
+        );
+        assert!(!symbols.refresh_process(u32::MAX - 1));
+    }
+
+    #[test]
+    fn jit_frames_resolve_through_the_perf_map_after_exit() {
+        // A pid that cannot exist, with a perf map (as a JIT leaves behind).
+        let pid = 4_194_999;
+        let path = PerfMap::path(pid);
+        std::fs::write(&path, "7f0000001000 100 LazyCompile:*hot app.js:3\n").unwrap();
+        let mut symbols = UserSymbols::new();
+        let sym = symbols.lookup(pid, &[0x7f0000001010]).pop().flatten();
+        let _ = std::fs::remove_file(&path);
+        let sym = sym.expect("perf map frame");
+        assert_eq!(sym.name, "LazyCompile:*hot app.js:3");
+        assert_eq!(sym.offset, 0x10);
+        assert_eq!(sym.module.as_deref(), Some(path.as_str()));
     }
 }

@@ -3,12 +3,17 @@
 //! A stack is `bpf_get_stackid(ctx, weft_stack_<limit>, flags)` stored as a
 //! `u64` (negative when nothing was captured); a user stack adds the pid as a
 //! second `u64`, which user space needs to symbolize it. A symbol is the
-//! address, plus the pid for `usym`.
+//! address, plus the pid for `usym`. A stack the map could not take (its
+//! bucket held another stack, or the map was full) is counted in
+//! `weft_counters` and reported at exit; weft never replaces a stored stack
+//! (`BPF_F_REUSE_STACKID`), which would give its samples to another stack.
 
 use sema::Type;
 
 use super::{CallSite, Lowering, VariableLowering};
-use crate::asm::{AluOp, Helper, Src, Width};
+use abi::CounterIndex;
+
+use crate::asm::{AluOp, Cond, Helper, Src, Width};
 use crate::lower::{Lower, Place};
 
 pub(crate) const KSTACK_VAR: VariableLowering = VariableLowering {
@@ -88,10 +93,29 @@ impl Lower<'_> {
             Some(id),
         );
         self.store(place, Src::Reg(id), Width::DW);
+        self.count_stack_loss(id);
         if user {
             let pid = self.current_pid();
             self.store(place.offset(8), Src::Reg(pid), Width::DW);
         }
+    }
+
+    /// Counts a stack `bpf_get_stackid` could not store: -EEXIST (another
+    /// stack holds its bucket) and -ENOMEM (the map is full). -EFAULT is no
+    /// loss: there was no stack (a kernel thread's user stack).
+    fn count_stack_loss(&mut self, id: crate::asm::VReg) {
+        const EEXIST: i32 = 17;
+        const ENOMEM: i32 = 12;
+        let done = self.asm.label();
+        self.asm.br(Cond::SGe, id, Src::Imm(0), done);
+        let not_collision = self.asm.label();
+        self.asm.br(Cond::Ne, id, Src::Imm(-EEXIST), not_collision);
+        self.count_loss(CounterIndex::StackCollision);
+        self.asm.jmp(done);
+        self.asm.bind(not_collision);
+        self.asm.br(Cond::Ne, id, Src::Imm(-ENOMEM), done);
+        self.count_loss(CounterIndex::StackMapFull);
+        self.asm.bind(done);
     }
 
     /// The current process id, for symbolizing user addresses.

@@ -1,0 +1,255 @@
+//! Flame graph SVGs drawn by `inferno` from folded stacks, and differential
+//! flame graphs of two folded profiles. (Here rather than in `output`:
+//! inferno's hash maps seed from `getrandom`, which makes a syscall.)
+//!
+//! Colours: on-CPU graphs use the FlameGraph suite's JavaScript palette,
+//! which reads perf's annotations: kernel frames (`_[k]`) orange, JIT frames
+//! (`_[j]`) green, C++/Rust (`::`) yellow, other user code red. Off-CPU
+//! graphs are blue (the suite's `--color=io` convention) with kernel frames
+//! aqua. A differential graph is coloured by change: red grew, blue shrank.
+//! Colours follow a hash of the name, so a function keeps its colour from
+//! one graph to the next.
+
+use std::collections::HashSet;
+use std::io::{self, BufRead, Write};
+
+use inferno::flamegraph::color::{BasicPalette, Color, MultiPalette, Palette, PaletteMap};
+use inferno::flamegraph::{self, Options};
+
+/// How a graph is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Colors {
+    OnCpu,
+    OffCpu,
+}
+
+/// What the picture says about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SvgOptions {
+    pub title: String,
+    /// The command line that made the profile, shown under the title.
+    pub subtitle: Option<String>,
+    /// The unit of a weight (`samples`, `us`).
+    pub unit: String,
+    pub colors: Colors,
+}
+
+/// Why a graph could not be drawn.
+#[derive(Debug)]
+pub enum SvgError {
+    /// No line had a stack and a weight.
+    Empty,
+    Io(io::Error),
+}
+
+impl std::fmt::Display for SvgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SvgError::Empty => f.write_str("no stacks with a count to draw"),
+            SvgError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<io::Error> for SvgError {
+    fn from(e: io::Error) -> SvgError {
+        SvgError::Io(e)
+    }
+}
+
+/// Aqua for off-CPU kernel frames: inferno's `Aqua` spectrum, picked by the
+/// same name hash inferno uses for the rest.
+fn aqua(name: &str) -> Color {
+    // FNV-1a, as inferno's deterministic colours.
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for b in name.as_bytes() {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x100000001b3);
+    }
+    let v = (hash >> 40) as f32 / (1u64 << 24) as f32;
+    Color {
+        r: 50 + (60.0 * v) as u8,
+        g: 165 + (55.0 * v) as u8,
+        b: 165 + (55.0 * v) as u8,
+    }
+}
+
+fn options<'a>(opts: &SvgOptions, palette_map: Option<&'a mut PaletteMap>) -> Options<'a> {
+    let mut o = Options::default();
+    o.title = opts.title.clone();
+    o.subtitle = opts.subtitle.clone();
+    o.count_name = opts.unit.clone();
+    o.colors = match opts.colors {
+        Colors::OnCpu => Palette::Multi(MultiPalette::Js),
+        Colors::OffCpu => Palette::Basic(BasicPalette::Blue),
+    };
+    o.hash = true;
+    o.palette_map = palette_map;
+    o
+}
+
+/// Draws `lines` (folded stacks) as a flame graph.
+pub fn write_svg<'a, W: Write>(
+    lines: impl IntoIterator<Item = &'a str>,
+    opts: &SvgOptions,
+    out: W,
+) -> Result<(), SvgError> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .filter(|l| output::profile::folded::parse_line(l).is_some())
+        .collect();
+    if lines.is_empty() {
+        return Err(SvgError::Empty);
+    }
+    let mut kernel_colors = PaletteMap::default();
+    let map = if opts.colors == Colors::OffCpu {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for line in &lines {
+            let stack = output::profile::folded::parse_line(line).map_or("", |(s, _)| s);
+            for frame in stack.split(';').filter(|f| f.ends_with("_[k]")) {
+                if seen.insert(frame) {
+                    kernel_colors.insert(frame, aqua(frame));
+                }
+            }
+        }
+        Some(&mut kernel_colors)
+    } else {
+        None
+    };
+    let mut o = options(opts, map);
+    flamegraph::from_lines(&mut o, lines, out)?;
+    Ok(())
+}
+
+/// Draws the difference between two folded profiles: frames are as wide as
+/// in `after`, red where they grew and blue where they shrank, and each
+/// frame's title carries the change in percent of the total.
+/// `normalize` scales `before` to `after`'s total first.
+pub fn write_diff_svg<W: Write>(
+    before: impl BufRead,
+    after: impl BufRead,
+    normalize: bool,
+    opts: &SvgOptions,
+    out: W,
+) -> Result<(), SvgError> {
+    let mut both = Vec::new();
+    let diff = inferno::differential::Options {
+        normalize,
+        strip_hex: false,
+    };
+    inferno::differential::from_readers(diff, before, after, &mut both)?;
+    let text = String::from_utf8_lossy(&both);
+    write_svg(text.lines(), opts, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on_cpu() -> SvgOptions {
+        SvgOptions {
+            title: "On-CPU".into(),
+            subtitle: Some("weft profile -F 99".into()),
+            unit: "samples".into(),
+            colors: Colors::OnCpu,
+        }
+    }
+
+    fn svg(lines: &[&str], opts: &SvgOptions) -> String {
+        let mut out = Vec::new();
+        write_svg(lines.iter().copied(), opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The `fill` of the rectangle drawn for `title`'s frame.
+    fn fill_of(svg: &str, name: &str) -> String {
+        let at = svg
+            .find(&format!("<title>{name} ("))
+            .unwrap_or_else(|| panic!("{name} not drawn"));
+        let rest = &svg[at..];
+        let fill = rest.find("fill=\"").unwrap() + 6;
+        rest[fill..fill + rest[fill..].find('"').unwrap()].to_string()
+    }
+
+    #[test]
+    fn titles_units_and_frames() {
+        let s = svg(
+            &["weftwl;main;spin 90", "weftwl;main;read;ksys_read_[k] 10"],
+            &on_cpu(),
+        );
+        assert!(s.contains(">On-CPU</text>"), "{s}");
+        assert!(s.contains(">weft profile -F 99</text>"));
+        assert!(
+            s.contains("<title>spin (90 samples, 90.00%)</title>"),
+            "{s}"
+        );
+        // The annotation colours the frame and is not shown.
+        assert!(s.contains("<title>ksys_read (10 samples, 10.00%)</title>"));
+        assert!(!s.contains("_[k]"));
+        let kernel = fill_of(&s, "ksys_read");
+        let user = fill_of(&s, "spin");
+        assert_ne!(kernel, user);
+    }
+
+    #[test]
+    fn off_cpu_is_blue_with_aqua_kernel_frames() {
+        let opts = SvgOptions {
+            colors: Colors::OffCpu,
+            unit: "us".into(),
+            ..on_cpu()
+        };
+        let s = svg(&["sleep;main;nanosleep;schedule_[k] 200"], &opts);
+        assert!(
+            s.contains("<title>schedule (200 us, 100.00%)</title>"),
+            "{s}"
+        );
+        let rgb = |fill: String| -> (u8, u8, u8) {
+            let inner = fill.trim_start_matches("rgb(").trim_end_matches(')');
+            let v: Vec<u8> = inner.split(',').map(|x| x.parse().unwrap()).collect();
+            (v[0], v[1], v[2])
+        };
+        let (r, g, b) = rgb(fill_of(&s, "main"));
+        assert!(b > r && b > g, "user frames are blue: {r},{g},{b}");
+        let (r, g, b) = rgb(fill_of(&s, "schedule"));
+        assert!(
+            g >= 165 && b >= 165 && r < 120,
+            "kernel frames are aqua: {r},{g},{b}"
+        );
+    }
+
+    #[test]
+    fn nothing_to_draw_is_an_error() {
+        let mut out = Vec::new();
+        assert!(matches!(
+            write_svg(["", "# no", "junk"], &on_cpu(), &mut out),
+            Err(SvgError::Empty)
+        ));
+    }
+
+    #[test]
+    fn differential_titles_carry_the_change() {
+        let before = "a;b 30\na;c 70\n";
+        let after = "a;b 60\na;c 40\n";
+        let mut out = Vec::new();
+        write_diff_svg(
+            before.as_bytes(),
+            after.as_bytes(),
+            false,
+            &on_cpu(),
+            &mut out,
+        )
+        .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        // b grew by 30 of 100 samples, c shrank by 30.
+        assert!(
+            s.contains("<title>b (60 samples, 60.00%; +30.00%)</title>"),
+            "{s}"
+        );
+        assert!(
+            s.contains("<title>c (40 samples, 40.00%; -30.00%)</title>"),
+            "{s}"
+        );
+        assert!(fill_of(&s, "b").starts_with("rgb(255,"), "grew: red");
+        assert!(fill_of(&s, "c").ends_with(",255)"), "shrank: blue");
+    }
+}

@@ -1,0 +1,84 @@
+//! Writes a profile in the format its file's extension names, or folded
+//! stacks to standard output.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use crate::profile::svg::{Colors, SvgError, SvgOptions};
+use output::profile::{Profile, ProfileKind, folded, pprof};
+
+use super::args::OutputKind;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions {
+    /// `comm-PID` in folded stacks.
+    pub pid_frames: bool,
+    /// Map names as root frames (a script with several stack maps).
+    pub map_roots: bool,
+}
+
+fn fold_options(opts: WriteOptions) -> folded::FoldOptions {
+    folded::FoldOptions {
+        annotate: true,
+        map_roots: opts.map_roots,
+        pids: opts.pid_frames,
+    }
+}
+
+/// Writes `profile` to `path` by its extension (folded text to standard
+/// output without one); returns the path written. The error is a sentence.
+pub fn write(
+    profile: &Profile,
+    path: Option<&Path>,
+    opts: WriteOptions,
+) -> Result<Option<String>, String> {
+    let Some(path) = path else {
+        let stdout = io::stdout();
+        let mut out = BufWriter::new(stdout.lock());
+        folded::write(&folded::fold(profile, fold_options(opts)), &mut out)
+            .and_then(|()| out.flush())
+            .or_else(|e| {
+                // `weft profile | head` closes the pipe: not an error.
+                if e.kind() == io::ErrorKind::BrokenPipe {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|e| format!("writing folded stacks: {e}"))?;
+        return Ok(None);
+    };
+    let kind = OutputKind::of(path)?;
+    let shown = path.display().to_string();
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot write {shown}: {e}"))?;
+    let mut out = BufWriter::with_capacity(256 * 1024, file);
+    let written = match kind {
+        OutputKind::Folded => folded::write(&folded::fold(profile, fold_options(opts)), &mut out),
+        OutputKind::Pprof => pprof::write_gz(profile, &mut out),
+        OutputKind::Svg => {
+            let lines = folded::fold(profile, fold_options(opts));
+            let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
+            let svg = SvgOptions {
+                title: profile.info.title.clone(),
+                subtitle: Some(profile.info.command_line.clone()),
+                unit: profile.info.unit().to_string(),
+                colors: match profile.info.kind {
+                    ProfileKind::OffCpu => Colors::OffCpu,
+                    _ => Colors::OnCpu,
+                },
+            };
+            match crate::profile::svg::write_svg(text.iter().map(String::as_str), &svg, &mut out) {
+                Ok(()) => Ok(()),
+                Err(SvgError::Io(e)) => Err(e),
+                Err(SvgError::Empty) => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "no stacks with a count to draw",
+                )),
+            }
+        }
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write {shown}: {e}"))?;
+    Ok(Some(shown))
+}

@@ -1,0 +1,568 @@
+//! `weft profile`, `weft offcpu`, `weft flamegraph` and a script's
+//! `--flamegraph`/`--folded`: exact sample counts and off-CPU totals of the
+//! workload, pprof read back by `go tool pprof`, SVGs parsed as XML.
+//!
+//! The on-CPU workload spins for 1 s of its own CPU time, so at 499 Hz it
+//! takes 499 samples however loaded the machine is. The off-CPU workload
+//! runs under SCHED_FIFO (`chrt`), so the time from its wake-up to its
+//! switch-in (also off-CPU) stays small on a busy machine.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Outcome, run, run_weft, scratch, workload};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn must_succeed(out: &Outcome, what: &str) {
+    assert!(!out.timed_out, "{what} timed out\n{}", out.stderr);
+    assert_eq!(
+        out.status,
+        Some(0),
+        "{what} failed\nstdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// `stack -> count` of a folded file.
+fn folded(path: &Path) -> HashMap<String, u64> {
+    let text = std::fs::read_to_string(path).expect("folded output");
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.rsplit_once(' ')?;
+            Some((stack.to_string(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+fn total_where(stacks: &HashMap<String, u64>, pred: impl Fn(&str) -> bool) -> u64 {
+    stacks.iter().filter(|(s, _)| pred(s)).map(|(_, n)| n).sum()
+}
+
+/// `weft profile -F 499` of the workload spinning 1 s of CPU, written to `out`.
+fn profile_spin(out: &Path) -> Outcome {
+    let cmd = format!("{} spin-cpu 1000", workload().display());
+    let o = run_weft(
+        &[
+            "profile",
+            "-F",
+            "499",
+            "-c",
+            &cmd,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft profile");
+    o
+}
+
+#[test]
+fn on_cpu_samples_of_a_spinning_function() {
+    require_root!();
+    let path = scratch("oncpu.folded");
+    let o = profile_spin(&path);
+    let stacks = folded(&path);
+    let _ = std::fs::remove_file(&path);
+    let all = total_where(&stacks, |_| true);
+    let spinning = total_where(&stacks, |s| s.contains(";weft_workload_spin_cpu"));
+    // 1 s of CPU at 499 Hz, within 20 %.
+    assert!(
+        (399..=599).contains(&all),
+        "{all} samples:\n{stacks:#?}\n{}",
+        o.stderr
+    );
+    assert!(
+        spinning * 10 >= all * 9,
+        "{spinning} of {all} samples in the function:\n{stacks:#?}"
+    );
+    // Root first: the comm, then user frames; offsets are gone.
+    assert!(
+        stacks
+            .keys()
+            .any(|s| s.starts_with("weftwl;") && s.ends_with(";weft_workload_spin_cpu")),
+        "{stacks:#?}"
+    );
+    assert!(!stacks.keys().any(|s| s.contains('+')), "{stacks:#?}");
+    assert!(
+        o.stderr.contains(" samples of 1 process(es)"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn off_cpu_time_of_sleeps_and_min_us() {
+    require_root!();
+    testgate::require!(
+        Command::new("chrt").arg("--help").output().is_ok(),
+        "chrt (util-linux) is not installed"
+    );
+    // 20 sleeps of 10 ms: 200 ms blocked in nanosleep.
+    let cmd = format!("chrt -f 10 {} nanosleep 10000000 20", workload().display());
+    let path = scratch("offcpu.folded");
+    let o = run_weft(
+        &["offcpu", "-c", &cmd, "-o", path.to_str().unwrap()],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft offcpu");
+    let stacks = folded(&path);
+    let sleeping = total_where(&stacks, |s| {
+        s.starts_with("weftwl;") && s.contains("do_nanosleep_[k]")
+    });
+    assert!(
+        (180_000..=220_000).contains(&sleeping),
+        "{sleeping} us in nanosleep:\n{stacks:#?}"
+    );
+    // Kernel frames are annotated, root first, and BPF's own frames are left out.
+    assert!(
+        stacks
+            .keys()
+            .any(|s| s.contains("__x64_sys_nanosleep_[k];hrtimer_nanosleep_[k];do_nanosleep_[k]")),
+        "{stacks:#?}"
+    );
+    assert!(
+        !stacks.keys().any(|s| s.contains("bpf_prog_")),
+        "{stacks:#?}"
+    );
+
+    // Blocks of 10 ms are below 20 ms: none is kept.
+    let o = run_weft(
+        &[
+            "offcpu",
+            "--min-us",
+            "20000",
+            "-c",
+            &cmd,
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    assert!(!o.timed_out);
+    let kept = if o.status == Some(0) {
+        total_where(&folded(&path), |s| s.contains("do_nanosleep_[k]"))
+    } else {
+        assert!(o.stderr.contains("no off-CPU time"), "{}", o.stderr);
+        0
+    };
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(kept, 0, "{}", o.stderr);
+}
+
+#[test]
+fn pprof_is_read_by_go_tool_pprof() {
+    require_root!();
+    let go = Command::new("go").arg("version").output();
+    testgate::require!(
+        go.is_ok_and(|o| o.status.success()),
+        "go tool pprof needs Debian's golang-go (scripts/setup.sh installs it)"
+    );
+    let path = scratch("oncpu.pb.gz");
+    profile_spin(&path);
+    // go wants a home and a build cache; both in a scratch directory.
+    let home = scratch("gohome");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = run(
+        Command::new("go")
+            .args(["tool", "pprof", "-top"])
+            .arg(&path)
+            .env("HOME", &home)
+            .env("GOCACHE", home.join("cache"))
+            .env("GOPATH", home.join("go")),
+        Duration::from_secs(120),
+    );
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&home);
+    must_succeed(&o, "go tool pprof");
+    assert!(o.stdout.contains("Type: samples"), "{}", o.stdout);
+    // `      flat  flat%   sum%        cum   cum%` then `499 99.40% ... weft_workload_spin_cpu`.
+    let flat: u64 = o
+        .stdout
+        .lines()
+        .find(|l| l.trim_end().ends_with(" weft_workload_spin_cpu"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no weft_workload_spin_cpu line:\n{}", o.stdout));
+    assert!((399..=599).contains(&flat), "{}", o.stdout);
+}
+
+/// Every `<title>` of an SVG, after checking that it is well-formed XML.
+fn svg_titles(svg: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut titles = Vec::new();
+    let mut title: Option<String> = None;
+    let mut depth = 0i64;
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) => {
+                depth += 1;
+                if e.name().as_ref() == b"title" {
+                    title = Some(String::new());
+                }
+            }
+            Event::End(_) => {
+                depth -= 1;
+                titles.extend(title.take());
+            }
+            Event::Text(t) => {
+                if let Some(title) = title.as_mut() {
+                    title.push_str(&t.xml10_content().unwrap());
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(title) = title.as_mut() {
+                    title.push_str(match r.decode().unwrap().as_ref() {
+                        "lt" => "<",
+                        "gt" => ">",
+                        "amp" => "&",
+                        "quot" => "\"",
+                        _ => "'",
+                    });
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "unbalanced elements");
+    titles
+}
+
+#[test]
+fn svg_is_xml_with_the_frames() {
+    require_root!();
+    let path = scratch("oncpu.svg");
+    profile_spin(&path);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let titles = svg_titles(&svg);
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("weft_workload_spin_cpu (") && t.contains(" samples, ")),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t.starts_with("weftwl (")),
+        "{titles:?}"
+    );
+    assert!(svg.contains(">On-CPU Flame Graph</text>"));
+    assert!(
+        svg.contains("weft profile -F 499 -c"),
+        "the command line is shown"
+    );
+}
+
+fn write(name: &str, text: &str) -> PathBuf {
+    let p = scratch(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn differential_flame_graph_titles_carry_the_deltas() {
+    let before = write("before.folded", "main;work;a 30\nmain;work;b 70\n");
+    let after = write(
+        "after.folded",
+        "main;work;a 60\nmain;work;b 40\nmain;new 20\n",
+    );
+    let out = scratch("diff.svg");
+    let o = run_weft(
+        &[
+            "flamegraph",
+            "--diff",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft flamegraph --diff");
+    let titles = svg_titles(&std::fs::read_to_string(&out).unwrap());
+    // Of 120 samples after: a grew by 30 (+25%), b shrank by 30, new is new.
+    for want in [
+        "a (60 samples, 50.00%; +25.00%)",
+        "b (40 samples, 33.33%; -25.00%)",
+        "new (20 samples, 16.67%; +16.67%)",
+        "work (100 samples, 83.33%; 0.00%)",
+    ] {
+        assert!(titles.iter().any(|t| t == want), "{want} in {titles:?}");
+    }
+    // Normalized: before scaled to 120 samples (a 36, b 84).
+    let o = run_weft(
+        &[
+            "flamegraph",
+            "--diff",
+            "--normalize",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft flamegraph --diff --normalize");
+    let titles = svg_titles(&std::fs::read_to_string(&out).unwrap());
+    for p in [&before, &after, &out] {
+        let _ = std::fs::remove_file(p);
+    }
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "a (60 samples, 50.00%; +20.00%)"),
+        "{titles:?}"
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| t == "b (40 samples, 33.33%; -36.67%)"),
+        "{titles:?}"
+    );
+}
+
+#[test]
+fn flamegraph_reads_bpftrace_output_and_says_what_is_wrong() {
+    let text = "Attaching 1 probe...\n\n\n@[\n    do_nanosleep+10\n    entry_SYSCALL_64_after_hwframe+118\n, \n    clock_nanosleep+101\n, sleep]: 7\n@[, , swapper/0]: 3\n";
+    let input = write("bpftrace.txt", text);
+    let out = scratch("bpftrace.svg");
+    let o = run_weft(
+        &[
+            "flamegraph",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft flamegraph");
+    let titles = svg_titles(&std::fs::read_to_string(&out).unwrap());
+    for want in [
+        "sleep (7 samples, 70.00%)",
+        "clock_nanosleep (7 samples, 70.00%)",
+        "do_nanosleep (7 samples, 70.00%)",
+        "swapper/0 (3 samples, 30.00%)",
+    ] {
+        assert!(titles.iter().any(|t| t == want), "{want} in {titles:?}");
+    }
+    // Input with no stacks: one sentence, non-zero exit, no panic.
+    let empty = write("empty.folded", "nothing here\n");
+    let o = run_weft(&["flamegraph", empty.to_str().unwrap()], TIMEOUT);
+    for p in [&input, &out, &empty] {
+        let _ = std::fs::remove_file(p);
+    }
+    assert_eq!(o.status, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("holds no stacks with counts"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_script_draws_its_stack_maps() {
+    require_root!();
+    let svg = scratch("script.svg");
+    let fold = scratch("script.folded");
+    let cmd = format!("{} spin-cpu 300", workload().display());
+    let o = run_weft(
+        &[
+            "-q",
+            "--flamegraph",
+            svg.to_str().unwrap(),
+            "--folded",
+            fold.to_str().unwrap(),
+            "-c",
+            &cmd,
+            "-e",
+            "profile:hz:99 /pid == cpid/ { @[kstack, ustack, comm] = count(); }",
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft --flamegraph");
+    let stacks = folded(&fold);
+    let titles = svg_titles(&std::fs::read_to_string(&svg).unwrap());
+    let _ = std::fs::remove_file(&svg);
+    let _ = std::fs::remove_file(&fold);
+    // The map still prints as bpftrace prints it.
+    assert!(o.stdout.contains(", weftwl]: "), "{}", o.stdout);
+    assert!(
+        total_where(&stacks, |s| s.starts_with("weftwl;")
+            && s.contains(";weft_workload_spin_cpu"))
+            >= 15,
+        "{stacks:#?}"
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("weft_workload_spin_cpu (")),
+        "{titles:?}"
+    );
+    // A script without a stack map cannot be drawn: said before it runs.
+    let o = run_weft(
+        &[
+            "--flamegraph",
+            svg.to_str().unwrap(),
+            "-e",
+            "BEGIN { @x = count(); exit(); }",
+        ],
+        TIMEOUT,
+    );
+    assert_eq!(o.status, Some(1));
+    assert!(
+        o.stderr.contains("need a map keyed by kstack"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn stack_collisions_are_counted_and_shown() {
+    require_root!();
+    // One slot: every stack but the first collides.
+    let path = scratch("collide.folded");
+    let cmd = format!("{} spin-cpu 300", workload().display());
+    let o = run_weft(
+        &[
+            "profile",
+            "-F",
+            "999",
+            "-U",
+            "--stack-storage-size",
+            "1",
+            "-c",
+            &cmd,
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft profile");
+    let stacks = folded(&path);
+    let _ = std::fs::remove_file(&path);
+    let missed = total_where(&stacks, |s| s.contains("[Missed User Stack]"));
+    let reported: u64 = o
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("weft: ")?
+                .split_once(" stack(s) were not captured")
+        })
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no collision report:\n{}", o.stderr));
+    assert!(missed > 0, "{stacks:#?}");
+    assert_eq!(missed, reported, "{stacks:#?}\n{}", o.stderr);
+}
+
+#[test]
+fn a_process_that_exits_during_the_run_keeps_its_symbols() {
+    require_root!();
+    let path = scratch("exited.folded");
+    let mut weft = Command::new(common::weft())
+        .args([
+            "profile",
+            "-q",
+            "-F",
+            "499",
+            "-d",
+            "4",
+            "--pid-frames",
+            "-o",
+        ])
+        .arg(&path)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // 150 ms of CPU, then gone well before weft stops and symbolizes.
+    let mut spin = Command::new(workload())
+        .args(["spin-cpu", "150"])
+        .spawn()
+        .unwrap();
+    // Other tests' workloads run too: this one is told by its pid.
+    let comm = format!("weftwl-{};", spin.id());
+    assert!(spin.wait().unwrap().success());
+    let (status, timed_out) = common::wait_with_timeout(&mut weft, TIMEOUT);
+    assert!(!timed_out && status == Some(0));
+    let stacks = folded(&path);
+    let _ = std::fs::remove_file(&path);
+    let named = total_where(&stacks, |s| {
+        s.starts_with(&comm) && s.contains(";weft_workload_spin_cpu")
+    });
+    let all = total_where(&stacks, |s| s.starts_with(&comm));
+    assert!(all >= 30, "{all} samples of the workload");
+    assert!(
+        named * 10 >= all * 9,
+        "{named} of {all} named:\n{stacks:#?}"
+    );
+}
+
+#[test]
+fn a_profile_without_samples_says_why() {
+    require_root!();
+    // A process that sleeps the whole time is never on a CPU.
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    let o = run_weft(&["profile", "-p", &pid, "-d", "0.5"], TIMEOUT);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_eq!(o.status, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!(
+            "weft: no samples: process {pid} did not run on a CPU"
+        )),
+        "{}",
+        o.stderr
+    );
+    let o = run_weft(&["profile", "-p", "4194304"], TIMEOUT);
+    assert_eq!(o.status, Some(1));
+    assert!(
+        o.stderr.contains("there is no process 4194304"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn tuple_strings_and_stacks_read_from_maps() {
+    require_root!();
+    // A tuple's string element used as a key, and a missing key read as zeros
+    // (its slot held an earlier statement's bytes).
+    let o = run_weft(
+        &[
+            "-q",
+            "-e",
+            "BEGIN { @s[1] = (7, \"abc\"); @x[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"] = 1; \
+             $t = @s[2]; @n = $t.0; $u = @s[1]; @k[$u.1] = count(); exit(); }",
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft");
+    assert!(o.stdout.contains("@n: 0\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("@k[abc]: 1\n"), "{}", o.stdout);
+}
+
+#[test]
+fn a_map_read_before_its_first_store_is_that_map() {
+    require_root!();
+    // The profile scripts' `if (@pids[pid] == 0) { @pids[pid] = 1; }`: the
+    // read comes first in the program, after another map.
+    let o = run_weft(
+        &[
+            "-q",
+            "-e",
+            "BEGIN { @a[1] = 7; if (@b[1] == 0) { @b[1] = 5; } delete(@c[1]); @c[2] = 3; exit(); }",
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft");
+    assert!(o.stdout.contains("@a[1]: 7\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("@b[1]: 5\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("@c[2]: 3\n"), "{}", o.stdout);
+}
