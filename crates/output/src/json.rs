@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{hist_range, lhist_range};
 use crate::sink::Sink;
-use crate::stream::{StreamRecord, write_stream_json};
+use crate::stream::StreamRecord;
 use crate::text::{key_text, step_start};
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
@@ -286,4 +286,58 @@ fn lhist_json(buckets: &[u64], min: i64, max: i64, step: i64) -> String {
         items.push(format!("{{{bounds}\"count\": {}}}", count));
     }
     format!("[{}]", items.join(", "))
+}
+
+/// Writes one record as one JSON line (the `-f json` format), in bpftrace's
+/// envelope style and with its string escaping:
+///
+/// ```text
+/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+/// ```
+///
+/// `end_ns` and `duration_ns` are 0 for an incomplete record, and `ts_ns`
+/// and `delta_ns` are 0 for a stage never reached. Field values are written
+/// as `print()` writes them in JSON (`null` for a value without one).
+pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
+    out.write_all(b"{\"type\": \"stream\", \"data\": {\"stream\": \"")?;
+    out.write_all(&escape(record.stream.as_bytes()))?;
+    write!(
+        out,
+        "\", \"complete\": {}, \"pid\": {}, \"tid\": {}, \"comm\": \"",
+        record.complete, record.pid, record.tid
+    )?;
+    out.write_all(&escape(record.comm))?;
+    write!(
+        out,
+        "\", \"cgroup\": {}, \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"stages\": [",
+        record.cgroup, record.start_ns, record.end_ns, record.duration_ns
+    )?;
+    for (index, stage) in record.stages.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b", ")?;
+        }
+        out.write_all(b"{\"name\": \"")?;
+        out.write_all(&escape(stage.name.as_bytes()))?;
+        write!(
+            out,
+            "\", \"ts_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
+            stage.ts_ns, stage.delta_ns, stage.hits
+        )?;
+    }
+    out.write_all(b"], \"fields\": {")?;
+    for (index, (name, value)) in record.fields.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b", ")?;
+        }
+        out.write_all(b"\"")?;
+        out.write_all(&escape(name.as_bytes()))?;
+        out.write_all(b"\": ")?;
+        match value {
+            Value::Int(v) => write!(out, "{v}")?,
+            Value::UInt(v) => write!(out, "{v}")?,
+            Value::None => out.write_all(b"null")?,
+            other => out.write_all(&value_json(other, 1))?,
+        }
+    }
+    out.write_all(b"}}}\n")
 }

@@ -7,7 +7,7 @@
 //! - [`printf`]: bpftrace's printf rendered per event (parsed once, by `abi::printf`);
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;
-//! - [`stream`]: `stream` records decoded, and their text and JSON lines;
+//! - [`stream`]: `stream` records decoded (each format renders them in its module);
 //! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file;
 //! - [`metrics`]: maps and streams as metric families for the exporters
 //!   (names, kinds, labels, histogram buckets).

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{bar_width, hist_range, lhist_range};
 use crate::sink::Sink;
-use crate::stream::{StreamRecord, write_stream_text};
+use crate::stream::StreamRecord;
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
 /// Writes bpftrace's human-readable output.
@@ -296,4 +296,112 @@ fn number_label(number: i64) -> String {
 /// The lower bound of lhist step `index` (wrapping, as garbage specs must not panic).
 pub(crate) fn step_start(index: i64, step: i64, min: i64) -> i64 {
     index.wrapping_mul(step).wrapping_add(min)
+}
+
+/// A duration for people (see [`crate::stream::duration_text`]).
+pub(crate) fn write_duration(out: &mut dyn Write, ns: u64) -> io::Result<()> {
+    let (unit, name) = match ns {
+        0..1_000 => return write!(out, "{ns}ns"),
+        1_000..1_000_000 => (1_000, "us"),
+        1_000_000..1_000_000_000 => (1_000_000, "ms"),
+        _ => (1_000_000_000, "s"),
+    };
+    let millis_of_unit = (ns % unit) / (unit / 1_000);
+    write!(out, "{}.{millis_of_unit:03}{name}", ns / unit)
+}
+
+/// Writes `text` as a logfmt value: as-is, or in double quotes (with `"` and
+/// `\` escaped) when it is empty or holds a space, `=`, `"` or a control byte.
+fn write_logfmt(out: &mut dyn Write, text: &[u8]) -> io::Result<()> {
+    let plain = !text.is_empty()
+        && !text
+            .iter()
+            .any(|&b| b <= b' ' || b == b'=' || b == b'"' || b == 0x7f);
+    if plain {
+        return out.write_all(text);
+    }
+    out.write_all(b"\"")?;
+    for &b in text {
+        match b {
+            b'"' => out.write_all(b"\\\"")?,
+            b'\\' => out.write_all(b"\\\\")?,
+            b'\n' => out.write_all(b"\\n")?,
+            b'\t' => out.write_all(b"\\t")?,
+            0..=0x1f | 0x7f => write!(out, "\\x{b:02x}")?,
+            _ => out.write_all(&[b])?,
+        }
+    }
+    out.write_all(b"\"")
+}
+
+/// Writes one record as one line of text (the `-f text` format):
+///
+/// ```text
+/// read_req pid=1234 tid=1234 comm=weftwl start=5012.345678901 dur=15.234us [sys_enter_read +0 > sys_exit_read +15.234us] fd=3 bytes=4096
+/// ```
+///
+/// - the stream name, then `pid=`, `tid=`, `comm=` at begin;
+/// - `start=` is `start_ns` (CLOCK_MONOTONIC) as seconds with 9 decimals;
+/// - `dur=` the total duration (see [`crate::stream::duration_text`]), or the word
+///   `incomplete` for an instance that never reached its end stage;
+/// - in brackets, the stages in order separated by ` > `, each with the time
+///   since the previous reached stage (`+0` for the first), `-` if it was
+///   never reached, and `xN` after it when it fired N > 1 times;
+/// - then every captured field as `name=value`, values printed as `print()`
+///   prints them.
+///
+/// `comm` and field values are quoted (`comm="a b"`) when empty or when they
+/// hold a space, `=`, `"` or a control byte, so every line splits on spaces
+/// into the same tokens.
+pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
+    write!(
+        out,
+        "{} pid={} tid={} comm=",
+        record.stream, record.pid, record.tid
+    )?;
+    write_logfmt(out, record.comm)?;
+    write!(
+        out,
+        " start={}.{:09} ",
+        record.start_ns / 1_000_000_000,
+        record.start_ns % 1_000_000_000
+    )?;
+    if record.complete {
+        out.write_all(b"dur=")?;
+        write_duration(out, record.duration_ns)?;
+    } else {
+        out.write_all(b"incomplete")?;
+    }
+    out.write_all(b" [")?;
+    let mut first_reached = true;
+    for (index, stage) in record.stages.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b" > ")?;
+        }
+        out.write_all(stage.name.as_bytes())?;
+        if stage.ts_ns == 0 {
+            out.write_all(b" -")?;
+        } else if first_reached && stage.delta_ns == 0 {
+            out.write_all(b" +0")?;
+        } else {
+            out.write_all(b" +")?;
+            write_duration(out, stage.delta_ns)?;
+        }
+        if stage.ts_ns != 0 {
+            first_reached = false;
+        }
+        if stage.hits > 1 {
+            write!(out, " x{}", stage.hits)?;
+        }
+    }
+    out.write_all(b"]")?;
+    for (name, value) in &record.fields {
+        write!(out, " {name}=")?;
+        match value {
+            Value::Int(v) => write!(out, "{v}")?,
+            Value::UInt(v) => write!(out, "{v}")?,
+            other => write_logfmt(out, &value_text(other))?,
+        }
+    }
+    out.write_all(b"\n")
 }
