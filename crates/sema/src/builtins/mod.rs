@@ -66,6 +66,7 @@ builtins! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: variables(NSECS, ELAPSED);
     cpu: variables(DEF);
+    numaid: variables(DEF);
     rand: variables(DEF);
     cpid: variables(DEF);
     probe: variables(DEF);

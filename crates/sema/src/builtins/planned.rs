@@ -37,7 +37,6 @@ const VARIABLES: &[&str] = &[
     "sarg2",
     "username",
     "jiffies",
-    "numaid",
     "ctx",
     "__builtin_ncpus",
     "ncpus",

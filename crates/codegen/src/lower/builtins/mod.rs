@@ -108,6 +108,7 @@ lowerings! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: variables(NSECS, ELAPSED);
     cpu: variables(LOWERING);
+    numaid: variables(LOWERING);
     rand: variables(LOWERING);
     cpid: variables(LOWERING);
     probe: variables(LOWERING);
