@@ -33,6 +33,12 @@ OPTIONS:
     --info            print what this kernel supports, then exit
     -h, --help        print this help
     -V, --version     print the version
+
+STREAMS:
+    weft's extension to the language: `stream NAME { begin ... stage ... end ... }` declares
+    a request's life cycle across probes and prints one record per request, with every
+    stage's time. The reference (grammar, clauses, records, handlers, counters, examples)
+    is docs/streams.md in weft's sources; examples are in examples/streams/.
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,8 @@ fn help_and_version() {
         "{}",
         out.stdout
     );
+    // Streams are weft's own: the help says where their reference is.
+    assert!(out.stdout.contains("docs/streams.md"), "{}", out.stdout);
     let out = run_weft(&["-V"], Duration::from_secs(10));
     assert_eq!(out.stdout, format!("weft {}\n", env!("CARGO_PKG_VERSION")));
 }
