@@ -7,8 +7,9 @@ for pkg in pkg-config libelf-dev zlib1g-dev make gcc libc6-dev systemtap-sdt-dev
 done
 # Tools the tests use: bpftool and llvm-objdump read our ELF objects; bpftrace
 # ships the tools (/usr/sbin/*.bt) the kernel tests run, and is the reference;
-# golang-go: `go tool pprof` reads the profiles `weft profile -o x.pb.gz` writes.
-for pkg in bpftool llvm bpftrace golang-go; do
+# golang-go: `go tool pprof` reads the profiles `weft profile -o x.pb.gz` writes;
+# python3 is the HTTP server and client the TCP stream examples are tested on.
+for pkg in bpftool llvm bpftrace golang-go python3; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

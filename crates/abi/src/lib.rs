@@ -25,4 +25,4 @@ pub use manifest::{
     PrintfSpec, ProgramSpec, SCALAR_KEY_SIZE, ZERO_MAP,
 };
 pub use stack::{StackMapSpec, StackMode};
-pub use stream::{StageSpec, StreamCounter, StreamField, StreamSpec};
+pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

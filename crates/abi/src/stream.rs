@@ -13,8 +13,14 @@
 //! | 24 | `pid_tgid: u64` at begin (tgid in the high half) |
 //! | 32 | `cgroup: u64` at begin |
 //! | 40 | `comm: [u8; 16]` at begin |
-//! | 56 | per stage: `ts_ns: u64`, then per stage: `hits: u64` |
+//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64` |
+//! | ... | with linked keys: `links_filed: u64` (bit N: slot N was filed), then each link slot's last key |
 //! | ... | the captured `$fields`, each at its own offset |
+//!
+//! A stage marked `keep last` writes each hit's time to both `ts_ns` and
+//! `last_ns`. The linked keys are kept so that whatever ends the instance
+//! (its end, the timeout, an eviction, a replacement, user space's sweep)
+//! removes the links to it: a reused key then cannot find it.
 //!
 //! Every field starts 8-aligned, and an integer field of any width takes 8
 //! bytes (sign- or zero-extended): scalars are stored and loaded as 64-bit
@@ -57,10 +63,27 @@ impl StreamCounter {
 pub struct StageSpec {
     /// The stage's name (given, or the probe's last part such as `sys_enter_read`).
     pub name: String,
-    /// Offset of its `ts_ns: u64` (0 in the record when the stage was never reached).
+    /// Offset of its `ts_ns: u64`: the first hit (the last with `keep
+    /// last`); 0 in the record when the stage was never reached.
     pub ts_offset: u32,
+    /// Offset of its `last_ns: u64`: the last hit.
+    pub last_offset: u32,
     /// Offset of its `hits: u64` (how many times the stage fired for this instance).
     pub hits_offset: u32,
+}
+
+/// A key slot the instance is linked under (`link KEY [as NAME]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamLink {
+    /// The slot's name (`as NAME`, or the key as written).
+    pub name: String,
+    /// Kernel name of the LRU hash from a key of this slot to the begin key
+    /// and the instance's `start_ns`.
+    pub map: String,
+    /// Offset in the record of the last key filed in this slot.
+    pub key_offset: u32,
+    /// Size of a key (and of the map's keys).
+    pub key_size: u32,
 }
 
 /// A captured `$field` of a stream instance.
@@ -77,8 +100,10 @@ pub struct StreamSpec {
     pub name: String,
     /// Kernel name of the LRU hash holding open instances, keyed by the begin key.
     pub state_map: String,
-    /// Kernel names of the LRU hashes that map a linked key to the begin key.
-    pub link_maps: Vec<String>,
+    /// The link slots, slot N being bit N of the record's `links_filed`.
+    pub links: Vec<StreamLink>,
+    /// Offset of `links_filed: u64` (0 when the stream links nothing).
+    pub links_filed_offset: u32,
     /// Kernel name of the per-CPU `u64` array indexed by [`StreamCounter`].
     pub counters_map: String,
     /// Size of a record (and of a state map value).

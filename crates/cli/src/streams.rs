@@ -53,23 +53,32 @@ pub fn select_expired(entries: &[MapEntry], now_ns: u64, timeout_ns: u64) -> Vec
         .collect()
 }
 
-/// The keys of a link map whose value (the begin key, then the instance's
-/// `start_ns: u64`) names one of the `deleted` instances `(begin key,
-/// start_ns)`: links to instances that no longer exist.
-pub fn stale_links<'e>(links: &'e [MapEntry], deleted: &[(Vec<u8>, u64)]) -> Vec<&'e [u8]> {
-    let names = |value: &[u8], (key, start): &(Vec<u8>, u64)| {
-        value.get(..key.len()) == Some(key.as_slice())
-            && value.get(key.len()..key.len() + 8) == Some(&start.to_le_bytes()[..])
-    };
-    links
+/// The links an instance's record says it was filed under: per link slot
+/// whose bit is set in `links_filed`, the slot's map and the last key filed
+/// there (see `abi::stream`).
+pub fn filed_links<'a>(spec: &'a StreamSpec, record: &'a [u8]) -> Vec<(&'a str, &'a [u8])> {
+    let at = spec.links_filed_offset as usize;
+    let filed = record
+        .get(at..at + 8)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    spec.links
         .iter()
-        .filter(|(_, values)| {
-            values
-                .first()
-                .is_some_and(|v| deleted.iter().any(|d| names(v, d)))
+        .enumerate()
+        .filter(|(slot, _)| *slot < 64 && filed & (1 << slot) != 0)
+        .filter_map(|(_, link)| {
+            let from = link.key_offset as usize;
+            let key = record.get(from..from + link.key_size as usize)?;
+            Some((link.map.as_str(), key))
         })
-        .map(|(key, _)| key.as_slice())
         .collect()
+}
+
+/// Whether a link map's value (the begin key, then the instance's
+/// `start_ns: u64`) names the instance `(begin key, start_ns)`: a key
+/// reused by a newer instance names that one instead.
+pub fn names_instance(link_value: &[u8], begin_key: &[u8], start_ns: u64) -> bool {
+    link_value.get(..begin_key.len()) == Some(begin_key)
+        && link_value.get(begin_key.len()..begin_key.len() + 8) == Some(&start_ns.to_le_bytes()[..])
 }
 
 /// What became of a stream's instances that did not complete.
@@ -260,8 +269,8 @@ impl Streams {
         }
         self.last_sweep = Instant::now();
         let now = monotonic_ns();
-        for (id, spec) in manifest.streams.iter().enumerate() {
-            self.sweep(session, manifest, id, spec, now, sink, symbols)?;
+        for id in 0..manifest.streams.len() {
+            self.sweep(session, manifest, id, now, sink, symbols)?;
         }
         Ok(())
     }
@@ -273,16 +282,17 @@ impl Streams {
         session: &Session,
         manifest: &Manifest,
         id: usize,
-        spec: &StreamSpec,
         now_ns: u64,
         sink: &mut dyn Sink,
         symbols: &mut Symbols,
     ) -> Result<(), RunError> {
+        let Some(spec) = manifest.streams.get(id) else {
+            return Ok(());
+        };
         if spec.timeout_ns == 0 {
             return Ok(());
         }
         let entries = session.map_entries(&spec.state_map)?;
-        let mut deleted = Vec::new();
         for index in select_expired(&entries, now_ns, spec.timeout_ns) {
             let key = &entries[index].0;
             // The instance may have ended, and another begun under the same
@@ -313,13 +323,14 @@ impl Streams {
                 )
                 .map_err(RunError::Output)?;
             }
-            deleted.push((key.clone(), start_ns(&value)));
-        }
-        if !deleted.is_empty() {
-            for link in &spec.link_maps {
-                let links = session.map_entries(link)?;
-                for key in stale_links(&links, &deleted) {
-                    session.delete_key(link, key)?;
+            // Its links, unless a newer instance took the key over.
+            for (map, link_key) in filed_links(spec, &value) {
+                let names = |v: Option<Vec<Vec<u8>>>| {
+                    v.and_then(|v| v.into_iter().next())
+                        .is_some_and(|v| names_instance(&v, key, start_ns(&value)))
+                };
+                if names(session.lookup_key(map, link_key)?) {
+                    session.delete_key(map, link_key)?;
                 }
             }
         }
@@ -339,7 +350,7 @@ impl Streams {
         let mut report = Vec::new();
         let now = monotonic_ns();
         for (id, spec) in manifest.streams.iter().enumerate() {
-            self.sweep(session, manifest, id, spec, now, sink, symbols)?;
+            self.sweep(session, manifest, id, now, sink, symbols)?;
             let mut open = session.map_entries(&spec.state_map)?;
             if spec.emit_incomplete {
                 open.sort_by_key(|(_, values)| values.first().map_or(0, |v| start_ns(v)));
@@ -426,26 +437,61 @@ mod tests {
         assert_eq!(select_expired(&broken, 4_000, 5_000), Vec::<usize>::new());
     }
 
-    #[test]
-    fn links_to_deleted_instances_are_stale() {
-        let link = |key: u8, begin: u8, start: u64| -> MapEntry {
-            let mut value = vec![begin; 4];
-            value.extend_from_slice(&start.to_le_bytes());
-            (vec![key], vec![value])
+    fn linked_spec() -> StreamSpec {
+        let link = |slot: usize, key_offset: u32| abi::StreamLink {
+            name: format!("slot{slot}"),
+            map: format!("l{slot}"),
+            key_offset,
+            key_size: 8,
         };
-        let links: Vec<MapEntry> = vec![
-            link(10, 1, 7),
-            link(11, 2, 7),
-            link(12, 1, 7),
-            (vec![13], vec![]),
-            (vec![14], vec![vec![1, 1, 1, 1]]),
-        ];
-        let deleted = vec![(vec![1u8; 4], 7u64)];
-        assert_eq!(stale_links(&links, &deleted), [&[10u8][..], &[12u8][..]]);
-        // A link to an earlier instance under the same key stays for the kernel.
-        let deleted = vec![(vec![1u8; 4], 8u64)];
-        assert!(stale_links(&links, &deleted).is_empty());
-        assert!(stale_links(&links, &[]).is_empty());
+        StreamSpec {
+            name: "s".into(),
+            state_map: "st".into(),
+            links: vec![link(0, 64), link(1, 72), link(2, 80)],
+            links_filed_offset: 56,
+            counters_map: "c".into(),
+            record_size: 88,
+            stages: Vec::new(),
+            fields: Vec::new(),
+            timeout_ns: 0,
+            max_instances: 8,
+            emit_incomplete: false,
+            captures_identity: false,
+            emits_records: true,
+        }
+    }
+
+    #[test]
+    fn an_instance_names_the_links_it_filed() {
+        let spec = linked_spec();
+        let mut record = vec![0u8; 88];
+        // Slots 0 and 2 filed.
+        record[56..64].copy_from_slice(&0b101u64.to_le_bytes());
+        record[64..72].copy_from_slice(&7u64.to_le_bytes());
+        record[72..80].copy_from_slice(&8u64.to_le_bytes());
+        record[80..88].copy_from_slice(&9u64.to_le_bytes());
+        let got = filed_links(&spec, &record);
+        assert_eq!(
+            got,
+            [
+                ("l0", &7u64.to_le_bytes()[..]),
+                ("l2", &9u64.to_le_bytes()[..])
+            ]
+        );
+        // A short record names only what it holds; nothing filed, nothing named.
+        assert_eq!(filed_links(&spec, &record[..72]).len(), 1);
+        assert!(filed_links(&spec, &[0u8; 88]).is_empty());
+    }
+
+    #[test]
+    fn a_link_names_its_instance_by_begin_key_and_start() {
+        let mut value = vec![1u8; 4];
+        value.extend_from_slice(&7u64.to_le_bytes());
+        assert!(names_instance(&value, &[1; 4], 7));
+        // An instance begun again under the same key has another start.
+        assert!(!names_instance(&value, &[1; 4], 8));
+        assert!(!names_instance(&value, &[2; 4], 7));
+        assert!(!names_instance(&[1, 1, 1, 1], &[1; 4], 7));
     }
 
     fn counters(begun: u64, completed: u64, expired: u64, replaced: u64, full: u64) -> [u64; 5] {

@@ -140,6 +140,7 @@ fn every_script_in_the_streams_reference_runs_as_shown() {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = run_weft(&argv, Duration::from_secs(60));
         let _ = std::fs::remove_file("/var/tmp/weft-docs-dio");
+        let _ = std::fs::remove_file("/tmp/weft-docs-fd-chain");
         if out.status != Some(0) {
             failures.push(format!(
                 "docs/streams.md:{}: weft exited {:?}\n{}",

@@ -6,9 +6,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{run_weft, workload};
+use common::workload;
 use serde_json::Value;
 
 fn example(name: &str) -> String {
@@ -22,11 +23,7 @@ fn example(name: &str) -> String {
 /// `weft -q [extra] EXAMPLE -c 'weft-workload STEPS'`, expecting success.
 fn run_example(name: &str, steps: &str, extra: &[&str]) -> common::Outcome {
     let cmd = format!("{} {steps}", workload().display());
-    let path = example(name);
-    let mut args = vec!["-q"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&[path.as_str(), "-c", cmd.as_str()]);
-    let out = run_weft(&args, Duration::from_secs(60));
+    let out = run_example_with(name, &cmd, extra);
     assert_eq!(
         out.status,
         Some(0),
@@ -35,6 +32,108 @@ fn run_example(name: &str, steps: &str, extra: &[&str]) -> common::Outcome {
         out.stderr
     );
     out
+}
+
+/// `weft -q [extra] EXAMPLE -c CMD` with weft-workload's directory first in
+/// PATH (for `uprobe:weft-workload:...`), whatever its exit.
+fn run_example_with(name: &str, cmd: &str, extra: &[&str]) -> common::Outcome {
+    let path = example(name);
+    let bin_dir = workload().parent().unwrap().display().to_string();
+    let path_var = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let mut args = vec!["-q"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[path.as_str(), "-c", cmd]);
+    common::run(
+        Command::new(common::weft())
+            .env("PATH", path_var)
+            .args(&args),
+        Duration::from_secs(60),
+    )
+}
+
+/// A Python `http.server` on 127.0.0.1, stopped (killed) when dropped, and
+/// a client script that makes N requests to it.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+    client: PathBuf,
+}
+
+impl HttpServer {
+    fn start(tag: &str) -> HttpServer {
+        // A free port: the kernel picks one, which is then let go.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 (scripts/setup.sh installs it)");
+        let mut server = HttpServer {
+            child,
+            port,
+            client: common::scratch(&format!("{tag}-client.py")),
+        };
+        std::fs::write(
+            &server.client,
+            "import sys, urllib.request\n\
+             for _ in range(int(sys.argv[2])):\n    \
+             urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/', timeout=10).read()\n",
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "http.server did not listen on {port}"
+            );
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("http.server exited: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// The command that makes `n` requests.
+    fn client(&self, n: u32) -> String {
+        format!("python3 {} {} {n}", self.client.display(), self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.client);
+    }
+}
+
+/// The stages of a record in written order: `(name, ts_ns, last_ns, hits)`.
+fn stages(record: &Value) -> Vec<(String, u64, u64, u64)> {
+    record["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["ts_ns"].as_u64().unwrap(),
+                s["last_ns"].as_u64().unwrap(),
+                s["hits"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 fn json_records(stdout: &str) -> Vec<Value> {
@@ -188,4 +287,130 @@ fn runqueue_counts_each_wakeup_under_the_woken_task() {
     let out = run_example("runqueue.bt", "nanosleep 2000000 20", &[]);
     let total = hist_total(&out.stdout, "@runq_us[weftwl]: ");
     assert!(total >= 20, "{total}\n{}", out.stdout);
+}
+
+#[test]
+fn tcp_connect_follows_three_requests_from_the_lookup_to_established() {
+    require_root!();
+    let server = HttpServer::start("tcp-connect");
+    let out = run_example_with("tcp_connect.bt", &server.client(3), &["-f", "json"]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let records: Vec<Value> = json_records(&out.stdout)
+        .into_iter()
+        .filter(|r| r["fields"]["dport"] == server.port)
+        .collect();
+    assert_eq!(records.len(), 3, "{}", out.stdout);
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        assert_eq!(r["comm"], "python3", "{r}");
+        assert_eq!(r["fields"]["daddr"], "127.0.0.1", "{r}");
+        assert_eq!(r["fields"]["lookup_ret"], 0, "{r}");
+        let st = stages(r);
+        let names: Vec<&str> = st.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["lookup", "resolved", "connect", "syn", "established"]
+        );
+        // Every stage reached, in time order; the lookup once.
+        assert!(st.iter().all(|s| s.1 > 0), "{r}");
+        assert!(st.windows(2).all(|w| w[0].1 <= w[1].1), "{r}");
+        assert_eq!(st[0].3, 1, "{r}");
+    }
+}
+
+#[test]
+fn tcp_lifecycle_gives_one_record_per_connection_ending_in_close() {
+    require_root!();
+    let server = HttpServer::start("tcp-lifecycle");
+    let out = run_example_with("tcp_lifecycle.bt", &server.client(3), &["-f", "json"]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let records: Vec<Value> = json_records(&out.stdout)
+        .into_iter()
+        .filter(|r| r["fields"]["dport"] == server.port)
+        .collect();
+    assert_eq!(records.len(), 3, "{}", out.stdout);
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        let st = stages(r);
+        let close = st.last().unwrap();
+        assert_eq!(close.0, "close");
+        // CLOSE comes after every hit of every other stage.
+        assert!(st.iter().all(|s| s.1 > 0 && s.2 <= close.1), "{r}");
+        assert!(st[1].1 >= st[0].1, "established after syn_sent: {r}");
+        // The request went out and the page came back.
+        assert!(r["fields"]["sent"].as_i64().unwrap() > 0, "{r}");
+        assert!(r["fields"]["received"].as_i64().unwrap() > 0, "{r}");
+        assert!(r["fields"]["sport"].as_u64().unwrap() > 0, "{r}");
+    }
+}
+
+#[test]
+fn uprobe_to_tracepoint_times_each_libc_read_to_its_syscall_exit() {
+    require_root!();
+    let out = run_example("uprobe_to_tracepoint.bt", "read 100 5", &["-f", "json"]);
+    let records: Vec<Value> = json_records(&out.stdout)
+        .into_iter()
+        .filter(|r| r["comm"] == "weftwl" && r["fields"]["asked"] == 100)
+        .collect();
+    assert_eq!(records.len(), 5, "{}", out.stdout);
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        assert_eq!(r["fields"]["bytes"], 100, "{r}");
+        assert!(r["duration_ns"].as_u64().unwrap() > 0, "{r}");
+    }
+}
+
+#[test]
+fn kprobe_to_tracepoint_runs_where_kprobes_do_and_says_why_not_elsewhere() {
+    require_root!();
+    let cmd = format!("{} read 100 5", workload().display());
+    let out = run_example_with("kprobe_to_tracepoint.bt", &cmd, &["-f", "json"]);
+    if out.status == Some(0) {
+        let records: Vec<Value> = json_records(&out.stdout)
+            .into_iter()
+            .filter(|r| r["comm"] == "weftwl" && r["fields"]["asked"] == 100)
+            .collect();
+        assert_eq!(records.len(), 5, "{}", out.stdout);
+        assert!(records.iter().all(|r| r["fields"]["bytes"] == 100));
+    } else {
+        // This machine's kernel has neither kprobes nor fentry: one sentence.
+        assert_eq!(out.status, Some(1), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("kprobe:vfs_read") && out.stderr.contains("not supported"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stdout.trim().is_empty(), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn server_request_follows_each_request_through_its_system_calls() {
+    require_root!();
+    let file = dio_file("server-request");
+    let out = run_example(
+        "server_request.bt",
+        &format!("serve {file} 5"),
+        &["-f", "json"],
+    );
+    let _ = std::fs::remove_file(&file);
+    let records = json_records(&out.stdout);
+    assert_eq!(records.len(), 5, "{}", out.stdout);
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        // The handler runs in the server thread, not the main one.
+        assert_ne!(r["tid"], r["pid"], "{r}");
+        let hits: Vec<(String, u64)> = stages(r).into_iter().map(|s| (s.0, s.3)).collect();
+        let want = [
+            ("handler", 1),
+            ("read", 1),
+            ("write", 2),
+            ("fsync", 1),
+            ("done", 1),
+        ];
+        assert_eq!(hits, want.map(|(n, h)| (n.to_string(), h)), "{r}");
+        // "request N\n" (10 bytes) in, "done\n" (5) out.
+        assert_eq!(r["fields"]["size"], 10, "{r}");
+        assert_eq!(r["fields"]["written"], 15, "{r}");
+    }
 }

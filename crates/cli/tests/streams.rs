@@ -217,15 +217,20 @@ fn every_stream_example_compiles() {
             continue;
         }
         let obj = scratch("example.o");
-        let out = run_weft(
-            &["--emit-elf", obj.to_str().unwrap(), path.to_str().unwrap()],
+        // server_request.bt finds weft-workload in PATH.
+        let bin_dir = common::workload().parent().unwrap().display().to_string();
+        let path_var = format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default());
+        let out = common::run(
+            std::process::Command::new(common::weft())
+                .env("PATH", path_var)
+                .args(["--emit-elf", obj.to_str().unwrap(), path.to_str().unwrap()]),
             Duration::from_secs(30),
         );
         assert_eq!(out.status, Some(0), "{}: {}", path.display(), out.stderr);
         let _ = std::fs::remove_file(obj);
         seen += 1;
     }
-    assert_eq!(seen, 4, "examples/streams holds four examples");
+    assert_eq!(seen, 9, "examples/streams holds nine examples");
 }
 
 #[test]

@@ -10,7 +10,7 @@ fn lower(src: &str) -> String {
     let spec = &compiled.manifest.streams[0];
     let mut out = format!(
         "record {} bytes, state map {}, links {:?}, counters {}\n",
-        spec.record_size, spec.state_map, spec.link_maps, spec.counters_map
+        spec.record_size, spec.state_map, spec.links, spec.counters_map
     );
     for f in &spec.fields {
         out.push_str(&format!("field ${} at {}\n", f.name, f.field.offset));

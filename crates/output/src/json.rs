@@ -292,11 +292,12 @@ fn lhist_json(buckets: &[u64], min: i64, max: i64, step: i64) -> String {
 /// envelope style and with its string escaping:
 ///
 /// ```text
-/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
 /// ```
 ///
-/// `end_ns` and `duration_ns` are 0 for an incomplete record, and `ts_ns`
-/// and `delta_ns` are 0 for a stage never reached. Field values are written
+/// `end_ns` and `duration_ns` are 0 for an incomplete record; a stage's
+/// `ts_ns` is its first hit (its last with `keep last`), `last_ns` its last,
+/// and both with `delta_ns` are 0 for a stage never reached. Field values are written
 /// as `print()` writes them in JSON (`null` for a value without one).
 pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
     out.write_all(b"{\"type\": \"stream\", \"data\": {\"stream\": \"")?;
@@ -320,8 +321,8 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         out.write_all(&escape(stage.name.as_bytes()))?;
         write!(
             out,
-            "\", \"ts_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
-            stage.ts_ns, stage.delta_ns, stage.hits
+            "\", \"ts_ns\": {}, \"last_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
+            stage.ts_ns, stage.last_ns, stage.delta_ns, stage.hits
         )?;
     }
     out.write_all(b"], \"fields\": {")?;

@@ -20,8 +20,11 @@ use crate::value::Value;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageRecord<'a> {
     pub name: &'a str,
-    /// When the stage was (last) reached; 0 when it never was.
+    /// When the stage was first reached (last, for a `keep last` stage); 0
+    /// when it never was.
     pub ts_ns: u64,
+    /// When it was last reached; 0 when it never was.
+    pub last_ns: u64,
     /// Time since the previous reached stage (since `start_ns` for the first
     /// reached one); 0 for a stage never reached.
     pub delta_ns: u64,
@@ -89,6 +92,7 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
             StageRecord {
                 name: &stage.name,
                 ts_ns,
+                last_ns: word(bytes, stage.last_offset),
                 delta_ns,
                 hits: word(bytes, stage.hits_offset),
             }

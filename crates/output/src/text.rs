@@ -346,7 +346,8 @@ fn write_logfmt(out: &mut dyn Write, text: &[u8]) -> io::Result<()> {
 ///   `incomplete` for an instance that never reached its end stage;
 /// - in brackets, the stages in order separated by ` > `, each with the time
 ///   since the previous reached stage (`+0` for the first), `-` if it was
-///   never reached, and `xN` after it when it fired N > 1 times;
+///   never reached, and `xN` after it when it fired N > 1 times, then
+///   `(last +D)` with the time from its first hit to its last;
 /// - then every captured field as `name=value`, values printed as `print()`
 ///   prints them.
 ///
@@ -392,6 +393,11 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         }
         if stage.hits > 1 {
             write!(out, " x{}", stage.hits)?;
+            if stage.last_ns > stage.ts_ns {
+                out.write_all(b" (last +")?;
+                write_duration(out, stage.last_ns - stage.ts_ns)?;
+                out.write_all(b")")?;
+            }
         }
     }
     out.write_all(b"]")?;

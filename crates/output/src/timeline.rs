@@ -46,8 +46,8 @@ struct Slice {
     start_ns: u64,
     /// `end_ns`, or the last reached stage for an incomplete instance.
     end_ns: u64,
-    /// `(ts_ns, hits)` per stage; `ts_ns == 0` for a stage never reached.
-    stages: Box<[(u64, u64)]>,
+    /// `(ts_ns, last_ns, hits)` per stage; `ts_ns == 0` for a stage never reached.
+    stages: Box<[(u64, u64, u64)]>,
     fields: Box<[Value]>,
 }
 
@@ -126,7 +126,11 @@ impl TimelineWriter {
             tid: record.tid,
             start_ns: record.start_ns,
             end_ns: end_ns.max(record.start_ns),
-            stages: record.stages.iter().map(|s| (s.ts_ns, s.hits)).collect(),
+            stages: record
+                .stages
+                .iter()
+                .map(|s| (s.ts_ns, s.last_ns, s.hits))
+                .collect(),
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
         });
     }
@@ -167,6 +171,13 @@ impl TimelineWriter {
     /// {"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "weftwl"}},
     /// {"ph": "X", "name": "read_req", "cat": "stream", "ts": 1000.000, "dur": 15.234, "pid": 7, "tid": 8, "args": {"fd": 3}},
     /// {"ph": "X", "name": "sys_enter_read → sys_exit_read", "cat": "stage", "ts": 1000.000, "dur": 15.234, "pid": 7, "tid": 8, "args": {"hits": 1}},
+    /// ```
+    ///
+    /// A stage slice's `hits` are its later stage's; when that stage fired
+    /// more than once, `last_hit_us` is the time from its first hit to its
+    /// last. The file ends:
+    ///
+    /// ```text
     /// ],
     /// "displayTimeUnit": "ns"}
     /// ```
@@ -265,7 +276,7 @@ impl TimelineWriter {
             out.write_all(b"}}")?;
             // One nested slice per interval between consecutive reached stages.
             let mut previous: Option<(usize, u64)> = None;
-            for (stage, &(ts_ns, hits)) in slice.stages.iter().enumerate() {
+            for (stage, &(ts_ns, last_ns, hits)) in slice.stages.iter().enumerate() {
                 if ts_ns == 0 {
                     continue;
                 }
@@ -283,9 +294,15 @@ impl TimelineWriter {
                     write_us(out, ts_ns.saturating_sub(from_ns))?;
                     write!(
                         out,
-                        ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}}}}}",
+                        ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}",
                         slice.pid
                     )?;
+                    if hits > 1 && last_ns > ts_ns {
+                        // From the stage's first hit to its last, in microseconds.
+                        out.write_all(b", \"last_hit_us\": ")?;
+                        write_us(out, last_ns - ts_ns)?;
+                    }
+                    out.write_all(b"}}")?;
                 }
                 previous = Some((stage, ts_ns.max(previous.map_or(0, |p| p.1))));
             }

@@ -6,8 +6,8 @@ use abi::{Field, Layout, StageSpec, StreamField, StreamSpec};
 use output::stream::duration_text;
 use output::{JsonSink, Sink, TextSink, TimelineWriter, Value, decode_stream_record};
 
-/// A spec laid out like the lead's codegen does: stage timestamps, then
-/// stage hits, then the fields in order, each at its alignment.
+/// A spec laid out like codegen does: first stage timestamps, last ones,
+/// stage hits, then the fields in order.
 fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64) -> StreamSpec {
     let n = stages.len() as u32;
     let stage_specs = stages
@@ -16,10 +16,11 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         .map(|(i, s)| StageSpec {
             name: s.to_string(),
             ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
-            hits_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
+            last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
+            hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
         })
         .collect();
-    let mut offset = STREAM_STAGES_OFFSET + 16 * n;
+    let mut offset = STREAM_STAGES_OFFSET + 24 * n;
     let mut field_specs = Vec::new();
     for (fname, layout) in fields {
         offset = offset.next_multiple_of(layout.align().max(1));
@@ -37,7 +38,8 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         emits_records: true,
         name: name.to_string(),
         state_map: format!("{name}_state"),
-        link_maps: Vec::new(),
+        links: Vec::new(),
+        links_filed_offset: 0,
         counters_map: format!("{name}_cnt"),
         record_size: offset.next_multiple_of(8),
         stages: stage_specs,
@@ -110,6 +112,9 @@ fn bytes(spec: &StreamSpec, r: &Rec) -> Vec<u8> {
     put(40, r.comm.as_bytes());
     for (stage, &(ts, hits)) in spec.stages.iter().zip(&r.stages) {
         put(stage.ts_offset, &ts.to_le_bytes());
+        // A stage that fired more than once last did 1 µs later.
+        let last = if hits > 1 { ts + 1_000 } else { ts };
+        put(stage.last_offset, &last.to_le_bytes());
         put(stage.hits_offset, &hits.to_le_bytes());
     }
     for (field, v) in spec.fields.iter().zip(&r.fields) {
@@ -234,15 +239,15 @@ fn replay(sink: &mut dyn Sink) {
 
 const TEXT: &str = "\
 read_req pid=1234 tid=1234 comm=weftwl start=5012.345678901 dur=15.234us [sys_enter_read +0 > sys_exit_read +15.234us] fd=3 bytes=4096
-blk_io pid=1234 tid=1240 comm=weftwl start=6000.000000000 dur=2.001ms [block_rq_insert +0 > block_rq_issue +812ns x2 > block_rq_complete +2.000ms] dev=8388608 disk=sda error=0
+blk_io pid=1234 tid=1240 comm=weftwl start=6000.000000000 dur=2.001ms [block_rq_insert +0 > block_rq_issue +812ns x2 (last +1.000us) > block_rq_complete +2.000ms] dev=8388608 disk=sda error=0
 blk_io pid=1234 tid=1240 comm=weftwl start=6000.001000000 incomplete [block_rq_insert +0 > block_rq_issue - > block_rq_complete -] dev=8388608 disk=sda error=-5
 blk_io pid=99 tid=99 comm=\"kworker/0:1 x\" start=7000.000000000 dur=1.500s [block_rq_insert +0 > block_rq_issue +500.000us > block_rq_complete +1.499s] dev=1 disk=\"a \\\"b\\\"\" error=-1
 ";
 
-const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
+const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "last_ns": 6000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "last_ns": 6000000001812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "last_ns": 6000002001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "last_ns": 6000001000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "last_ns": 7000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "last_ns": 7000000500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "last_ns": 7001500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
 "#;
 
 const TIMELINE: &str = r#"{"traceEvents": [
@@ -258,7 +263,7 @@ const TIMELINE: &str = r#"{"traceEvents": [
 {"ph": "X", "name": "read_req", "cat": "stream", "ts": 5012345678.901, "dur": 15.234, "pid": 1234, "tid": 1234, "args": {"fd": 3, "bytes": 4096}},
 {"ph": "X", "name": "sys_enter_read → sys_exit_read", "cat": "stage", "ts": 5012345678.901, "dur": 15.234, "pid": 1234, "tid": 1234, "args": {"hits": 1}},
 {"ph": "X", "name": "blk_io", "cat": "stream", "ts": 6000000000.000, "dur": 2001.500, "pid": 1234, "tid": 1240, "args": {"dev": 8388608, "disk": "sda", "error": 0}},
-{"ph": "X", "name": "block_rq_insert → block_rq_issue", "cat": "stage", "ts": 6000000000.000, "dur": 0.812, "pid": 1234, "tid": 1240, "args": {"hits": 2}},
+{"ph": "X", "name": "block_rq_insert → block_rq_issue", "cat": "stage", "ts": 6000000000.000, "dur": 0.812, "pid": 1234, "tid": 1240, "args": {"hits": 2, "last_hit_us": 1.000}},
 {"ph": "X", "name": "block_rq_issue → block_rq_complete", "cat": "stage", "ts": 6000000000.812, "dur": 2000.688, "pid": 1234, "tid": 1240, "args": {"hits": 1}},
 {"ph": "X", "name": "blk_io", "cat": "stream,incomplete", "ts": 6000001000.000, "dur": 0.000, "pid": 1234, "tid": 4194304, "args": {"incomplete": true, "dev": 8388608, "disk": "sda", "error": -5}}
 ],

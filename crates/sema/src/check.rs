@@ -160,7 +160,8 @@ struct Checker<'a> {
     known_fields: Vec<BTreeMap<String, Type>>,
     /// Key and link types of each stream clause, as checked in this round.
     stage_keys: HashMap<(usize, usize), (Type, Span)>,
-    stage_links: HashMap<(usize, usize), (Type, Span)>,
+    /// Each clause's `link` keys in written order.
+    stage_links: HashMap<(usize, usize), Vec<(Type, Span)>>,
     handlers: Vec<TypedProbe>,
     /// Binaries `uaddr()` reads, shared by every round (`None`: no binaries).
     binaries: Option<&'a crate::builtins::uaddr::Binaries<'a>>,

@@ -370,22 +370,64 @@ pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     with_suggestion(d, name, known)
 }
 
-pub fn stream_key_unreachable(span: Span, stage: &str, key: &Type, begin_key: &Type) -> Diagnostic {
-    Diagnostic::error(format!("stage `{stage}` looks instances up by a `{key}` key, but none is filed under one"))
-        .with_code(Code::E0413)
-        .with_label(span, format!("a `{key}` key"))
-        .with_help(format!(
-            "instances are filed by the begin key (`{begin_key}`); add `link KEY` with a `{key}` key to an earlier stage"
-        ))
+pub fn stream_key_unreachable(span: Span, stage: &str, key: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "stage `{stage}` looks instances up by {key}, but no clause files one"
+    ))
+    .with_code(Code::E0413)
+    .with_label(span, "nothing files the instance under this key")
+    .with_help(
+        "instances are filed under the begin key and under the keys earlier clauses `link`: add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
+    )
 }
 
-pub fn stream_link_same_type(span: Span, key: &Type) -> Diagnostic {
+pub fn stream_key_ambiguous(span: Span, stage: &str, key: &Type, slots: &[&str]) -> Diagnostic {
+    let names: Vec<String> = slots.iter().map(|n| format!("`{n}`")).collect();
     Diagnostic::error(format!(
-        "a `link` key must differ in type from the begin key (`{key}`)"
+        "stage `{stage}` has a `{key}` key, and the instance is filed under {} keys of that type",
+        names.len()
     ))
-    .with_code(Code::E0414)
-    .with_label(span, "same type as the begin key")
-    .with_help("look instances up by the begin key itself, or link a key of another type")
+    .with_code(Code::E0416)
+    .with_label(span, format!("which of {}?", names.join(", ")))
+    .with_help(
+        "write the key as its `link` wrote it, or name the key: `link KEY as NAME` where it is filed, `by KEY as NAME` here",
+    )
+}
+
+pub fn stream_stage_unreachable(
+    span: Span,
+    stage: &str,
+    slot: &str,
+    filers: &[&str],
+) -> Diagnostic {
+    let by = if filers.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = filers.iter().map(|n| format!("`{n}`")).collect();
+        format!(" by {}", names.join(", "))
+    };
+    Diagnostic::error(format!(
+        "stage `{stage}` can never match: the key `{slot}` it looks instances up by is filed only{by}, which no instance reaches from `begin`"
+    ))
+    .with_code(Code::E0417)
+    .with_label(span, format!("`{slot}` is never filed for a live instance"))
+    .with_help("a stage is reached through the begin key or through a key that a reachable stage links")
+}
+
+pub fn stream_key_type_mismatch(span: Span, slot: &str, slot_ty: &Type, ty: &Type) -> Diagnostic {
+    Diagnostic::error(format!(
+        "the stream key `{slot}` is a `{slot_ty}`, not a `{ty}`"
+    ))
+    .with_code(Code::E0418)
+    .with_label(span, format!("a `{ty}`"))
+    .with_help("every key filed or looked up under one name has one type: name this one differently with `as NAME`")
+}
+
+pub fn stream_link_unused(span: Span, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("this `link` is never used: {why}"))
+        .with_code(Code::E0419)
+        .with_label(span, "never looked up")
+        .with_help("link a key in a clause before the ones that look the instance up by it")
 }
 
 pub fn emit_outside_handler(span: Span) -> Diagnostic {

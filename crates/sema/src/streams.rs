@@ -32,8 +32,17 @@ pub struct StageRef {
 pub enum KeyLookup {
     /// By the begin key, directly in the state map.
     Primary,
-    /// Through link table N, which maps a linked key to the begin key.
+    /// Through link slot N, whose table maps a linked key to the begin key.
     Link(usize),
+}
+
+/// A key slot filed by `link`: a name (`as NAME`, else the key's text) and
+/// the type every key filed or looked up under it is written as. Each slot
+/// has a table of its own, so keys of one type in two slots never meet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkSlot {
+    pub name: String,
+    pub key: Type,
 }
 
 /// One clause of a checked stream.
@@ -41,11 +50,15 @@ pub enum KeyLookup {
 pub struct StageInfo {
     pub name: String,
     pub role: StageRole,
-    /// The key type (`by`); `tid` when the clause has no `by`.
+    /// The type its `by` key is written as: that of the slot it looks up
+    /// (the begin key's for `begin`); `tid` when the clause has no `by`.
     pub key: Type,
     pub lookup: KeyLookup,
-    /// The link table this clause files the instance into (`link KEY`).
-    pub link: Option<usize>,
+    /// The link slots this clause files the instance under, one per
+    /// `link KEY` in written order.
+    pub links: Vec<usize>,
+    /// `keep last`: the stage's time is its last hit, not its first.
+    pub keep_last: bool,
 }
 
 /// A checked stream.
@@ -55,8 +68,8 @@ pub struct StreamInfo {
     /// Index of the `stream` item in `Program::items`.
     pub item: usize,
     pub stages: Vec<StageInfo>,
-    /// Key types of the link tables.
-    pub links: Vec<Type>,
+    /// The link slots, in the order the clauses first file them.
+    pub links: Vec<LinkSlot>,
     /// Captured `$fields` with their stored types, in name order.
     pub fields: BTreeMap<String, Type>,
     pub timeout_ns: u64,

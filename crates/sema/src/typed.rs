@@ -192,10 +192,19 @@ pub fn print_types(p: &TypedProgram) -> String {
                 crate::streams::KeyLookup::Primary => "state".to_string(),
                 crate::streams::KeyLookup::Link(l) => format!("link{l}"),
             };
-            let link = stage
-                .link
-                .map(|l| format!(", files into link{l}"))
-                .unwrap_or_default();
+            let link: String = stage
+                .links
+                .iter()
+                .map(|&l| {
+                    let slot = &st.links[l];
+                    format!(", files into link{l} ({} as {})", slot.key, slot.name)
+                })
+                .collect();
+            let link = if stage.keep_last {
+                format!("{link}, keeps the last hit")
+            } else {
+                link
+            };
             writeln!(
                 s,
                 "  {i}: {} {} by {} via {lookup}{link}",

@@ -146,8 +146,28 @@ case!(
     "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  end tracepoint:sched:sched_wakeup by (args->pid, args->comm)\n}"
 );
 case!(
-    err_stream_link_same_type,
-    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_wakeup by tid link args->pid\n  end tracepoint:syscalls:sys_exit_read by tid\n}"
+    ok_stream_links_keys_of_the_begin_keys_type,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage opened tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret as fd\n  stage read tracepoint:syscalls:sys_enter_read by (uint64)args->fd as fd link (uint64) args->buf keep last\n  stage woken tracepoint:sched:sched_wakeup by args->pid as tid\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->buf\n}"
+);
+case!(
+    err_stream_key_ambiguous,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->fd\n}"
+);
+case!(
+    err_stream_key_named_but_never_linked,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret as fd\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->fd as file\n}"
+);
+case!(
+    err_stream_stages_only_link_each_other,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage a tracepoint:syscalls:sys_exit_openat by args->ret as x link comm as y\n  stage b tracepoint:sched:sched_wakeup by args->comm as y link args->pid as x\n  end tracepoint:syscalls:sys_enter_read by comm as y\n}"
+);
+case!(
+    err_stream_key_type_mismatch,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link args->ret as k\n  end tracepoint:sched:sched_wakeup by args->comm as k\n}"
+);
+case!(
+    err_stream_links_never_used,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid link tid\n  end tracepoint:syscalls:sys_exit_openat by tid link args->ret\n}"
 );
 case!(
     err_stream_field_type_changes,

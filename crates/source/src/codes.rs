@@ -120,6 +120,7 @@ codes! {
     E0039: "conditional directive without `#if`",
     E0040: "conditional directive after `#else`",
     E0041: "unterminated conditional directive",
+    E0042: "`keep` needs `first` or `last`",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",
@@ -176,8 +177,13 @@ codes! {
     E0411: "duplicate stage name",
     E0412: "unknown stream",
     E0413: "stream key unreachable",
-    E0414: "stream link of the same type",
+    // E0414 (a link of the begin key's type) is no longer an error: keys of
+    // one type are kept apart by their slot.
     E0415: "emit outside a stream handler",
+    E0416: "ambiguous stream key",
+    E0417: "stream stage unreachable",
+    E0418: "stream key type mismatch",
+    E0419: "useless stream link",
     E0420: "unknown perf event",
     E0440: "binary not found",
     E0441: "binary unreadable",

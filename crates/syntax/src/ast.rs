@@ -50,7 +50,7 @@ pub enum Item {
 /// ```text
 /// stream read_req {
 ///     begin tracepoint:syscalls:sys_enter_read /comm == "x"/ by tid { $fd = args->fd; }
-///     stage [name] PROBE [/pred/] [by KEY] [link KEY] [{ ... }]
+///     stage [name] PROBE [/pred/] [by KEY [as NAME]] [link KEY [as NAME] ...] [keep last] [{ ... }]
 ///     end   tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }
 ///     timeout 5s
 ///     max 10240
@@ -99,11 +99,32 @@ pub struct StreamStage {
     pub attach_points: Vec<AttachPoint>,
     pub predicate: Option<Expr>,
     /// `by KEY`: the key that finds (or, at begin, files) the instance.
-    pub key: Option<Expr>,
-    /// `link KEY`: also file the instance under this key for later stages.
-    pub link: Option<Expr>,
+    pub key: Option<StreamKey>,
+    /// `link KEY`s: also file the instance under these keys for later stages.
+    pub links: Vec<StreamKey>,
+    /// `keep last`: the stage's time is its last hit, not its first.
+    pub keep_last: bool,
     pub body: Option<Block>,
     pub span: Span,
+}
+
+/// A `by` or `link` key of a stream clause, with the name of its key slot:
+/// `as NAME` when written, else the expression's own text without spaces
+/// (`args->skaddr`), so that the same expression names the same slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamKey {
+    pub expr: Expr,
+    /// `as NAME`.
+    pub name: Option<(String, Span)>,
+    /// The expression as written, spaces outside string literals removed.
+    pub text: String,
+}
+
+impl StreamKey {
+    /// The slot this key names: `as NAME`, else its text.
+    pub fn slot_name(&self) -> &str {
+        self.name.as_ref().map_or(self.text.as_str(), |(n, _)| n)
+    }
 }
 
 /// Verbatim source text (without the trailing newline).

@@ -233,11 +233,22 @@ pub fn bad_for_header(span: Span, found: &str) -> Diagnostic {
 }
 
 /// Something other than a clause inside `stream NAME { ... }`.
+pub fn stream_keep_expected(span: Span, found: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "expected `last` or `first` after `keep`, found {found}"
+    ))
+    .with_code(Code::E0042)
+    .with_label(span, "not `last` or `first`")
+    .with_help(
+        "`keep last` makes a stage's time its last hit; `keep first` (the default) its first",
+    )
+}
+
 pub fn stream_clause_expected(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected a stream clause, found {found}"))
         .with_code(Code::E0038)
         .with_label(span, "not a stream clause")
-        .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N` and `incomplete`")
+        .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY [link KEY] {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N` and `incomplete`")
 }
 
 /// `#else`, `#elif` or `#endif` with no open `#if`.

@@ -775,14 +775,25 @@ impl<'a> Parser<'a> {
         }
         let predicate = self.predicate();
         let mut key = None;
-        let mut link = None;
+        let mut links = Vec::new();
+        let mut keep_last = false;
         loop {
             if self.at_ident("by") && key.is_none() {
                 self.bump();
-                key = Some(self.stream_value());
-            } else if self.at_ident("link") && link.is_none() {
+                key = Some(self.stream_key()?);
+            } else if self.at_ident("link") {
                 self.bump();
-                link = Some(self.stream_value());
+                links.push(self.stream_key()?);
+            } else if self.at_ident("keep") {
+                self.bump();
+                if self.at_ident("last") {
+                    keep_last = true;
+                } else if !self.at_ident("first") {
+                    let d = diag::stream_keep_expected(self.tok_span(), &self.found());
+                    self.error(d);
+                    return None;
+                }
+                self.bump();
             } else {
                 break;
             }
@@ -798,10 +809,25 @@ impl<'a> Parser<'a> {
             attach_points,
             predicate,
             key,
-            link,
+            links,
+            keep_last,
             body,
             span: self.span_from(start),
         })
+    }
+
+    /// A `by` or `link` key: an expression, then `as NAME` optionally.
+    fn stream_key(&mut self) -> Option<StreamKey> {
+        let start = self.tok.start;
+        let expr = self.stream_value();
+        let text = compact(&self.text[start..self.prev_end.max(start)]);
+        let name = if self.at_ident("as") {
+            self.bump();
+            Some(self.expect_ident("a key name after `as`")?)
+        } else {
+            None
+        };
+        Some(StreamKey { expr, name, text })
     }
 
     /// Skips to the start of the next clause (a clause keyword at the start of
@@ -1784,4 +1810,34 @@ fn split_attach_point(raw: &str) -> Vec<String> {
         }
     }
     parts
+}
+
+/// Source text without its spaces, except inside string and character
+/// literals: `args -> sk` and `args->sk` name the same stream key slot.
+fn compact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c.is_whitespace() => {}
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
 }

@@ -137,12 +137,19 @@ impl Printer {
                         self.expr(d + 3, pred);
                     }
                     if let Some(key) = &stage.key {
-                        self.line(d + 2, "By", key.span);
-                        self.expr(d + 3, key);
+                        let name = key.name.as_ref().map(|(n, _)| format!(" as {n}"));
+                        let text = format!("By{}", name.unwrap_or_default());
+                        self.line(d + 2, &text, key.expr.span);
+                        self.expr(d + 3, &key.expr);
                     }
-                    if let Some(link) = &stage.link {
-                        self.line(d + 2, "Link", link.span);
-                        self.expr(d + 3, link);
+                    for link in &stage.links {
+                        let name = link.name.as_ref().map(|(n, _)| format!(" as {n}"));
+                        let text = format!("Link{}", name.unwrap_or_default());
+                        self.line(d + 2, &text, link.expr.span);
+                        self.expr(d + 3, &link.expr);
+                    }
+                    if stage.keep_last {
+                        self.line(d + 2, "KeepLast", stage.span);
                     }
                     if let Some(body) = &stage.body {
                         self.block(d + 2, body);

@@ -59,6 +59,10 @@ const ERR_CASES: &[(&str, &str)] = &[
         "stream s {\n    begin tracepoint:a:b by tid\n    bogus 1 2 3\n    end tracepoint:a:c by tid\n}\nBEGIN { }",
     ),
     (
+        "stream_keep_without_last",
+        "stream s {\n    begin tracepoint:a:b by tid\n    stage tracepoint:a:c by tid keep sideways\n    end tracepoint:a:d by tid as\n}",
+    ),
+    (
         "stream_missing_probe",
         "stream s {\n    begin { }\n    end tracepoint:a:c by tid\n}",
     ),

@@ -39,6 +39,15 @@ Steps:
                          helper thread MS milliseconds after the read began
   dio-write PATH SIZE N  preallocates PATH (N*SIZE bytes, written and fsynced),
                          then N pwrite64()s of SIZE bytes with O_DIRECT
+  fd-chain PATH N        N times: getppid(), a read() of the descriptor the
+                         previous openat() returned (closed: EBADF), then
+                         openat(PATH), a one-byte read(), close()
+  thread-chain T N PATH  T threads at once, each N times: openat(PATH), a
+                         one-byte read() into its own buffer, write() of that
+                         buffer to its own /dev/null descriptor, close()
+  serve PATH N           a server thread handles N requests a client sends over
+                         a socket pair, each in `weft_workload_handle_request`:
+                         read() it, write() it to PATH, fsync(), write() a reply
 
 Example: weft-workload getppid 1000 write 100 10
 ";
@@ -179,6 +188,22 @@ fn run(args: &[String]) -> Result<(), String> {
                 let n = count(next("N")?)?;
                 slow_read(ms, n)?;
             }
+            "fd-chain" => {
+                let path = next("PATH")?.to_string();
+                let n = count(next("N")?)?;
+                fd_chain(&path, n)?;
+            }
+            "thread-chain" => {
+                let threads = count(next("T")?)?;
+                let n = count(next("N")?)?;
+                let path = next("PATH")?.to_string();
+                thread_chain(threads, n, &path)?;
+            }
+            "serve" => {
+                let path = next("PATH")?.to_string();
+                let n = count(next("N")?)?;
+                serve(&path, n)?;
+            }
             "dio-write" => {
                 let path = next("PATH")?.to_string();
                 let size = count(next("SIZE")?)? as usize;
@@ -300,6 +325,151 @@ fn open(path: &str, flags: i32) -> Result<i32, String> {
     } else {
         Ok(fd)
     }
+}
+
+/// Writes one byte to `path` so reads of it return one.
+fn one_byte_file(path: &str) -> Result<CString, String> {
+    std::fs::write(path, b"x").map_err(|e| format!("cannot write {path}: {e}"))?;
+    CString::new(path).map_err(|e| e.to_string())
+}
+
+/// `n` times: getppid(), a read of the previous (closed) descriptor, then
+/// openat, a one-byte read, close: a descriptor reused by each round.
+fn fd_chain(path: &str, n: u64) -> Result<(), String> {
+    let c = one_byte_file(path)?;
+    // SAFETY: c is NUL-terminated; the descriptor is ours.
+    let mut previous = unsafe { libc::openat(libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY) };
+    if previous < 0 {
+        return Err(format!("cannot open {path}"));
+    }
+    // SAFETY: previous is ours.
+    unsafe { libc::close(previous) };
+    let mut b = [0u8; 1];
+    for _ in 0..n {
+        // SAFETY: getppid cannot fail; reading a closed descriptor fails
+        // with EBADF; c is NUL-terminated; fd is ours; b holds one byte.
+        unsafe {
+            libc::syscall(libc::SYS_getppid);
+            libc::read(previous, b.as_mut_ptr().cast(), 1);
+            let fd = libc::openat(libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY);
+            if fd < 0 {
+                return Err(format!("cannot open {path}"));
+            }
+            libc::read(fd, b.as_mut_ptr().cast(), 1);
+            libc::close(fd);
+            previous = fd;
+        }
+    }
+    Ok(())
+}
+
+/// `threads` threads started together, each `n` times: openat(path), a
+/// one-byte read into its own buffer, a write of that buffer to its own
+/// /dev/null descriptor, close.
+fn thread_chain(threads: u64, n: u64, path: &str) -> Result<(), String> {
+    let c = one_byte_file(path)?;
+    let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let (c, start) = (c.clone(), start.clone());
+            std::thread::spawn(move || -> Result<(), String> {
+                let null = open("/dev/null", libc::O_WRONLY)?;
+                let mut buf = vec![0u8; 64];
+                start.wait();
+                for _ in 0..n {
+                    // SAFETY: c is NUL-terminated; fd and null are ours; buf
+                    // holds 64 bytes.
+                    unsafe {
+                        let fd = libc::openat(libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY);
+                        if fd < 0 {
+                            return Err("cannot open the chain's file".into());
+                        }
+                        libc::read(fd, buf.as_mut_ptr().cast(), 1);
+                        libc::write(null, buf.as_ptr().cast(), 1);
+                        libc::close(fd);
+                    }
+                }
+                // SAFETY: null is ours.
+                unsafe { libc::close(null) };
+                Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "a chain thread panicked".to_string())??;
+    }
+    Ok(())
+}
+
+/// A request handler with a stable symbol for uprobes: reads one request
+/// from `conn`, appends it to `file` and syncs it, then replies. Returns
+/// the request's size.
+#[inline(never)]
+#[unsafe(no_mangle)]
+pub extern "C" fn weft_workload_handle_request(conn: i32, file: i32) -> i64 {
+    let mut request = [0u8; 256];
+    // SAFETY: the buffers are valid for their lengths; the descriptors are
+    // the caller's.
+    unsafe {
+        let n = libc::read(conn, request.as_mut_ptr().cast(), request.len());
+        if n <= 0 {
+            return -1;
+        }
+        libc::write(file, request.as_ptr().cast(), n as usize);
+        libc::fsync(file);
+        libc::write(conn, b"done\n".as_ptr().cast(), 5);
+        n as i64
+    }
+}
+
+/// A server thread handling `n` requests, each sent by the client (this
+/// thread) over a socket pair and answered before the next.
+fn serve(path: &str, n: u64) -> Result<(), String> {
+    let file = {
+        let c = CString::new(path).map_err(|e| e.to_string())?;
+        // SAFETY: c is NUL-terminated.
+        unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                0o644,
+            )
+        }
+    };
+    if file < 0 {
+        return Err(format!("cannot write {path}"));
+    }
+    let mut pair = [0; 2];
+    // SAFETY: pair has room for two descriptors.
+    if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr()) } != 0 {
+        return Err("socketpair failed".into());
+    }
+    let (client, server) = (pair[0], pair[1]);
+    let handler = std::thread::spawn(move || {
+        for _ in 0..n {
+            std::hint::black_box(weft_workload_handle_request(server, file));
+        }
+    });
+    let mut reply = [0u8; 16];
+    for i in 0..n {
+        let request = format!("request {i}\n");
+        // SAFETY: the buffers are valid for their lengths; client is ours.
+        unsafe {
+            libc::write(client, request.as_ptr().cast(), request.len());
+            libc::read(client, reply.as_mut_ptr().cast(), reply.len());
+        }
+    }
+    handler
+        .join()
+        .map_err(|_| "the server thread panicked".to_string())?;
+    // SAFETY: the descriptors are ours.
+    unsafe {
+        libc::close(client);
+        libc::close(server);
+        libc::close(file);
+    }
+    Ok(())
 }
 
 /// `n` one-byte reads from a pipe that a helper thread writes to `ms`

@@ -19,7 +19,7 @@ use abi::stream::{
     STREAM_CGROUP_OFFSET, STREAM_COMM_OFFSET, STREAM_COMM_SIZE, STREAM_END_OFFSET,
     STREAM_PID_TGID_OFFSET, STREAM_STAGES_OFFSET, STREAM_START_OFFSET,
 };
-use abi::{EventKind, Field, StageSpec, StreamCounter, StreamField, StreamSpec};
+use abi::{EventKind, Field, StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};
 use sema::streams::{KeyLookup, StageRef, StreamArg, StreamInfo};
 use sema::{Type, TypedProbe};
 use syntax::ast::{Expr, ExprKind, Item, Program, StageRole, Stream};
@@ -44,8 +44,6 @@ pub(crate) struct StreamLayout {
     pub spec: StreamSpec,
     /// Size of the begin key.
     pub key_size: u32,
-    /// Key size of each link table.
-    pub link_key_sizes: Vec<u32>,
     /// Per-CPU array where a begin builds a record too big for its stack.
     pub scratch_map: Option<String>,
     /// With `incomplete`: the queue of `(begin key, start_ns)` in begin order.
@@ -62,10 +60,34 @@ impl StreamLayout {
             .map(|(i, s)| StageSpec {
                 name: s.name.clone(),
                 ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
-                hits_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
+                last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
+                hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
             })
             .collect();
-        let mut offset = STREAM_STAGES_OFFSET + 16 * n;
+        let prefix = format!("s{index}_");
+        let mut offset = STREAM_STAGES_OFFSET + 24 * n;
+        let links_filed_offset = if info.links.is_empty() {
+            0
+        } else {
+            offset += 8;
+            offset - 8
+        };
+        let links = info
+            .links
+            .iter()
+            .enumerate()
+            .map(|(l, slot)| {
+                let key_size = slot.key.layout().size().max(1).next_multiple_of(8);
+                let link = StreamLink {
+                    name: slot.name.clone(),
+                    map: kernel_name(&prefix, &format!("l{l}_{}", info.name)),
+                    key_offset: offset,
+                    key_size,
+                };
+                offset += key_size;
+                link
+            })
+            .collect();
         let mut fields = Vec::new();
         for (name, t) in &info.fields {
             // Every field starts 8-aligned, and integers of any width take
@@ -87,7 +109,6 @@ impl StreamLayout {
             .first()
             .map_or(8, |s| s.key.layout().size().max(1))
             .next_multiple_of(8);
-        let prefix = format!("s{index}_");
         StreamLayout {
             scratch_map: (record_size > STACK_RECORD_MAX)
                 .then(|| kernel_name(&prefix, &format!("b_{}", info.name))),
@@ -96,11 +117,10 @@ impl StreamLayout {
                 .then(|| kernel_name(&prefix, &format!("q_{}", info.name))),
             spec: StreamSpec {
                 name: info.name.clone(),
-                state_map: kernel_name(&format!("s{index}_"), &format!("st_{}", info.name)),
-                link_maps: (0..info.links.len())
-                    .map(|l| kernel_name(&format!("s{index}_"), &format!("l{l}_{}", info.name)))
-                    .collect(),
-                counters_map: kernel_name(&format!("s{index}_"), &format!("c_{}", info.name)),
+                state_map: kernel_name(&prefix, &format!("st_{}", info.name)),
+                links,
+                links_filed_offset,
+                counters_map: kernel_name(&prefix, &format!("c_{}", info.name)),
                 record_size,
                 stages,
                 fields,
@@ -111,11 +131,6 @@ impl StreamLayout {
                 emits_records: info.emits_records,
             },
             key_size,
-            link_key_sizes: info
-                .links
-                .iter()
-                .map(|t| t.layout().size().max(1).next_multiple_of(8))
-                .collect(),
         }
     }
 
@@ -141,9 +156,14 @@ impl StreamLayout {
             self.key_size,
             self.spec.record_size,
         )];
-        for (name, &size) in self.spec.link_maps.iter().zip(&self.link_key_sizes) {
+        for link in &self.spec.links {
             // A link holds the begin key and the instance's start, to tell a reused key apart.
-            maps.push(hash(name, map_type::LRU_HASH, size, self.key_size + 8));
+            maps.push(hash(
+                &link.map,
+                map_type::LRU_HASH,
+                link.key_size,
+                self.key_size + 8,
+            ));
         }
         maps.push(ElfMap {
             name: self.spec.counters_map.clone(),
@@ -192,57 +212,56 @@ impl<'a> Lower<'a> {
         if clause.role == StageRole::Begin {
             return self.begin_instance(stream, stage, layout, now);
         }
-        let (state, key) = {
-            let (state, key) = match stage_info.lookup {
-                KeyLookup::Primary => {
-                    let key = self.stream_key(clause.key.as_ref(), &key_ty, layout.key_size);
-                    (self.lookup_named(&spec.state_map, key), key)
-                }
-                KeyLookup::Link(l) => {
-                    let lkey =
-                        self.stream_key(clause.key.as_ref(), &key_ty, layout.link_key_sizes[l]);
-                    let link = self.lookup_named(&spec.link_maps[l], lkey);
-                    self.asm.br(Cond::Eq, link, Src::Imm(0), self.exit);
-                    let key = Place::Ptr(link, 0);
-                    let state = self.lookup_named(&spec.state_map, key);
-                    self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
-                    // A link left by an instance that has ended may name a newer one under the same key.
-                    let (a, b) = (self.asm.vreg(), self.asm.vreg());
-                    self.asm
-                        .load(a, state, STREAM_START_OFFSET as i16, Width::DW);
-                    self.asm.load(b, link, layout.key_size as i16, Width::DW);
-                    self.asm.br(Cond::Ne, a, Src::Reg(b), self.exit);
-                    (state, key)
-                }
-            };
-            self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
-            self.expire_if_old(stage.stream, spec, state, key, now);
-            // The predicate runs once the instance is found, so it may read its fields.
-            self.bind_fields(spec, state);
-            if let Some(pred) = &clause.predicate {
-                let c = self.scalar(pred);
-                self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+        // A predicate that reads no field (`/pid == cpid/`) runs first: an
+        // event it turns away then costs no lookup.
+        let early = clause.predicate.as_ref().filter(|p| !reads_instance(p));
+        if let Some(pred) = early {
+            let c = self.scalar(pred);
+            self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+        }
+        let by = clause.key.as_ref().map(|k| &k.expr);
+        // The slot the instance was found through, and the key used there.
+        let mut came_through = None;
+        let (state, key) = match stage_info.lookup {
+            KeyLookup::Primary => {
+                let key = self.stream_key(by, &key_ty, layout.key_size);
+                (self.lookup_named(&spec.state_map, key), key)
             }
-            let st = &spec.stages[stage.stage];
-            let (first, ts) = (self.asm.label(), self.asm.vreg());
-            self.asm.load(ts, state, st.ts_offset as i16, Width::DW);
-            self.asm.br(Cond::Ne, ts, Src::Imm(0), first);
-            self.asm
-                .store(state, st.ts_offset as i16, Src::Reg(now), Width::DW);
-            self.asm.bind(first);
-            let hits = self.asm.vreg();
-            self.asm.load(hits, state, st.hits_offset as i16, Width::DW);
-            self.asm.alu(AluOp::Add, hits, Src::Imm(1));
-            self.asm
-                .store(state, st.hits_offset as i16, Src::Reg(hits), Width::DW);
-            (state, key)
+            KeyLookup::Link(l) => {
+                let link_spec = &spec.links[l];
+                let lkey = self.stream_key(by, &key_ty, link_spec.key_size);
+                let link = self.lookup_named(&link_spec.map, lkey);
+                self.asm.br(Cond::Eq, link, Src::Imm(0), self.exit);
+                let key = Place::Ptr(link, 0);
+                let state = self.lookup_named(&spec.state_map, key);
+                self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+                // A link left by an instance that has ended may name a newer one under the same key.
+                let (a, b) = (self.asm.vreg(), self.asm.vreg());
+                self.asm
+                    .load(a, state, STREAM_START_OFFSET as i16, Width::DW);
+                self.asm.load(b, link, layout.key_size as i16, Width::DW);
+                self.asm.br(Cond::Ne, a, Src::Reg(b), self.exit);
+                came_through = Some((l, lkey));
+                (state, key)
+            }
         };
+        self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
+        self.expire_if_old(layout, state, key, now);
+        // Any other predicate runs once the instance is found, so it may read its fields.
+        self.bind_fields(spec, state);
+        if let Some(pred) = clause.predicate.as_ref().filter(|_| early.is_none()) {
+            let c = self.scalar(pred);
+            self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+        }
+        self.stamp_stage(spec, stage.stage, stage_info.keep_last, state, now);
         self.bind_fields(spec, state);
 
         if let Some(body) = &clause.body {
             self.clause_body(body);
         }
-        self.file_link(stream, stage, layout, key, Place::Ptr(state, 0));
+        let record = Place::Ptr(state, 0);
+        let linked = self.write_links(stream, stage, layout, record);
+        self.publish_links(layout, &linked, key, record);
         if clause.role == StageRole::End {
             self.asm.set_span(clause.span);
             self.asm
@@ -253,7 +272,13 @@ impl<'a> Lower<'a> {
                 self.emit_record(spec, state);
             }
             self.bump_stream_counter(spec, StreamCounter::Completed);
+            // The links first (they are read from the record), the instance,
+            // then the link it was found through (its value is the key).
+            self.retire_links(layout, state, came_through.map(|(l, _)| l));
             self.delete_named(&spec.state_map, key);
+            if let Some((l, lkey)) = came_through {
+                self.delete_named(&spec.links[l].map, lkey);
+            }
         }
         let exit = self.exit;
         self.asm.bind(exit);
@@ -262,9 +287,38 @@ impl<'a> Lower<'a> {
         std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
     }
 
+    /// Records a hit of stage `index`: its first time (every hit's with
+    /// `keep last`), its last time, one more hit.
+    fn stamp_stage(
+        &mut self,
+        spec: &StreamSpec,
+        index: usize,
+        keep_last: bool,
+        state: VReg,
+        now: VReg,
+    ) {
+        let st = &spec.stages[index];
+        let first = self.asm.label();
+        if !keep_last {
+            let ts = self.asm.vreg();
+            self.asm.load(ts, state, st.ts_offset as i16, Width::DW);
+            self.asm.br(Cond::Ne, ts, Src::Imm(0), first);
+        }
+        self.asm
+            .store(state, st.ts_offset as i16, Src::Reg(now), Width::DW);
+        self.asm.bind(first);
+        self.asm
+            .store(state, st.last_offset as i16, Src::Reg(now), Width::DW);
+        let hits = self.asm.vreg();
+        self.asm.load(hits, state, st.hits_offset as i16, Width::DW);
+        self.asm.alu(AluOp::Add, hits, Src::Imm(1));
+        self.asm
+            .store(state, st.hits_offset as i16, Src::Reg(hits), Width::DW);
+    }
+
     /// The begin clause: builds the record (on the stack when it fits, else
     /// in the stream's per-CPU scratch value), runs the block on it, and
-    /// files it with one map update.
+    /// files it with one map update (then its links).
     fn begin_instance(
         &mut self,
         stream: &Stream,
@@ -279,7 +333,8 @@ impl<'a> Lower<'a> {
             let c = self.scalar(pred);
             self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
         }
-        let key = self.stream_key(clause.key.as_ref(), &info.stages[0].key, layout.key_size);
+        let by = clause.key.as_ref().map(|k| &k.expr);
+        let key = self.stream_key(by, &info.stages[0].key, layout.key_size);
         let rec = match &layout.scratch_map {
             Some(scratch) => {
                 let zero = self.asm.stack(8);
@@ -299,50 +354,119 @@ impl<'a> Lower<'a> {
         if let Some(body) = &clause.body {
             self.clause_body(body);
         }
+        // The linked keys go in the record before it is filed.
+        let linked = self.write_links(stream, stage, layout, rec);
         self.asm.set_span(clause.span);
         self.file_instance(layout, key, rec);
         self.bump_stream_counter(spec, StreamCounter::Begun);
-        self.file_link(stream, stage, layout, key, rec);
+        self.publish_links(layout, &linked, key, rec);
         let exit = self.exit;
         self.asm.bind(exit);
         self.asm.ret(Src::Imm(0));
         std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
     }
 
-    /// `link KEY`: files the instance (its begin key and start time) under a second key.
-    fn file_link(
+    /// `link KEY`s: writes each key into its slot's place in the record
+    /// (where the instance's end finds it to remove the link) and marks
+    /// the slot filed. Returns the slots written.
+    fn write_links(
         &mut self,
         stream: &Stream,
         stage: StageRef,
         layout: &StreamLayout,
-        key: Place,
         record: Place,
-    ) {
+    ) -> Vec<usize> {
         let info = &self.typed.streams[stage.stream];
         let clause = &stream.stages[stage.stage];
-        let (Some(link_expr), Some(l)) = (&clause.link, info.stages[stage.stage].link) else {
+        let spec = &layout.spec;
+        let slots = info.stages[stage.stage].links.clone();
+        for (link, &slot) in clause.links.iter().zip(&slots) {
+            self.asm.set_span(link.expr.span);
+            let link_spec = &spec.links[slot];
+            let area = record.offset(link_spec.key_offset);
+            self.write_key(
+                area,
+                Some(&link.expr),
+                &info.links[slot].key,
+                link_spec.key_size,
+            );
+            if slot < 64 {
+                let (filed, bit) = (self.asm.vreg(), self.constant(1i64 << slot));
+                let at = record.offset(spec.links_filed_offset);
+                self.load(filed, at, Width::DW);
+                self.asm.alu(AluOp::Or, filed, Src::Reg(bit));
+                self.store(at, Src::Reg(filed), Width::DW);
+            }
+        }
+        slots
+    }
+
+    /// Files the instance (its begin key and start time) under the keys
+    /// [`Self::write_links`] put in the record.
+    fn publish_links(&mut self, layout: &StreamLayout, slots: &[usize], key: Place, record: Place) {
+        if slots.is_empty() {
             return;
-        };
-        self.asm.set_span(link_expr.span);
-        let link_ty = info.links[l].clone();
-        let lkey = self.stream_key(Some(link_expr), &link_ty, layout.link_key_sizes[l]);
+        }
         let value = Place::Stack(self.asm.stack(layout.key_size + 8), 0);
         self.copy(value, key, layout.key_size);
         let start = self.asm.vreg();
         self.load(start, record.offset(STREAM_START_OFFSET), Width::DW);
         self.store(value.offset(layout.key_size), Src::Reg(start), Width::DW);
-        self.update_named(&layout.spec.link_maps[l], lkey, value, 0);
+        for &slot in slots {
+            let link = &layout.spec.links[slot];
+            self.update_named(&link.map, record.offset(link.key_offset), value, 0);
+        }
     }
 
-    /// The key of a clause in a zeroed slot: its `by` expression, or `tid`.
+    /// Removes the links of the instance whose record is at `record` that
+    /// still name it (a key reused by a newer instance is left alone),
+    /// except those of slot `skip` (the caller removes the one it used).
+    fn retire_links(&mut self, layout: &StreamLayout, record: VReg, skip: Option<usize>) {
+        let spec = &layout.spec;
+        if spec.links.is_empty() {
+            return;
+        }
+        let filed = self.asm.vreg();
+        self.asm
+            .load(filed, record, spec.links_filed_offset as i16, Width::DW);
+        for (slot, link) in spec.links.iter().enumerate() {
+            if Some(slot) == skip || slot >= 64 {
+                continue;
+            }
+            let next = self.asm.label();
+            let (bit, mask) = (self.asm.vreg(), self.constant(1i64 << slot));
+            self.asm.mov(bit, Src::Reg(filed));
+            self.asm.alu(AluOp::And, bit, Src::Reg(mask));
+            self.asm.br(Cond::Eq, bit, Src::Imm(0), next);
+            let key = Place::Ptr(record, link.key_offset as i16);
+            let value = self.lookup_named(&link.map, key);
+            self.asm.br(Cond::Eq, value, Src::Imm(0), next);
+            let (a, b) = (self.asm.vreg(), self.asm.vreg());
+            self.asm.load(a, value, layout.key_size as i16, Width::DW);
+            self.asm
+                .load(b, record, STREAM_START_OFFSET as i16, Width::DW);
+            self.asm.br(Cond::Ne, a, Src::Reg(b), next);
+            self.delete_named(&link.map, key);
+            self.asm.bind(next);
+        }
+    }
+
+    /// The key of a clause in a zeroed stack slot: its `by` expression, or `tid`.
     fn stream_key(&mut self, expr: Option<&Expr>, ty: &Type, size: u32) -> Place {
         let place = Place::Stack(self.asm.stack(size), 0);
+        self.write_key(place, expr, ty, size);
+        place
+    }
+
+    /// Zeroes `size` bytes at `place` (the kernel hashes every byte of a
+    /// key) and writes the key there as `ty`: the expression, or `tid`.
+    fn write_key(&mut self, place: Place, expr: Option<&Expr>, ty: &Type, size: u32) {
         self.zero(place, size);
         match expr {
             Some(e) => match (ty, &e.kind) {
                 (Type::Tuple(elems), ExprKind::Tuple(items)) => {
                     let abi::Layout::Tuple { fields, .. } = ty.layout() else {
-                        return place;
+                        return;
                     };
                     for ((item, field), t) in items.iter().zip(&fields).zip(elems) {
                         self.write_into(item, place.offset(field.offset), t);
@@ -355,7 +479,6 @@ impl<'a> Lower<'a> {
                 self.store(place, Src::Reg(tid), Width::DW);
             }
         }
-        place
     }
 
     /// Files the record at `rec` under `key` in the state map. An open
@@ -373,11 +496,14 @@ impl<'a> Lower<'a> {
         self.asm.br(Cond::Eq, ret, Src::Imm(0), created);
         self.asm.br(Cond::Ne, ret, Src::Imm(EEXIST), full);
         self.bump_stream_counter(spec, StreamCounter::Replaced);
-        if spec.emit_incomplete {
+        if spec.emit_incomplete || !spec.links.is_empty() {
             let old = self.lookup_named(&spec.state_map, key);
             let gone = self.asm.label();
             self.asm.br(Cond::Eq, old, Src::Imm(0), gone);
-            self.emit_record(spec, old);
+            if spec.emit_incomplete {
+                self.emit_record(spec, old);
+            }
+            self.retire_links(layout, old, None);
             self.asm.bind(gone);
         }
         let ptr = self.addr(rec);
@@ -450,6 +576,7 @@ impl<'a> Lower<'a> {
             self.load(queued, entry.offset(layout.key_size), Width::DW);
             self.asm.br(Cond::Ne, start, Src::Reg(queued), next);
             self.emit_record(spec, victim);
+            self.retire_links(layout, victim, None);
             self.delete_named(&spec.state_map, entry);
             let ptr = self.addr(rec);
             let ret = self.update_raw(&spec.state_map, key, Src::Reg(ptr), 1);
@@ -468,6 +595,11 @@ impl<'a> Lower<'a> {
         self.store(rec.offset(STREAM_START_OFFSET), Src::Reg(now), Width::DW);
         self.store(
             rec.offset(spec.stages[0].ts_offset),
+            Src::Reg(now),
+            Width::DW,
+        );
+        self.store(
+            rec.offset(spec.stages[0].last_offset),
             Src::Reg(now),
             Width::DW,
         );
@@ -514,14 +646,8 @@ impl<'a> Lower<'a> {
 
     /// An instance older than the stream's timeout is dropped (counted, and
     /// sent as incomplete when asked) instead of matching.
-    fn expire_if_old(
-        &mut self,
-        _stream: usize,
-        spec: &StreamSpec,
-        state: VReg,
-        key: Place,
-        now: VReg,
-    ) {
+    fn expire_if_old(&mut self, layout: &StreamLayout, state: VReg, key: Place, now: VReg) {
+        let spec = &layout.spec;
         let fresh = self.asm.label();
         let age = self.asm.vreg();
         let start = self.asm.vreg();
@@ -535,6 +661,7 @@ impl<'a> Lower<'a> {
         if spec.emit_incomplete {
             self.emit_record(spec, state);
         }
+        self.retire_links(layout, state, None);
         self.delete_named(&spec.state_map, key);
         self.asm.jmp(self.exit);
         self.asm.bind(fresh);
@@ -736,5 +863,40 @@ impl<'a> Lower<'a> {
             &[Src::Reg(map), Src::Reg(key_ptr)],
             None,
         );
+    }
+}
+
+/// Whether an expression may read the instance's fields or have an effect
+/// (so it must run after the lookup, once, on the instance): a `$field`, an
+/// increment, a block, or a call other than `str()`. Conservative: what is
+/// not known to be free of both counts as reading.
+fn reads_instance(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::IncDec { .. } | ExprKind::Block(_) => true,
+        ExprKind::Call { name, args, .. } => name != "str" || args.iter().any(reads_instance),
+        ExprKind::Error
+        | ExprKind::Int { .. }
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Ident(_)
+        | ExprKind::Positional(_)
+        | ExprKind::PositionalCount => false,
+        ExprKind::Map { keys, .. } => keys.iter().any(reads_instance),
+        ExprKind::Unary { expr, .. }
+        | ExprKind::Field { expr, .. }
+        | ExprKind::TupleIndex { expr, .. }
+        | ExprKind::Cast { expr, .. } => reads_instance(expr),
+        ExprKind::Binary { lhs, rhs, .. } => reads_instance(lhs) || reads_instance(rhs),
+        ExprKind::Index { expr, index } => reads_instance(expr) || reads_instance(index),
+        ExprKind::Ternary { cond, then, else_ } => {
+            reads_instance(cond)
+                || then.as_deref().is_some_and(reads_instance)
+                || reads_instance(else_)
+        }
+        ExprKind::Tuple(items) => items.iter().any(reads_instance),
+        ExprKind::Record(_)
+        | ExprKind::Sizeof(_)
+        | ExprKind::Offsetof { .. }
+        | ExprKind::Typeof(_) => true,
     }
 }

@@ -1,10 +1,12 @@
 //! Streams in the checker: each clause's body checked with the instance's
 //! fields as its variables (a field's type is the union over the clauses
-//! that assign it), each clause's key and link recorded, and once every body
-//! is checked, each stream laid out: which table every clause finds its
-//! instance in, and whether records must carry the task's identity.
+//! that assign it), each clause's key and links recorded, and once every body
+//! is checked, each stream laid out: which key slot every clause finds its
+//! instance in and files it under, and whether records must carry the
+//! task's identity.
 
-use syntax::ast::{Item, StreamStage};
+use source::Diagnostic;
+use syntax::ast::{Item, StageRole, Stream, StreamStage};
 
 use super::items::{Instance, Role};
 use super::{Checker, Scope, is_storable};
@@ -27,8 +29,9 @@ impl Checker<'_> {
             let t = self.expr(&mut scope, pred);
             self.expect_condition(pred, &t);
         }
-        for (expr, is_link) in [(&clause.key, false), (&clause.link, true)] {
-            let Some(e) = expr else { continue };
+        let keys = clause.key.iter().map(|k| (k, false));
+        for (key, is_link) in keys.chain(clause.links.iter().map(|k| (k, true))) {
+            let e = &key.expr;
             let t = self.expr(&mut scope, e);
             if !is_storable(&t) {
                 self.error(diag::type_mismatch(
@@ -39,13 +42,15 @@ impl Checker<'_> {
                 ));
                 continue;
             }
-            let map = if is_link {
-                &mut self.stage_links
+            let at = (stage.stream, stage.stage);
+            if is_link {
+                let links = self.stage_links.entry(at).or_default();
+                if links.len() < clause.links.len() {
+                    links.push((t.stored(), e.span));
+                }
             } else {
-                &mut self.stage_keys
-            };
-            map.entry((stage.stream, stage.stage))
-                .or_insert((t.stored(), e.span));
+                self.stage_keys.entry(at).or_insert((t.stored(), e.span));
+            }
         }
         if let Some(body) = &clause.body {
             self.block(&mut scope, body);
@@ -77,7 +82,8 @@ impl Checker<'_> {
                     role: st.stages[i].role,
                     key: Type::U64,
                     lookup: KeyLookup::Primary,
-                    link: None,
+                    links: Vec::new(),
+                    keep_last: st.stages[i].keep_last,
                 })
                 .collect(),
             links: Vec::new(),
@@ -128,58 +134,194 @@ impl Checker<'_> {
                     .iter()
                     .filter(|h| matches!(h.resolved.context, Context::Stream(s) if s == k))
                     .any(shows_identity);
-            let key_of = |i: usize| {
-                self.stage_keys
-                    .get(&(k, i))
-                    .cloned()
-                    .unwrap_or((Type::U64, st.stages[i].span))
-            };
-            let begin_key = key_of(0).0;
-            let mut diags = Vec::new();
-            for i in 0..st.stages.len() {
-                let (key, span) = key_of(i);
-                info.stages[i].key = key.clone();
-                if i > 0 {
-                    info.stages[i].lookup = if same_key(&key, &begin_key) {
-                        KeyLookup::Primary
-                    } else {
-                        match info.links.iter().position(|l| same_key(l, &key)) {
-                            Some(l) if (0..i).any(|j| info.stages[j].link == Some(l)) => {
-                                KeyLookup::Link(l)
-                            }
-                            _ => {
-                                diags.push(diag::stream_key_unreachable(
-                                    span,
-                                    &info.stages[i].name,
-                                    &key,
-                                    &begin_key,
-                                ));
-                                KeyLookup::Primary
-                            }
-                        }
-                    };
-                }
-                if let Some((link, lspan)) = self.stage_links.get(&(k, i)).cloned() {
-                    if same_key(&link, &begin_key) {
-                        diags.push(diag::stream_link_same_type(lspan, &begin_key));
-                    } else {
-                        let l = match info.links.iter().position(|t| same_key(t, &link)) {
-                            Some(l) => l,
-                            None => {
-                                info.links.push(link);
-                                info.links.len() - 1
-                            }
-                        };
-                        info.stages[i].link = Some(l);
-                    }
-                }
-            }
+            let diags = self.resolve_keys(k, st, &mut info);
             for d in diags {
                 self.error(d);
             }
             out.push(info);
         }
         out
+    }
+
+    /// Gives each clause of stream `k` the key slot it looks its instance up
+    /// in, and each `link` the slot it files the instance under; the
+    /// diagnostics of keys that can never match.
+    ///
+    /// Slot 0 is the begin key's; `link KEY [as NAME]` files one named NAME,
+    /// or the key's own text. A clause's `by KEY as NAME` looks in slot
+    /// NAME; a `by KEY` in the slot its text names, else in the one slot of
+    /// its type. Slots are reachable from `begin`, through the links of
+    /// clauses that are themselves reachable; a clause whose slot is not
+    /// can never match.
+    fn resolve_keys(&self, k: usize, st: &Stream, info: &mut StreamInfo) -> Vec<Diagnostic> {
+        let mut diags = Vec::new();
+        let key_of = |i: usize| {
+            self.stage_keys
+                .get(&(k, i))
+                .cloned()
+                .unwrap_or((Type::U64, st.stages[i].span))
+        };
+        let slot_name = |i: usize| {
+            st.stages[i]
+                .key
+                .as_ref()
+                .map_or("tid".to_string(), |key| key.slot_name().to_string())
+        };
+        // (name, type) of every slot; 0 is the begin key's.
+        let mut slots: Vec<(String, Type)> = vec![(slot_name(0), key_of(0).0)];
+        let mut stage_links: Vec<Vec<usize>> = vec![Vec::new(); st.stages.len()];
+        for (i, clause) in st.stages.iter().enumerate() {
+            let types = self.stage_links.get(&(k, i)).cloned().unwrap_or_default();
+            for (link, (ty, span)) in clause.links.iter().zip(types) {
+                let name = link.slot_name();
+                if clause.role == StageRole::End {
+                    diags.push(diag::stream_link_unused(
+                        span,
+                        "the instance ends in this clause, so nothing can find it by this key",
+                    ));
+                    continue;
+                }
+                if name == slots[0].0 {
+                    diags.push(diag::stream_link_unused(
+                        span,
+                        &format!("`{name}` is the begin key, which already files the instance"),
+                    ));
+                    continue;
+                }
+                match slots.iter().position(|(n, _)| n == name) {
+                    Some(at) => match slots[at]
+                        .1
+                        .unify(&ty)
+                        .filter(|_| same_key(&slots[at].1, &ty))
+                    {
+                        Some(u) => {
+                            slots[at].1 = u;
+                            stage_links[i].push(at);
+                        }
+                        None => diags.push(diag::stream_key_type_mismatch(
+                            span,
+                            name,
+                            &slots[at].1,
+                            &ty,
+                        )),
+                    },
+                    None => {
+                        slots.push((name.to_string(), ty));
+                        stage_links[i].push(slots.len() - 1);
+                    }
+                }
+            }
+        }
+        // The slot each clause after `begin` looks its instance up in.
+        let mut lookups: Vec<Option<usize>> = vec![Some(0); st.stages.len()];
+        for (i, clause) in st.stages.iter().enumerate().skip(1) {
+            let (ty, span) = key_of(i);
+            let stage = &info.stages[i].name;
+            let named = clause.key.as_ref().and_then(|key| key.name.clone());
+            let found = match &named {
+                Some((name, name_span)) => match slots.iter().position(|(n, _)| n == name) {
+                    Some(at) => Some(at),
+                    None => {
+                        diags.push(diag::stream_key_unreachable(
+                            *name_span,
+                            stage,
+                            &format!("a key named `{name}`"),
+                        ));
+                        None
+                    }
+                },
+                None => {
+                    let text = slot_name(i);
+                    match slots.iter().position(|(n, _)| *n == text) {
+                        Some(at) => Some(at),
+                        None => {
+                            let fits: Vec<usize> = (0..slots.len())
+                                .filter(|&at| same_key(&slots[at].1, &ty))
+                                .collect();
+                            match fits.as_slice() {
+                                [at] => Some(*at),
+                                [] => {
+                                    diags.push(diag::stream_key_unreachable(
+                                        span,
+                                        stage,
+                                        &format!("a `{ty}` key"),
+                                    ));
+                                    None
+                                }
+                                many => {
+                                    let names: Vec<&str> =
+                                        many.iter().map(|&at| slots[at].0.as_str()).collect();
+                                    diags
+                                        .push(diag::stream_key_ambiguous(span, stage, &ty, &names));
+                                    None
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            lookups[i] = found;
+            let Some(at) = found else { continue };
+            match slots[at]
+                .1
+                .unify(&ty)
+                .filter(|_| same_key(&slots[at].1, &ty))
+            {
+                Some(u) => slots[at].1 = u,
+                None => {
+                    let (name, slot_ty) = (&slots[at].0, &slots[at].1);
+                    diags.push(diag::stream_key_type_mismatch(span, name, slot_ty, &ty));
+                    lookups[i] = None;
+                }
+            }
+        }
+        // Which slots the begin key reaches, through clauses it reaches.
+        let mut reached = vec![false; slots.len()];
+        reached[0] = true;
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for i in 0..st.stages.len() {
+                let live = i == 0 || lookups[i].is_some_and(|at| reached[at]);
+                for &at in stage_links[i].iter().filter(|_| live) {
+                    if !reached[at] {
+                        reached[at] = true;
+                        grew = true;
+                    }
+                }
+            }
+        }
+        for (i, lookup) in lookups.iter().enumerate().skip(1) {
+            if let Some(at) = lookup.filter(|&at| !reached[at]) {
+                let filers: Vec<&str> = (1..st.stages.len())
+                    .filter(|&j| stage_links[j].contains(&at))
+                    .map(|j| info.stages[j].name.as_str())
+                    .collect();
+                diags.push(diag::stream_stage_unreachable(
+                    key_of(i).1,
+                    &info.stages[i].name,
+                    &slots[at].0,
+                    &filers,
+                ));
+            }
+        }
+        info.links = slots[1..]
+            .iter()
+            .map(|(name, key)| streams::LinkSlot {
+                name: name.clone(),
+                key: key.clone(),
+            })
+            .collect();
+        for (i, stage) in info.stages.iter_mut().enumerate() {
+            let at = if i == 0 { 0 } else { lookups[i].unwrap_or(0) };
+            stage.key = slots[at].1.clone();
+            stage.lookup = match at {
+                0 => KeyLookup::Primary,
+                l => KeyLookup::Link(l - 1),
+            };
+            stage.links = stage_links[i].iter().map(|&at| at - 1).collect();
+        }
+        diags
     }
 }
 

@@ -295,6 +295,10 @@ pub const OK_CASES: &[(&str, &str)] = &[
         "stream read_req {\n    begin tracepoint:syscalls:sys_enter_read /comm == \"weftwl\"/ by tid { $fd = args->fd; }\n    end   tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n    timeout 5s\n}\nstream:read_req /args->duration > 1000/ { @[args->comm] = hist(args->duration); }",
     ),
     (
+        "stream_named_keys_several_links_and_keep_last",
+        "stream conn {\n    begin uprobe:libc:getaddrinfo by tid\n    stage syn tracepoint:sock:inet_sock_set_state by tid link args -> skaddr link (uint64)args->skaddr as sock keep last\n    end tracepoint:sock:inet_sock_set_state by args->skaddr keep first\n}",
+    ),
+    (
         "stream_stages_links_and_options",
         "stream write_io {\n    begin tracepoint:syscalls:sys_enter_pwrite64 by tid\n    stage insert tracepoint:block:block_rq_insert by tid link (args->dev, args->sector) { $sector = args->sector; }\n    stage tracepoint:block:block_rq_issue, tracepoint:block:block_rq_merge by (args->dev, args->sector);\n    end tracepoint:block:block_rq_complete by (args->dev, args->sector)\n    max 100\n    incomplete\n}",
     ),
