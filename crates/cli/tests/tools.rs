@@ -140,3 +140,24 @@ fn kaddr_and_unary_star_read_kernel_and_user_memory() {
         );
     }
 }
+
+/// runqlen.bt's and dcsnoop.bt's C struct definitions: a struct the script
+/// defines overlays memory as C lays it out (here the workload's `struct
+/// timespec`, read through nanosleep's user pointer, under a name of the
+/// script's own), and `sizeof`/`offsetof` see the same layout.
+#[test]
+fn a_script_struct_reads_the_memory_it_describes() {
+    require_root!();
+    let out = common::trace_workload(
+        "struct wl_ts { char pad[3]; long sec_low_bytes_skipped; };\nstruct wl_timespec { long sec; long nsec; };\ntracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { $t = (struct wl_timespec *)args->rqtp; @[$t->sec, $t->nsec] = count(); @size = sizeof(struct wl_timespec); @off = offsetof(struct wl_timespec, nsec); @pad = sizeof(struct wl_ts); }",
+        "nanosleep 1234567 3",
+        &[],
+    );
+    for line in ["@[0, 1234567]: 3", "@size: 16", "@off: 8", "@pad: 16"] {
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "expected `{line}` in:\n{}",
+            out.stdout
+        );
+    }
+}

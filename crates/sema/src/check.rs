@@ -75,6 +75,19 @@ pub fn check(
     let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     let macros = std::cell::OnceCell::new();
+    // The script's C definitions; kernel structs they hold by value are
+    // sized through BTF, read only when there are definitions.
+    let script_types = if program
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::StructDef(_)))
+    {
+        let (types, ds) = crate::ctypes::ScriptTypes::collect(&program.items, kernel.btf().ok());
+        diags.extend(ds);
+        types
+    } else {
+        crate::ctypes::ScriptTypes::default()
+    };
     let kallsyms = crate::builtins::kaddr::Kallsyms::new();
     for _ in 0..4 {
         let mut checker = Checker::new(
@@ -89,6 +102,7 @@ pub fn check(
         checker.kernel = Some(kernel);
         checker.macros = Some(&macros);
         checker.kallsyms = Some(&kallsyms);
+        checker.script_types = Some(&script_types);
         checker.run(&instances);
         let settled = checker.maps == known && checker.stream_fields == known_fields;
         known = checker.maps;
@@ -106,6 +120,7 @@ pub fn check(
     checker.kernel = Some(kernel);
     checker.macros = Some(&macros);
     checker.kallsyms = Some(&kallsyms);
+    checker.script_types = Some(&script_types);
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -174,6 +189,8 @@ struct Checker<'a> {
     macros: Option<&'a std::cell::OnceCell<crate::macros::Macros>>,
     /// `/proc/kallsyms`, read on the first `kaddr()` (shared by every round).
     kallsyms: Option<&'a crate::builtins::kaddr::Kallsyms>,
+    /// The structs, unions and enums the script defines.
+    script_types: Option<&'a crate::ctypes::ScriptTypes>,
 }
 
 /// Per-program state while checking one body.
@@ -218,6 +235,7 @@ impl<'a> Checker<'a> {
             kernel: None,
             macros: None,
             kallsyms: None,
+            script_types: None,
         }
     }
 
@@ -641,8 +659,8 @@ impl<'a> Checker<'a> {
                 Type::Tuple(ts)
             }
             ExprKind::Record(_) => self.unsupported(e, "a record"),
-            ExprKind::Sizeof(_) => self.unsupported(e, "`sizeof`"),
-            ExprKind::Offsetof { .. } => self.unsupported(e, "`offsetof`"),
+            ExprKind::Sizeof(arg) => self.size_of(s, e, arg),
+            ExprKind::Offsetof { ty, fields } => self.offset_of(s, e, ty, fields),
             ExprKind::Typeof(_) => self.unsupported(e, "`typeof`"),
             ExprKind::Block(_) => self.unsupported(e, "a block used as a value"),
         }
@@ -692,6 +710,7 @@ impl<'a> Checker<'a> {
                 // kernel macro no header here defines (`TASK_RUNNING`).
                 if let Some(v) = self
                     .macro_value(name)
+                    .or_else(|| self.script_types.and_then(|t| t.enumerator(name)))
                     .or_else(|| self.btf().and_then(|btf| btf.enum_value(name)))
                     .or_else(|| crate::macros::kernel_macro(name))
                 {

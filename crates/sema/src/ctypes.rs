@@ -1,6 +1,26 @@
 //! C types as scripts write them: integer type names (`unsigned long`,
 //! `u32`, `pid_t`), what a pointer type points to, and (see
 //! [`ScriptTypes`]) the structs, unions and enums a script defines.
+//!
+//! bpftrace hands a script's C definitions to clang; weft reads them itself:
+//! `struct`/`union` definitions with members of integer, pointer, array,
+//! enum and struct types (a struct the script defines, or one of the
+//! kernel's BTF by value), nested and anonymous structs and unions, and
+//! `enum` definitions, whose enumerators become constants. Layouts follow
+//! the C rules of x86-64 and arm64 (each member at a multiple of its
+//! alignment, the size rounded up to the largest one). A struct the script
+//! defines hides the kernel's struct of that name, as in bpftrace. Not read
+//! yet (an error says so): bitfields, `typedef`, `__attribute__` packing,
+//! function pointers other than as plain pointers.
+
+use std::collections::HashMap;
+
+use ktypes::Btf;
+use ktypes::btf::kind;
+use source::{Diagnostic, Span};
+use syntax::ast::{Item, StructDef};
+
+use crate::diagnostics as diag;
 
 /// The size and signedness of a C or bpftrace integer type name
 /// (qualifiers ignored), if it is one.
@@ -73,6 +93,635 @@ pub fn pointee(c_type: &str) -> Option<&str> {
         .filter(|p| !p.is_empty())
 }
 
+/// The type of a member of a script-defined struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CType {
+    Int {
+        size: u8,
+        signed: bool,
+    },
+    /// A pointer, by its C spelling (`struct path *`).
+    Pointer(String),
+    Array {
+        elem: Box<CType>,
+        len: u32,
+    },
+    /// A struct or union by its C name (`struct qstr`), the script's or the
+    /// kernel's.
+    Record(String),
+}
+
+/// A member of a script-defined struct or union.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CMember {
+    /// Empty for an anonymous struct or union member (its members are
+    /// found through it, as in C).
+    pub name: String,
+    pub offset: u32,
+    pub ty: CType,
+}
+
+/// A struct or union the script defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CRecord {
+    /// `struct cfs_rq`, `union u`; anonymous ones are named after their place.
+    pub c_name: String,
+    pub size: u32,
+    pub align: u32,
+    pub members: Vec<CMember>,
+}
+
+/// A member found by name (through anonymous members): its offset from the
+/// start of the record and its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundMember {
+    pub offset: u32,
+    pub ty: CType,
+}
+
+/// The C definitions of one script.
+#[derive(Clone, Debug, Default)]
+pub struct ScriptTypes {
+    records: HashMap<String, CRecord>,
+    enumerators: HashMap<String, i64>,
+}
+
+impl ScriptTypes {
+    /// Reads every `struct`/`union`/`enum` definition of the script (in
+    /// written order: a definition may use the ones above it), reporting
+    /// what it cannot read. `btf` sizes kernel structs used by value.
+    pub fn collect(items: &[Item], btf: Option<&Btf>) -> (ScriptTypes, Vec<Diagnostic>) {
+        let mut types = ScriptTypes::default();
+        let mut diags = Vec::new();
+        for item in items {
+            if let Item::StructDef(def) = item {
+                let mut p = DefParser::new(def, btf, &mut types);
+                if let Err(d) = p.definition() {
+                    diags.push(*d);
+                }
+            }
+        }
+        (types, diags)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty() && self.enumerators.is_empty()
+    }
+
+    /// The struct or union the script defines under this C name
+    /// (`struct cfs_rq`, qualifiers ignored).
+    pub fn record(&self, c_name: &str) -> Option<&CRecord> {
+        self.records.get(&normalise(c_name))
+    }
+
+    /// An enumerator of the script's enums.
+    pub fn enumerator(&self, name: &str) -> Option<i64> {
+        self.enumerators.get(name).copied()
+    }
+
+    /// Member `name` of `record`, looking through anonymous members.
+    pub fn member(&self, record: &CRecord, name: &str) -> Option<FoundMember> {
+        self.member_depth(record, name, 0)
+    }
+
+    fn member_depth(&self, record: &CRecord, name: &str, depth: usize) -> Option<FoundMember> {
+        if depth > 16 {
+            return None;
+        }
+        for m in &record.members {
+            if m.name == name {
+                return Some(FoundMember {
+                    offset: m.offset,
+                    ty: m.ty.clone(),
+                });
+            }
+            if m.name.is_empty()
+                && let CType::Record(inner) = &m.ty
+                && let Some(inner) = self.record(inner)
+                && let Some(found) = self.member_depth(inner, name, depth + 1)
+            {
+                return Some(FoundMember {
+                    offset: m.offset + found.offset,
+                    ty: found.ty,
+                });
+            }
+        }
+        None
+    }
+
+    /// The names `->`/`.` may use on `record` (for "did you mean").
+    pub fn member_names<'r>(&'r self, record: &'r CRecord) -> Vec<&'r str> {
+        let mut out = Vec::new();
+        for m in &record.members {
+            match (&m.ty, m.name.is_empty()) {
+                (CType::Record(inner), true) => {
+                    if let Some(inner) = self.record(inner) {
+                        out.extend(self.member_names(inner));
+                    }
+                }
+                _ => out.push(m.name.as_str()),
+            }
+        }
+        out
+    }
+
+    /// The size and alignment of a type: the script's records first, then
+    /// the kernel's BTF.
+    fn size_align(&self, ty: &CType, btf: Option<&Btf>) -> Result<(u32, u32), String> {
+        match ty {
+            CType::Int { size, .. } => Ok((u32::from(*size), u32::from(*size))),
+            CType::Pointer(_) => Ok((8, 8)),
+            CType::Array { elem, len } => {
+                let (size, align) = self.size_align(elem, btf)?;
+                Ok((size.saturating_mul(*len), align))
+            }
+            CType::Record(name) => {
+                if let Some(r) = self.record(name) {
+                    return Ok((r.size, r.align));
+                }
+                let btf = btf.ok_or_else(|| {
+                    format!("`{name}` is neither defined above nor known without the kernel's BTF")
+                })?;
+                let id = btf_record(btf, name).ok_or_else(|| {
+                    format!("`{name}` is neither defined above nor in the kernel's BTF")
+                })?;
+                let size = btf.size_of(id);
+                // BTF gives no alignment: kernel structs hold longs or pointers.
+                let align = if size >= 8 {
+                    8
+                } else {
+                    size.next_power_of_two().max(1)
+                };
+                Ok((size, align))
+            }
+        }
+    }
+
+    /// The size of a type written in `sizeof(...)`: an integer type, a
+    /// pointer, a script's struct or one of the kernel's.
+    pub fn size_of_name(&self, base: &str, btf: Option<&Btf>) -> Option<u32> {
+        let base = normalise(base);
+        if let Some((size, _)) = int_type(&base) {
+            return Some(u32::from(size));
+        }
+        if base.starts_with("struct ") || base.starts_with("union ") {
+            if self.record(&base).is_none() && btf.is_none() {
+                return None;
+            }
+            return self
+                .size_align(&CType::Record(base), btf)
+                .ok()
+                .map(|(s, _)| s);
+        }
+        if base.starts_with("enum ") {
+            return Some(4);
+        }
+        let btf = btf?;
+        let id = btf.find(kind::TYPEDEF, &base)?;
+        Some(btf.size_of(id))
+    }
+}
+
+/// `struct  foo` → `struct foo`, qualifiers dropped.
+fn normalise(c_name: &str) -> String {
+    c_name
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A struct or union of the kernel's BTF by its C name.
+fn btf_record(btf: &Btf, c_name: &str) -> Option<u32> {
+    let c_name = normalise(c_name);
+    let (k, name) = if let Some(n) = c_name.strip_prefix("struct ") {
+        (kind::STRUCT, n)
+    } else {
+        (kind::UNION, c_name.strip_prefix("union ")?)
+    };
+    btf.find(k, name.trim())
+}
+
+/// One token of a C definition, with its byte offset in the definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Ident(String),
+    Int(u64),
+    Punct(char),
+}
+
+fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("//") {
+            i = text[i..].find('\n').map_or(b.len(), |n| i + n);
+        } else if text[i..].starts_with("/*") {
+            i = text[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2);
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push((Tok::Ident(text[start..i].to_string()), start));
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+            let word = text[start..i].trim_end_matches(['u', 'U', 'l', 'L']);
+            let v = if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
+                u64::from_str_radix(hex, 16)
+            } else {
+                word.parse()
+            };
+            let v = v.map_err(|_| (start, format!("`{}` is not a number", &text[start..i])))?;
+            out.push((Tok::Int(v), start));
+        } else if "{}[];,*:()=-+<>|&~".contains(c as char) {
+            out.push((Tok::Punct(c as char), i));
+            i += 1;
+        } else {
+            return Err((i, format!("unexpected `{}`", c as char)));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one `struct`/`union`/`enum` definition into [`ScriptTypes`].
+struct DefParser<'d> {
+    def: &'d StructDef,
+    btf: Option<&'d Btf>,
+    types: &'d mut ScriptTypes,
+    tokens: Vec<(Tok, usize)>,
+    at: usize,
+    /// Names for anonymous records, unique per script.
+    anonymous: usize,
+}
+
+impl<'d> DefParser<'d> {
+    fn new(def: &'d StructDef, btf: Option<&'d Btf>, types: &'d mut ScriptTypes) -> DefParser<'d> {
+        DefParser {
+            def,
+            btf,
+            types,
+            tokens: Vec::new(),
+            at: 0,
+            anonymous: 0,
+        }
+    }
+
+    /// A diagnostic at byte `offset` of the definition.
+    fn error_at(&self, offset: usize, problem: &str) -> Box<Diagnostic> {
+        let start = self.def.span.start + offset as u32;
+        let span = Span::new(start, (start + 1).min(self.def.span.end));
+        Box::new(diag::bad_c_definition(span, problem))
+    }
+
+    fn error(&self, problem: &str) -> Box<Diagnostic> {
+        let offset = self
+            .tokens
+            .get(self.at)
+            .map_or(self.def.text.len().saturating_sub(1), |(_, o)| *o);
+        self.error_at(offset, problem)
+    }
+
+    fn peek(&self) -> Option<&Tok> {
+        self.tokens.get(self.at).map(|(t, _)| t)
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        let hit = self.peek() == Some(&Tok::Punct(c));
+        if hit {
+            self.at += 1;
+        }
+        hit
+    }
+
+    fn expect(&mut self, c: char) -> Result<(), Box<Diagnostic>> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("expected `{c}`")))
+        }
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => {
+                let s = s.clone();
+                self.at += 1;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
+    fn definition(&mut self) -> Result<(), Box<Diagnostic>> {
+        self.tokens = tokenize(&self.def.text).map_err(|(at, why)| self.error_at(at, &why))?;
+        let keyword = self.ident().unwrap_or_default();
+        match keyword.as_str() {
+            "struct" | "union" => {
+                let name = self.ident();
+                if self.peek() != Some(&Tok::Punct('{')) {
+                    return Err(self.error("expected `{`: only definitions are read here"));
+                }
+                let c_name = match name {
+                    Some(n) => format!("{keyword} {n}"),
+                    None => self.anonymous_name(&keyword),
+                };
+                self.record_body(&keyword, c_name)?;
+            }
+            "enum" => {
+                self.ident();
+                self.enum_body()?;
+            }
+            other => {
+                return Err(self.error_at(0, &format!("`{other}` definitions are not read yet")));
+            }
+        }
+        self.eat(';');
+        if self.at < self.tokens.len() {
+            return Err(self.error("a declaration after a definition is not read yet"));
+        }
+        Ok(())
+    }
+
+    fn anonymous_name(&mut self, keyword: &str) -> String {
+        self.anonymous += 1;
+        format!(
+            "{keyword} (anonymous at {}+{})",
+            self.def.span.start, self.anonymous
+        )
+    }
+
+    /// `{ members }` of a struct or union named `c_name`; registers it.
+    fn record_body(&mut self, keyword: &str, c_name: String) -> Result<(), Box<Diagnostic>> {
+        self.expect('{')?;
+        let union = keyword == "union";
+        let mut members: Vec<CMember> = Vec::new();
+        let (mut size, mut align) = (0u32, 1u32);
+        while !self.eat('}') {
+            if self.peek().is_none() {
+                return Err(self.error("expected `}`"));
+            }
+            let type_at = self.tokens.get(self.at).map_or(0, |(_, o)| *o);
+            let (base, anonymous_record) = self.type_spec()?;
+            if anonymous_record && self.eat(';') {
+                // An anonymous struct or union member: its members are found through it.
+                let (s, a) = self.layout(&base, type_at)?;
+                let offset = if union { 0 } else { size.next_multiple_of(a) };
+                members.push(CMember {
+                    name: String::new(),
+                    offset,
+                    ty: base,
+                });
+                size = if union { size.max(s) } else { offset + s };
+                align = align.max(a);
+                continue;
+            }
+            loop {
+                let (name, ty) = self.declarator(base.clone())?;
+                if self.eat(':') {
+                    return Err(self.error("bitfields are not read yet"));
+                }
+                let (s, a) = self.layout(&ty, type_at)?;
+                let offset = if union { 0 } else { size.next_multiple_of(a) };
+                if members.iter().any(|m| m.name == name) {
+                    return Err(self.error(&format!("member `{name}` is declared twice")));
+                }
+                members.push(CMember { name, offset, ty });
+                size = if union { size.max(s) } else { offset + s };
+                align = align.max(a);
+                if !self.eat(',') {
+                    break;
+                }
+            }
+            self.expect(';')?;
+        }
+        let record = CRecord {
+            c_name: c_name.clone(),
+            size: size.next_multiple_of(align),
+            align,
+            members,
+        };
+        self.types.records.insert(c_name, record);
+        Ok(())
+    }
+
+    /// The size and alignment of a member's type (written at byte `at`).
+    fn layout(&self, ty: &CType, at: usize) -> Result<(u32, u32), Box<Diagnostic>> {
+        self.types
+            .size_align(ty, self.btf)
+            .map_err(|why| self.error_at(at, &why))
+    }
+
+    /// A type specifier: `unsigned long`, `struct path`, `u32`, or a nested
+    /// `struct { ... }` (true when it is an anonymous definition).
+    fn type_spec(&mut self) -> Result<(CType, bool), Box<Diagnostic>> {
+        let mut words = Vec::new();
+        while let Some(Tok::Ident(w)) = self.peek().cloned() {
+            match w.as_str() {
+                "const" | "volatile" => self.at += 1,
+                "struct" | "union" | "enum" => {
+                    self.at += 1;
+                    let name = self.ident();
+                    if self.peek() == Some(&Tok::Punct('{')) {
+                        if w == "enum" {
+                            self.enum_body()?;
+                            return Ok((
+                                CType::Int {
+                                    size: 4,
+                                    signed: false,
+                                },
+                                false,
+                            ));
+                        }
+                        let anonymous = name.is_none();
+                        let c_name = match name {
+                            Some(n) => format!("{w} {n}"),
+                            None => self.anonymous_name(&w),
+                        };
+                        self.record_body(&w, c_name.clone())?;
+                        return Ok((CType::Record(c_name), anonymous));
+                    }
+                    let Some(name) = name else {
+                        return Err(self.error(&format!("expected a name after `{w}`")));
+                    };
+                    if w == "enum" {
+                        return Ok((
+                            CType::Int {
+                                size: 4,
+                                signed: false,
+                            },
+                            false,
+                        ));
+                    }
+                    return Ok((CType::Record(format!("{w} {name}")), false));
+                }
+                "unsigned" | "signed" | "short" | "long" | "int" | "char" => {
+                    words.push(w);
+                    self.at += 1;
+                }
+                _ if words.is_empty() => {
+                    self.at += 1;
+                    return self.named_type(&w).map(|t| (t, false));
+                }
+                _ => break,
+            }
+        }
+        if words.is_empty() {
+            return Err(self.error("expected a type"));
+        }
+        let spelled = words.join(" ");
+        match int_type(&spelled) {
+            Some((size, signed)) => Ok((CType::Int { size, signed }, false)),
+            None => Err(self.error(&format!("`{spelled}` is not a type weft reads"))),
+        }
+    }
+
+    /// A type named by one identifier: `u32`, `bool`, or a typedef of the
+    /// kernel's BTF.
+    fn named_type(&self, name: &str) -> Result<CType, Box<Diagnostic>> {
+        if let Some((size, signed)) = int_type(name) {
+            return Ok(CType::Int { size, signed });
+        }
+        if name == "void" {
+            return Ok(CType::Record("void".into()));
+        }
+        if let Some(btf) = self.btf
+            && let Some(id) = btf.find(kind::TYPEDEF, name)
+        {
+            let target = btf.skip_aliases(id);
+            return Ok(match btf.kind_of(target) {
+                Some(kind::INT | kind::ENUM | kind::ENUM64) => {
+                    let (size, signed) =
+                        int_type(&btf.c_type(target)).unwrap_or((btf.size_of(target) as u8, false));
+                    CType::Int { size, signed }
+                }
+                Some(kind::PTR) => CType::Pointer(btf.c_type(target)),
+                Some(kind::STRUCT | kind::UNION) => CType::Record(btf.c_type(target)),
+                _ => {
+                    return Err(
+                        self.error(&format!("the typedef `{name}` is not a type weft reads"))
+                    );
+                }
+            });
+        }
+        Err(self.error(&format!("unknown type `{name}`")))
+    }
+
+    /// `*`s, a name, `[N]`s: the member's name and type. A function pointer
+    /// (`(*fn)(...)`) is a pointer.
+    fn declarator(&mut self, base: CType) -> Result<(String, CType), Box<Diagnostic>> {
+        let mut stars = 0;
+        while self.eat('*') {
+            stars += 1;
+            while matches!(self.peek(), Some(Tok::Ident(w)) if w == "const" || w == "volatile") {
+                self.at += 1;
+            }
+        }
+        if self.eat('(') {
+            // `(*name)(params)`: a function pointer.
+            self.expect('*')?;
+            let name = self
+                .ident()
+                .ok_or_else(|| self.error("expected a member name"))?;
+            self.expect(')')?;
+            self.skip_parens()?;
+            return Ok((name, CType::Pointer("void *".into())));
+        }
+        let name = self
+            .ident()
+            .ok_or_else(|| self.error("expected a member name"))?;
+        let mut ty = base;
+        if stars > 0 {
+            if ty == CType::Record("void".into()) {
+                ty = CType::Pointer(format!("void {}", "*".repeat(stars)));
+            } else {
+                let spelled = c_spelling(&ty);
+                ty = CType::Pointer(format!("{spelled} {}", "*".repeat(stars)));
+            }
+        } else if ty == CType::Record("void".into()) {
+            return Err(self.error("a member cannot be `void`"));
+        }
+        let mut dims = Vec::new();
+        while self.eat('[') {
+            let Some(Tok::Int(n)) = self.peek().cloned() else {
+                return Err(self.error("expected an array length"));
+            };
+            self.at += 1;
+            self.expect(']')?;
+            dims.push(u32::try_from(n).map_err(|_| self.error("array too large"))?);
+        }
+        for len in dims.into_iter().rev() {
+            ty = CType::Array {
+                elem: Box::new(ty),
+                len,
+            };
+        }
+        Ok((name, ty))
+    }
+
+    fn skip_parens(&mut self) -> Result<(), Box<Diagnostic>> {
+        self.expect('(')?;
+        let mut depth = 1;
+        while depth > 0 {
+            match self.peek() {
+                None => return Err(self.error("expected `)`")),
+                Some(Tok::Punct('(')) => depth += 1,
+                Some(Tok::Punct(')')) => depth -= 1,
+                _ => {}
+            }
+            self.at += 1;
+        }
+        Ok(())
+    }
+
+    /// `{ A, B = 3, C }`: the enumerators, as constants.
+    fn enum_body(&mut self) -> Result<(), Box<Diagnostic>> {
+        self.expect('{')?;
+        let mut next = 0i64;
+        while !self.eat('}') {
+            let name = self
+                .ident()
+                .ok_or_else(|| self.error("expected an enumerator"))?;
+            if self.eat('=') {
+                let negative = self.eat('-');
+                let Some(Tok::Int(v)) = self.peek().cloned() else {
+                    return Err(self.error(
+                        "expected a number (enumerator values are read when they are numbers)",
+                    ));
+                };
+                self.at += 1;
+                next = if negative { -(v as i64) } else { v as i64 };
+            }
+            self.types.enumerators.insert(name, next);
+            next += 1;
+            if !self.eat(',') {
+                self.expect('}')?;
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a member type is written in C (for the pointer types built on it).
+fn c_spelling(ty: &CType) -> String {
+    match ty {
+        CType::Int { size, signed } => {
+            format!("{}int{}", if *signed { "" } else { "u" }, size * 8)
+        }
+        CType::Pointer(p) => p.clone(),
+        CType::Array { elem, .. } => c_spelling(elem),
+        CType::Record(name) => name.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +743,109 @@ mod tests {
         assert_eq!(int_type("struct file"), None);
         assert_eq!(int_type("void"), None);
         assert_eq!(int_type("long double"), None);
+    }
+
+    fn parse(text: &str) -> Result<ScriptTypes, String> {
+        let src = format!("{text}\nBEGIN {{ }}");
+        let (program, diags) = syntax::parse_text(&src, 0);
+        assert!(diags.is_empty(), "{diags:?}");
+        let (types, diags) = ScriptTypes::collect(&program.items, None);
+        match diags.first() {
+            Some(d) => Err(d.message.clone()),
+            None => Ok(types),
+        }
+    }
+
+    fn offsets(types: &ScriptTypes, record: &str) -> Vec<(String, u32)> {
+        types
+            .record(record)
+            .unwrap()
+            .members
+            .iter()
+            .map(|m| (m.name.clone(), m.offset))
+            .collect()
+    }
+
+    #[test]
+    fn layouts_follow_c() {
+        let t = parse(
+            "struct s { char c; int i; char d; long l; short h[3]; };\n\
+             union u { char c; long l; int i[3]; };\n\
+             struct n { struct s inner; char tail; void *p; unsigned char name[16]; int (*fn)(int, long); };",
+        )
+        .unwrap();
+        let s = t.record("struct s").unwrap();
+        assert_eq!((s.size, s.align), (32, 8));
+        assert_eq!(
+            offsets(&t, "struct s"),
+            [
+                ("c".into(), 0),
+                ("i".into(), 4),
+                ("d".into(), 8),
+                ("l".into(), 16),
+                ("h".into(), 24)
+            ]
+        );
+        let u = t.record("union u").unwrap();
+        assert_eq!((u.size, u.align), (16, 8));
+        assert!(u.members.iter().all(|m| m.offset == 0));
+        assert_eq!(
+            offsets(&t, "struct n"),
+            [
+                ("inner".into(), 0),
+                ("tail".into(), 32),
+                ("p".into(), 40),
+                ("name".into(), 48),
+                ("fn".into(), 64)
+            ]
+        );
+        assert_eq!(t.record("struct n").unwrap().size, 72);
+        assert_eq!(
+            t.member(t.record("struct n").unwrap(), "p").unwrap().ty,
+            CType::Pointer("void *".into())
+        );
+    }
+
+    #[test]
+    fn anonymous_members_and_enums() {
+        let t = parse(
+            "struct a { int x; union { long l; struct { int lo; int hi; }; }; int y; };\n\
+             enum e { E_ZERO, E_FIVE = 5, E_SIX, E_NEG = -2 };",
+        )
+        .unwrap();
+        let a = t.record("struct a").unwrap();
+        assert_eq!(t.member(a, "hi").unwrap().offset, 12);
+        assert_eq!(t.member(a, "l").unwrap().offset, 8);
+        assert_eq!(t.member(a, "y").unwrap().offset, 16);
+        assert_eq!(a.size, 24);
+        assert_eq!(t.member_names(a), ["x", "l", "lo", "hi", "y"]);
+        assert_eq!(t.enumerator("E_SIX"), Some(6));
+        assert_eq!(t.enumerator("E_NEG"), Some(-2));
+        assert_eq!(t.enumerator("E_ZERO"), Some(0));
+    }
+
+    #[test]
+    fn what_is_not_read_says_so() {
+        assert!(
+            parse("struct b { int x : 3; };")
+                .unwrap_err()
+                .contains("bitfields")
+        );
+        assert!(
+            parse("struct c { frob_t x; };")
+                .unwrap_err()
+                .contains("unknown type `frob_t`")
+        );
+        assert!(
+            parse("struct d { struct load_weight load; };")
+                .unwrap_err()
+                .contains("`struct load_weight` is neither defined above nor known without the kernel's BTF")
+        );
+        assert!(
+            parse("struct e { int x; int x; };")
+                .unwrap_err()
+                .contains("declared twice")
+        );
     }
 
     #[test]

@@ -618,6 +618,22 @@ pub fn member_not_supported(span: Span, ty: &str, member: &str, what: &str) -> D
     .with_label(span, "not supported")
 }
 
+pub fn bad_c_definition(span: Span, problem: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot read this C definition: {problem}"))
+        .with_code(Code::E0357)
+        .with_label(span, "here")
+        .with_help("weft reads struct, union and enum definitions with integer, pointer, array, enum and struct members")
+}
+
+pub fn unknown_c_type(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("unknown type `{name}`"))
+        .with_code(Code::E0358)
+        .with_label(
+            span,
+            "not an integer type, a struct of the script or a type of the kernel's BTF",
+        )
+}
+
 pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
     Diagnostic::error(format!(
         "a cast to a struct pointer expects an address, found `{found}`"

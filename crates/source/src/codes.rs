@@ -153,6 +153,8 @@ codes! {
     E0354: "`.` on a pointer",
     E0355: "member type not supported",
     E0356: "invalid struct cast",
+    E0357: "invalid C definition",
+    E0358: "unknown type",
     E0380: "unknown config key",
     E0381: "config key not supported",
     E0382: "invalid config value",

@@ -25,6 +25,10 @@ impl Lower<'_> {
                 self.constant(v)
             }
             ExprKind::PositionalCount => self.constant(self.typed.positional.len() as i64),
+            // Found when checking.
+            ExprKind::Sizeof(_) | ExprKind::Offsetof { .. } => {
+                self.constant(self.probe.constants.get(&e.id).copied().unwrap_or(0))
+            }
             ExprKind::Ident(_) => match self.builtin_variable_scalar(e) {
                 Some(r) => r,
                 None => self.constant(self.probe.constants.get(&e.id).copied().unwrap_or(0)),

@@ -156,9 +156,8 @@ pub(super) fn collect(
                 }));
             }
             Item::Shebang(_) | Item::Preprocessor(_) => {}
-            Item::StructDef(s) => {
-                diags.push(diag::not_supported_yet(s.span, "a C struct definition"))
-            }
+            // Read once for the whole script (`crate::ctypes`).
+            Item::StructDef(_) => {}
             Item::Config(_) => {}
             Item::Import(i) => diags.push(diag::not_supported_yet(i.span, "`import`")),
             Item::MapDecl(m) => {

@@ -1,4 +1,5 @@
-//! Struct and union members through the kernel's BTF:
+//! Struct and union members through the kernel's BTF, or through the
+//! script's own C definitions (`crate::ctypes`), which come first:
 //!
 //! - `ptr->member`, where `ptr` is a pointer to a struct or union: typed
 //!   `args->NAME` of fentry/rawtracepoint, a member that is a pointer,
@@ -15,7 +16,8 @@
 
 use ktypes::Btf;
 use ktypes::btf::kind;
-use syntax::ast::{Expr, ExprKind, TypeName};
+use source::Diagnostic;
+use syntax::ast::{Expr, ExprKind, TypeName, TypeOrExpr};
 
 use super::{Checker, Scope};
 use crate::diagnostics as diag;
@@ -130,6 +132,9 @@ impl Checker<'_> {
         }
         let stars = "*".repeat(ty.pointer_depth as usize);
         let c_type = format!("{} {stars}", ty.base.trim());
+        if self.script_record(ty.base.trim()).is_some() {
+            return Type::Pointer { c_type };
+        }
         let Some(btf) = self.btf() else {
             self.error(diag::struct_needs_btf(
                 ty.span,
@@ -195,6 +200,15 @@ impl Checker<'_> {
                 return Type::I64;
             }
         };
+        // A struct the script defines hides the kernel's of that name.
+        let record_name = if arrow {
+            crate::ctypes::pointee(&c_type).map(str::to_string)
+        } else {
+            Some(c_type.clone())
+        };
+        if let Some(record) = record_name.as_deref().and_then(|n| self.script_record(n)) {
+            return self.script_member(s, e, &record, name, arrow);
+        }
         let Some(btf) = self.btf() else {
             self.error(diag::struct_needs_btf(
                 e.span,
@@ -315,5 +329,235 @@ impl Checker<'_> {
             },
         );
         t
+    }
+
+    /// A struct or union the script defines, by its C name.
+    fn script_record(&self, c_name: &str) -> Option<crate::ctypes::CRecord> {
+        self.script_types?.record(c_name).cloned()
+    }
+
+    /// `base->name` or `base.name` on a struct the script defines.
+    fn script_member(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        record: &crate::ctypes::CRecord,
+        name: &str,
+        arrow: bool,
+    ) -> Type {
+        use crate::ctypes::CType;
+        let Some(types) = self.script_types else {
+            return Type::I64;
+        };
+        let Some(found) = types.member(record, name) else {
+            let names = types.member_names(record);
+            self.error(diag::no_such_member(e.span, &record.c_name, name, &names));
+            return Type::I64;
+        };
+        let (value, t) = match &found.ty {
+            CType::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => (
+                MemberValue::Int {
+                    size: *size,
+                    signed: *signed,
+                },
+                Type::Int {
+                    size: *size,
+                    signed: *signed,
+                },
+            ),
+            CType::Pointer(c) => (MemberValue::Pointer, Type::Pointer { c_type: c.clone() }),
+            CType::Record(c) => (MemberValue::Struct, Type::Struct { c_type: c.clone() }),
+            CType::Array { elem, len }
+                if **elem
+                    == CType::Int {
+                        size: 1,
+                        signed: true,
+                    }
+                    || **elem
+                        == CType::Int {
+                            size: 1,
+                            signed: false,
+                        } =>
+            {
+                (MemberValue::Chars { len: *len }, Type::Str { size: *len })
+            }
+            other => {
+                let what = match other {
+                    CType::Array { .. } => "an array".to_string(),
+                    _ => "an integer of that width".to_string(),
+                };
+                self.error(diag::member_not_supported(
+                    e.span,
+                    &record.c_name,
+                    name,
+                    &what,
+                ));
+                return Type::I64;
+            }
+        };
+        s.probe.members.insert(
+            e.id,
+            MemberAccess {
+                offset: found.offset,
+                arrow,
+                value,
+            },
+        );
+        t
+    }
+
+    /// `sizeof(TYPE)` or `sizeof(expr)`: a constant, as C gives it.
+    pub(super) fn size_of(&mut self, s: &mut Scope, e: &Expr, arg: &TypeOrExpr) -> Type {
+        let size = match arg {
+            TypeOrExpr::Type(t) => {
+                let base = if t.pointer_depth > 0 {
+                    Some(8)
+                } else if t.base == "string" {
+                    Some(crate::types::DEFAULT_STR_SIZE)
+                } else {
+                    self.type_size(&t.base)
+                };
+                let Some(base) = base else {
+                    self.error(diag::unknown_c_type(t.span, &t.base));
+                    return Type::U64;
+                };
+                u64::from(base) * t.array_len.unwrap_or(1)
+            }
+            TypeOrExpr::Expr(x) => {
+                let t = self.expr(s, x);
+                let size = match &t {
+                    Type::Int { size, .. } => Some(u32::from(*size)),
+                    Type::Str { size } => Some(*size),
+                    Type::Pointer { .. } => Some(8),
+                    Type::Struct { c_type } => self.type_size(c_type),
+                    other => Some(other.layout().size()).filter(|n| *n > 0),
+                };
+                let Some(size) = size else {
+                    self.error(diag::type_mismatch(
+                        x.span,
+                        "sizeof()",
+                        "a value with a size",
+                        &t,
+                    ));
+                    return Type::U64;
+                };
+                u64::from(size)
+            }
+        };
+        s.probe.constants.insert(e.id, size as i64);
+        Type::U64
+    }
+
+    /// The size of a type by name: an integer type, a struct of the script
+    /// or of the kernel's BTF, a typedef of BTF.
+    fn type_size(&self, name: &str) -> Option<u32> {
+        let none = crate::ctypes::ScriptTypes::default();
+        let types = self.script_types.unwrap_or(&none);
+        // BTF is read only for a type the script does not define.
+        types
+            .size_of_name(name, None)
+            .or_else(|| types.size_of_name(name, Some(self.btf()?)))
+    }
+
+    /// `offsetof(struct T, a.b)`: the byte offset of a member (through
+    /// embedded structs), as a constant.
+    pub(super) fn offset_of(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        ty: &TypeOrExpr,
+        fields: &[String],
+    ) -> Type {
+        let mut record = match ty {
+            TypeOrExpr::Type(t) if t.pointer_depth == 0 => t.base.trim().to_string(),
+            TypeOrExpr::Type(t) => {
+                self.error(diag::type_mismatch(
+                    t.span,
+                    "offsetof()",
+                    "a struct or union",
+                    &Type::Pointer {
+                        c_type: format!("{} *", t.base),
+                    },
+                ));
+                return Type::U64;
+            }
+            TypeOrExpr::Expr(x) => match self.expr(s, x) {
+                Type::Struct { c_type } => c_type,
+                other => {
+                    self.error(diag::type_mismatch(
+                        x.span,
+                        "offsetof()",
+                        "a struct or union",
+                        &other,
+                    ));
+                    return Type::U64;
+                }
+            },
+        };
+        let mut offset = 0u64;
+        for (i, field) in fields.iter().enumerate() {
+            match self.member_offset(&record, field, e.span) {
+                Ok((at, next)) => {
+                    offset += u64::from(at);
+                    match next {
+                        Some(n) => record = n,
+                        None if i + 1 < fields.len() => {
+                            self.error(diag::member_not_supported(
+                                e.span,
+                                &record,
+                                field,
+                                "not a struct or union, so it has no members",
+                            ));
+                            return Type::U64;
+                        }
+                        None => {}
+                    }
+                }
+                Err(d) => {
+                    self.error(d);
+                    return Type::U64;
+                }
+            }
+        }
+        s.probe.constants.insert(e.id, offset as i64);
+        Type::U64
+    }
+
+    /// The offset of member `field` of the record `c_name` and, when the
+    /// member is itself a struct or union, its C name.
+    #[allow(clippy::result_large_err, reason = "the error is reported as it is")]
+    fn member_offset(
+        &self,
+        c_name: &str,
+        field: &str,
+        span: source::Span,
+    ) -> Result<(u32, Option<String>), Diagnostic> {
+        if let Some(record) = self.script_record(c_name) {
+            let types = self.script_types.expect("a script record comes from them");
+            let found = types.member(&record, field).ok_or_else(|| {
+                diag::no_such_member(span, c_name, field, &types.member_names(&record))
+            })?;
+            let next = match found.ty {
+                crate::ctypes::CType::Record(n) => Some(n),
+                _ => None,
+            };
+            return Ok((found.offset, next));
+        }
+        let Some(btf) = self.btf() else {
+            return Err(diag::struct_needs_btf(
+                span,
+                c_name,
+                "this kernel has none (/sys/kernel/btf/vmlinux)",
+            ));
+        };
+        let Some(id) = struct_named(btf, c_name) else {
+            return Err(diag::unknown_c_type(span, c_name));
+        };
+        let m = btf
+            .member(id, field)
+            .ok_or_else(|| diag::no_such_member(span, c_name, field, &btf.member_names(id)))?;
+        let next = matches!(btf.kind_of(m.type_id), Some(kind::STRUCT | kind::UNION))
+            .then(|| struct_c_type(btf, m.type_id));
+        Ok((m.bit_offset / 8, next))
     }
 }
