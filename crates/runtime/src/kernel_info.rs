@@ -90,17 +90,24 @@ impl KernelInfo for SysKernelInfo {
         Some(features.clone())
     }
 
+    /// Read and parsed once per process: every kprobe attach point asks,
+    /// and the kernel takes tens of milliseconds to print ~80,000 names.
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
-        if let Ok(tracefs) = self.tracefs() {
-            if let Ok(text) =
-                std::fs::read_to_string(tracefs.root().join("available_filter_functions"))
-            {
-                return Ok(parse_filter_functions(&text));
-            }
-        }
-        let text = std::fs::read_to_string("/proc/kallsyms")
-            .map_err(|e| io_error("/proc/kallsyms".to_string(), e))?;
-        Ok(parse_kallsyms_functions(&text))
+        static FUNCTIONS: OnceLock<Result<Vec<KernelFunction>, KernelInfoError>> = OnceLock::new();
+        FUNCTIONS
+            .get_or_init(|| {
+                if let Ok(tracefs) = self.tracefs() {
+                    if let Ok(text) =
+                        std::fs::read_to_string(tracefs.root().join("available_filter_functions"))
+                    {
+                        return Ok(parse_filter_functions(&text));
+                    }
+                }
+                let text = std::fs::read_to_string("/proc/kallsyms")
+                    .map_err(|e| io_error("/proc/kallsyms".to_string(), e))?;
+                Ok(parse_kallsyms_functions(&text))
+            })
+            .clone()
     }
 
     fn executable_search_path(&self) -> Vec<String> {

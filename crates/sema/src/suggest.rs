@@ -100,18 +100,44 @@ pub fn suggestion_score(typed: &str, candidate: &str, uses: u32) -> Option<f64> 
     if typed == candidate || typed_len * 2 < candidate_len {
         return None;
     }
-    let cost = edit_cost(typed, candidate);
     let limit = EDIT * (typed_len as u32 / 3).max(1);
-    if cost > limit {
+    // Letters only the candidate has cost an omission each, letters only
+    // the typed name has an edit each: too far by length alone is skipped
+    // before the table (a kernel has ~80,000 function names to try).
+    let by_length = if candidate_len > typed_len {
+        (candidate_len - typed_len) as u32 * OMISSION
+    } else {
+        (typed_len - candidate_len) as u32 * EDIT
+    };
+    if by_length > limit || letter_bound(typed, candidate) > limit {
         return None;
     }
+    let cost = edit_cost(typed, candidate, limit)?;
     let edits = f64::from(cost) / f64::from(EDIT);
     Some(f64::from(uses).ln_1p() - edits * EDIT_ODDS.ln())
 }
 
+/// A lower bound of the edit cost from the letters alone: each letter only
+/// the typed name has takes a wrong or an extra letter (an edit each), each
+/// letter only the candidate has takes at least an omission.
+fn letter_bound(typed: &str, candidate: &str) -> u32 {
+    // Bytes past ASCII are left out: the bound only gets weaker.
+    let mut balance = [0i32; 128];
+    for b in typed.bytes().filter(u8::is_ascii) {
+        balance[b as usize] += 1;
+    }
+    for b in candidate.bytes().filter(u8::is_ascii) {
+        balance[b as usize] -= 1;
+    }
+    let only_typed: i32 = balance.iter().filter(|n| **n > 0).sum();
+    let only_candidate: i32 = -balance.iter().filter(|n| **n < 0).sum::<i32>();
+    (only_typed as u32 * EDIT).max(only_candidate as u32 * OMISSION)
+}
+
 /// Weighted optimal-string-alignment distance from `candidate` to `typed`,
-/// in half edits.
-fn edit_cost(typed: &str, candidate: &str) -> u32 {
+/// in half edits; `None` once it must exceed `limit` (two rows in a row
+/// above it: later rows only add to their values).
+fn edit_cost(typed: &str, candidate: &str, limit: u32) -> Option<u32> {
     let t: Vec<char> = typed.chars().collect();
     let c: Vec<char> = candidate.chars().collect();
     // d[i][j]: cost of writing t[..i] when c[..j] was meant.
@@ -122,7 +148,9 @@ fn edit_cost(typed: &str, candidate: &str) -> u32 {
     for (j, cell) in d[0].iter_mut().enumerate() {
         *cell = j as u32 * OMISSION;
     }
+    let mut previous_min = 0;
     for i in 1..=t.len() {
+        let mut row_min = u32::MAX;
         for j in 1..=c.len() {
             let same = t[i - 1] == c[j - 1];
             let mut best = (d[i - 1][j - 1] + if same { 0 } else { EDIT })
@@ -132,9 +160,15 @@ fn edit_cost(typed: &str, candidate: &str) -> u32 {
                 best = best.min(d[i - 2][j - 2] + EDIT);
             }
             d[i][j] = best;
+            row_min = row_min.min(best);
         }
+        row_min = row_min.min(d[i][0]);
+        if row_min > limit && previous_min > limit {
+            return None;
+        }
+        previous_min = row_min;
     }
-    d[t.len()][c.len()]
+    Some(d[t.len()][c.len()]).filter(|&cost| cost <= limit)
 }
 
 #[cfg(test)]
@@ -209,10 +243,15 @@ mod tests {
 
     #[test]
     fn an_omitted_letter_costs_half_an_edit() {
-        assert_eq!(edit_cost("cnt", "count"), 2 * OMISSION);
-        assert_eq!(edit_cost("cnt", "cat"), EDIT);
-        assert_eq!(edit_cost("prinft", "printf"), EDIT);
-        assert_eq!(edit_cost("countt", "count"), EDIT);
-        assert_eq!(edit_cost("", "ab"), 2 * OMISSION);
+        assert_eq!(edit_cost("cnt", "count", u32::MAX), Some(2 * OMISSION));
+        assert_eq!(edit_cost("cnt", "cat", u32::MAX), Some(EDIT));
+        assert_eq!(edit_cost("prinft", "printf", u32::MAX), Some(EDIT));
+        assert_eq!(edit_cost("countt", "count", u32::MAX), Some(EDIT));
+        assert_eq!(edit_cost("", "ab", u32::MAX), Some(2 * OMISSION));
+        assert_eq!(letter_bound("cnt", "count"), 2 * OMISSION);
+        assert_eq!(letter_bound("countt", "count"), EDIT);
+        // Past the limit, the table stops early and says so.
+        assert_eq!(edit_cost("abcdef", "uvwxyz", EDIT), None);
+        assert_eq!(edit_cost("countt", "count", EDIT), Some(EDIT));
     }
 }
