@@ -8,8 +8,9 @@ done
 # Tools the tests use: bpftool and llvm-objdump read our ELF objects; bpftrace
 # ships the tools (/usr/sbin/*.bt) the kernel tests run, and is the reference;
 # golang-go: `go tool pprof` reads the profiles `weft profile -o x.pb.gz` writes;
-# python3 is the HTTP server and client the TCP stream examples are tested on.
-for pkg in bpftool llvm bpftrace golang-go python3; do
+# python3 is the HTTP server and client the TCP stream examples are tested on;
+# openssl is sslsnoop.bt's TLS server and client.
+for pkg in bpftool llvm bpftrace golang-go python3 openssl; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -4,6 +4,8 @@
 //! Usage: see [`USAGE`] (printed when run without steps or with `--help`).
 //! Every step runs on the main thread, so pid == tid.
 
+mod tools;
+
 use std::ffi::CString;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -57,11 +59,17 @@ fn main() -> ExitCode {
     unsafe { libc::prctl(libc::PR_SET_NAME, COMM.as_ptr()) };
     let args: Vec<String> = std::env::args().skip(1).collect();
     if matches!(args.first().map(String::as_str), Some("-h" | "--help")) {
-        print!("{USAGE}");
+        print!(
+            "{USAGE}\nSteps that make bpftrace's tools fire:\n{}",
+            tools::USAGE
+        );
         return ExitCode::SUCCESS;
     }
     if args.is_empty() {
-        eprint!("{USAGE}");
+        eprint!(
+            "{USAGE}\nSteps that make bpftrace's tools fire:\n{}",
+            tools::USAGE
+        );
         return ExitCode::from(2);
     }
     match run(&args) {
@@ -211,6 +219,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 dio_write(&path, size, n)?;
             }
             other => {
+                let mut take = |what: &str| next(what).map(str::to_string);
+                if let Some(done) = tools::run(other, &mut take) {
+                    done?;
+                    continue;
+                }
                 return Err(format!(
                     "unknown step `{other}` (`weft-workload --help` lists the steps)"
                 ));
