@@ -27,4 +27,20 @@ if ! dpkg -s prometheus >/dev/null 2>&1; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
+# The --otlp tests decode what weft sends with the official OpenTelemetry
+# protobuf definitions (PyPI's opentelemetry-proto), kept in a venv under
+# target/ that the tests find.
+venv="$(cd "$(dirname "$0")/.." && pwd)/target/otlp-venv"
+if ! "$venv/bin/python" -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2' >/dev/null 2>&1; then
+    if ! python3 -m venv --help >/dev/null 2>&1; then
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+    fi
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check opentelemetry-proto
+fi
 command -v cargo >/dev/null || { echo "setup: cargo is missing: install Rust (rustup) first" >&2; exit 1; }

@@ -26,6 +26,14 @@ OPTIONS:
     --flamegraph FILE write the stack-keyed count()/sum() maps (kstack and/or ustack, with
                       optional comm, pid, tid keys) as a flame graph SVG at exit
     --folded FILE     the same as folded stacks (`comm;frame;frame COUNT`)
+    --otlp URL        send each stream record as an OpenTelemetry span (OTLP/HTTP protobuf) to
+                      the collector at URL (http://HOST:4318, or its /v1/traces URL)
+    --otlp-batch N    send spans when N records wait (default 1024)...
+    --otlp-interval DURATION
+                      ...or when the oldest waited this long (default 2s)
+    --otlp-queue N    records waiting at most; more are dropped and counted (default 16384)
+    --otlp-metrics-interval DURATION
+                      also send the maps as OTLP metrics this often (e.g. 10s)
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -80,6 +88,8 @@ pub struct Args {
     pub flamegraph: Option<PathBuf>,
     /// `--folded FILE`: stack-keyed maps as folded stacks at exit.
     pub folded: Option<PathBuf>,
+    /// `--otlp URL` and its options.
+    pub otlp: Option<crate::export::otlp::OtlpOptions>,
     pub quiet: bool,
     pub verbose: bool,
     pub dump: Option<DumpStage>,
@@ -99,6 +109,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         })
         .collect::<Result<_, _>>()?;
     let mut out = Args::default();
+    // The --otlp-* settings, applied once --otlp is known.
+    let mut otlp_settings: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     let mut positional = Vec::new();
     let value = |i: &mut usize, flag: &str| -> Result<String, String> {
@@ -124,6 +136,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
             "--prometheus" => {
                 let v = value(&mut i, "--prometheus")?;
                 out.prometheus = Some(crate::export::http::parse_listen_address(&v)?);
+            }
+            "--otlp" => {
+                let v = value(&mut i, "--otlp")?;
+                let url = crate::export::http::Url::parse(&v).map_err(|e| format!("--otlp {e}"))?;
+                out.otlp = Some(crate::export::otlp::OtlpOptions::new(url));
+            }
+            "--otlp-batch" | "--otlp-queue" => {
+                let v = value(&mut i, arg)?;
+                let n: usize = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("{arg} needs a positive number of records, not `{v}`")
+                })?;
+                otlp_settings.push((arg.to_string(), n.to_string()));
+            }
+            "--otlp-interval" | "--otlp-metrics-interval" => {
+                let v = value(&mut i, arg)?;
+                parse_duration(&v).ok_or_else(|| {
+                    format!("{arg} needs a duration such as 500ms, 2s or 1m, not `{v}`")
+                })?;
+                otlp_settings.push((arg.to_string(), v));
             }
             "--prometheus-max-series" => {
                 let v = value(&mut i, "--prometheus-max-series")?;
@@ -182,6 +213,21 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         }
         i += 1;
     }
+    if let Some((flag, _)) = otlp_settings.first()
+        && out.otlp.is_none()
+    {
+        return Err(format!("{flag} goes with --otlp URL"));
+    }
+    if let Some(otlp) = out.otlp.as_mut() {
+        for (flag, v) in &otlp_settings {
+            match flag.as_str() {
+                "--otlp-batch" => otlp.batch = v.parse().unwrap_or(otlp.batch),
+                "--otlp-queue" => otlp.queue = v.parse().unwrap_or(otlp.queue),
+                "--otlp-interval" => otlp.interval = parse_duration(v).unwrap_or(otlp.interval),
+                _ => otlp.metrics_interval = parse_duration(v).filter(|d| !d.is_zero()),
+            }
+        }
+    }
     if out.program.is_none() && out.list.is_none() && !out.info && !out.help && !out.version {
         if positional.is_empty() {
             return Err("no program given: use -e 'program' or a script file (see --help)".into());
@@ -190,6 +236,24 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
     }
     out.positional = positional;
     Ok(out)
+}
+
+/// `500ms`, `2s`, `1m`, or a number of seconds.
+pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: f64 = number.parse().ok()?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    (seconds.is_finite() && seconds >= 0.0).then(|| std::time::Duration::from_secs_f64(seconds))
 }
 
 fn is_number(s: &str) -> bool {
@@ -274,6 +338,56 @@ mod tests {
                 .unwrap_err()
                 .contains("needs a value")
         );
+    }
+
+    #[test]
+    fn otlp_and_its_settings() {
+        let a = p(&[
+            "--otlp-batch",
+            "10",
+            "--otlp",
+            "http://127.0.0.1:4318",
+            "--otlp-metrics-interval",
+            "500ms",
+            "-e",
+            "x",
+        ])
+        .unwrap();
+        let o = a.otlp.unwrap();
+        assert_eq!((o.url.port, o.batch), (4318, 10));
+        assert_eq!(
+            o.metrics_interval,
+            Some(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(
+            o.interval,
+            crate::export::otlp::OtlpOptions::DEFAULT_INTERVAL
+        );
+        assert!(
+            p(&["--otlp-batch", "5", "-e", "x"])
+                .unwrap_err()
+                .contains("goes with --otlp")
+        );
+        assert!(
+            p(&["--otlp", "https://x", "-e", "x"])
+                .unwrap_err()
+                .contains("plain HTTP")
+        );
+        assert!(
+            p(&["--otlp", "http://x", "--otlp-interval", "soon", "-e", "x"])
+                .unwrap_err()
+                .contains("duration")
+        );
+        assert_eq!(parse_duration("2"), Some(std::time::Duration::from_secs(2)));
+        assert_eq!(
+            parse_duration("1m"),
+            Some(std::time::Duration::from_secs(60))
+        );
+        assert_eq!(
+            parse_duration("1.5s"),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        assert_eq!(parse_duration("3 days"), None);
     }
 
     #[test]

@@ -165,9 +165,9 @@ fn trace(args: &Args) -> Result<(), String> {
 
     signals::install();
     // Listening comes first: a port in use stops the run before anything loads.
+    let targets = std::sync::Arc::new(export::Targets::default());
     let prometheus = match args.prometheus {
         Some(address) => {
-            let targets = std::sync::Arc::new(export::prometheus::Targets::default());
             let exporter = export::prometheus::Exporter::new(
                 std::sync::Arc::clone(&targets),
                 args.prometheus_max_series
@@ -185,7 +185,7 @@ fn trace(args: &Args) -> Result<(), String> {
                     server.address()
                 );
             }
-            Some((targets, server))
+            Some(server)
         }
         None => None,
     };
@@ -203,8 +203,35 @@ fn trace(args: &Args) -> Result<(), String> {
                 return Err(run_error::runtime_error(&e, &out.compiled, &sources));
             }
         };
-    let stream_tap = match &prometheus {
-        Some((targets, _)) => Some(export_session(targets, &session, &out.compiled.manifest)?),
+    let exporting = prometheus.is_some() || args.otlp.is_some();
+    let stream_tap = if exporting {
+        let name = match (&args.program, &args.script_file) {
+            (None, Some(path)) => path
+                .file_name()
+                .map_or("-e".into(), |n| n.to_string_lossy().into_owned()),
+            _ => "-e".to_string(),
+        };
+        let span_queue = args.otlp.as_ref().map(|o| o.queue);
+        Some(export_session(
+            &targets,
+            &session,
+            &out.compiled.manifest,
+            name,
+            span_queue,
+        )?)
+    } else {
+        None
+    };
+    let otlp = match args.otlp.clone() {
+        Some(options) => Some(
+            export::otlp::OtlpExporter::start(
+                options,
+                std::sync::Arc::clone(&targets),
+                export::otlp::clock(),
+                export::otlp::seed(),
+            )
+            .map_err(|e| format!("weft: error: --otlp: cannot start its thread: {e}"))?,
+        ),
         None => None,
     };
     let writer: Box<dyn Write> = match &args.output {
@@ -262,8 +289,13 @@ fn trace(args: &Args) -> Result<(), String> {
         (run::run(&mut session, sink.as_mut(), run_opts), None)
     };
     let _ = sink.flush();
-    // The server stops before the maps go.
+    // The exporters stop before the maps go; what was queued is sent.
     drop(prometheus);
+    if let Some(otlp) = otlp {
+        for line in otlp.finish(args.verbose) {
+            eprintln!("{line}");
+        }
+    }
     drop(session);
     if let Some(c) = child.as_mut() {
         c.kill();
@@ -302,21 +334,23 @@ fn process_exists(pid: u32) -> Result<(), String> {
     }
 }
 
-/// Hands a loaded script to the Prometheus exporter (saying which maps it
-/// cannot export), and returns the tap the event loop feeds its streams to.
+/// Hands a loaded script to the exporters (saying which maps cannot be
+/// exported), and returns the tap the event loop feeds its streams to.
 fn export_session(
-    targets: &export::prometheus::Targets,
+    targets: &export::Targets,
     session: &runtime::Session,
     manifest: &abi::Manifest,
+    name: String,
+    span_queue: Option<usize>,
 ) -> Result<std::sync::Arc<export::StreamTap>, String> {
     let reader = session
         .reader()
-        .map_err(|e| format!("weft: error: --prometheus: {e}"))?;
-    let tap = std::sync::Arc::new(export::StreamTap::new(manifest));
+        .map_err(|e| format!("weft: error: exporting: {e}"))?;
+    let tap = std::sync::Arc::new(export::StreamTap::new(manifest, span_queue));
     let (target, warnings) =
-        export::Target::new(None, manifest, reader, std::sync::Arc::clone(&tap));
+        export::Target::new(None, name, manifest, reader, std::sync::Arc::clone(&tap));
     for w in warnings {
-        eprintln!("weft: --prometheus: {w}");
+        eprintln!("weft: export: {w}");
     }
     targets.replace(std::sync::Arc::new(target));
     Ok(tap)

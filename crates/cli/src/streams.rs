@@ -247,7 +247,7 @@ impl Streams {
             }
         }
         if let Some(tap) = &self.tap {
-            tap.record(id, &record);
+            tap.record(id, bytes, &record);
         }
         sink.stream_record(&record)?;
         if let Some(t) = self.timeline.as_mut() {

@@ -10,7 +10,9 @@
 //! - [`stream`]: `stream` records decoded (each format renders them in its module);
 //! - [`timeline`]: stream records as a Perfetto/Chrome trace-event file;
 //! - [`metrics`]: maps and streams as metric families for the exporters
-//!   (names, kinds, labels, histogram buckets).
+//!   (names, kinds, labels, histogram buckets);
+//! - [`otlp`]: stream records as OpenTelemetry spans and samples as OTLP
+//!   metrics (the protobuf messages, by `prost` derive);
 //! - [`profile`]: stack-keyed maps as profiles: folded stacks and pprof
 //!   protobufs; bpftrace's printed stack maps read back.
 
@@ -21,6 +23,7 @@ pub mod flat;
 mod hist;
 pub mod json;
 pub mod metrics;
+pub mod otlp;
 pub mod printf;
 pub mod profile;
 mod sink;

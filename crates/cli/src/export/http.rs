@@ -1,9 +1,11 @@
 //! The smallest HTTP/1.1 weft needs, on std sockets and threads (no async
 //! runtime): a server that answers `GET` requests one at a time on its own
-//! thread (`/metrics`, `/healthz`).
+//! thread (`/metrics`, `/healthz`), and a blocking client that `POST`s to
+//! an OTLP collector over a kept-alive connection.
 //!
-//! Everything is bounded: request heads are at most 16 KiB, every read and
-//! write has a timeout, and the server stops within 100 ms of being asked to.
+//! Both ends bound everything: message heads are at most 16 KiB, replies
+//! 1 MiB, every read and write has a timeout, and the server stops within
+//! 100 ms of being asked to.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -180,6 +182,190 @@ fn read_head(reader: &mut impl BufRead) -> io::Result<String> {
     }
 }
 
+/// An `http://HOST[:PORT]/PATH` URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Url {
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+}
+
+impl Url {
+    /// Parses an `http://` URL; `https://` is refused with the reason.
+    pub fn parse(text: &str) -> Result<Url, String> {
+        if text.starts_with("https://") {
+            return Err(format!(
+                "`{text}`: weft sends OTLP over plain HTTP; send it to a local OpenTelemetry Collector (http://127.0.0.1:4318), which forwards over TLS"
+            ));
+        }
+        let rest = text
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("`{text}` is not an http:// URL"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => (
+                h,
+                p.parse::<u16>()
+                    .map_err(|_| format!("`{text}`: `{p}` is not a port"))?,
+            ),
+            _ => (authority, 80),
+        };
+        if host.is_empty() {
+            return Err(format!("`{text}` names no host"));
+        }
+        Ok(Url {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+            path: path.to_string(),
+        })
+    }
+}
+
+/// What a `POST` got back.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    /// `Retry-After` in seconds, when the server sent one.
+    pub retry_after: Option<u64>,
+    pub body: Vec<u8>,
+}
+
+/// A blocking HTTP/1.1 client for one server, keeping its connection open
+/// between requests (and opening a new one when the server closed it).
+pub struct Client {
+    url: Url,
+    timeout: Duration,
+    connection: Option<BufReader<TcpStream>>,
+}
+
+impl Client {
+    pub fn new(url: Url, timeout: Duration) -> Client {
+        Client {
+            url,
+            timeout,
+            connection: None,
+        }
+    }
+
+    fn connect(&self) -> io::Result<BufReader<TcpStream>> {
+        let addr = (self.url.host.as_str(), self.url.port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address for the host"))?;
+        let stream = TcpStream::connect_timeout(&addr, self.timeout)?;
+        stream.set_read_timeout(Some(self.timeout))?;
+        stream.set_write_timeout(Some(self.timeout))?;
+        stream.set_nodelay(true)?;
+        Ok(BufReader::new(stream))
+    }
+
+    /// `POST`s `body` to `path`. A connection the server closed since the
+    /// last request is opened again once.
+    pub fn post(&mut self, path: &str, content_type: &str, body: &[u8]) -> io::Result<Reply> {
+        let reused = self.connection.is_some();
+        match self.post_once(path, content_type, body) {
+            Err(_) if reused => {
+                self.connection = None;
+                self.post_once(path, content_type, body)
+            }
+            other => other,
+        }
+    }
+
+    fn post_once(&mut self, path: &str, content_type: &str, body: &[u8]) -> io::Result<Reply> {
+        let mut conn = match self.connection.take() {
+            Some(c) => c,
+            None => self.connect()?,
+        };
+        let host = &self.url.host;
+        let port = self.url.port;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: weft/{}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            body.len()
+        );
+        {
+            let stream = conn.get_mut();
+            stream.write_all(head.as_bytes())?;
+            stream.write_all(body)?;
+            stream.flush()?;
+        }
+        let head = read_head(&mut conn)?;
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse::<u16>().ok())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no HTTP status line"))?;
+        let mut length = None;
+        let mut chunked = false;
+        let mut close = false;
+        let mut retry_after = None;
+        for line in lines {
+            let Some((name, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            match name.trim().to_ascii_lowercase().as_str() {
+                "content-length" => length = value.parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+                "connection" => close = value.eq_ignore_ascii_case("close"),
+                "retry-after" => retry_after = value.parse::<u64>().ok(),
+                _ => {}
+            }
+        }
+        let body = if chunked {
+            read_chunked(&mut conn)?
+        } else if let Some(n) = length {
+            let mut body = vec![0u8; n.min(1 << 20)];
+            conn.read_exact(&mut body)?;
+            body
+        } else {
+            close = true;
+            let mut body = Vec::new();
+            conn.by_ref().take(1 << 20).read_to_end(&mut body)?;
+            body
+        };
+        if !close {
+            self.connection = Some(conn);
+        }
+        Ok(Reply {
+            status,
+            retry_after,
+            body,
+        })
+    }
+}
+
+fn read_chunked(conn: &mut impl BufRead) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        conn.read_line(&mut size)?;
+        let size = usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
+        if size == 0 {
+            let mut end = String::new();
+            conn.read_line(&mut end)?;
+            return Ok(body);
+        }
+        if body.len() + size > 1 << 20 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "reply too long"));
+        }
+        let at = body.len();
+        body.resize(at + size, 0);
+        conn.read_exact(&mut body[at..])?;
+        let mut crlf = [0u8; 2];
+        conn.read_exact(&mut crlf)?;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +388,22 @@ mod tests {
     }
 
     #[test]
+    fn urls() {
+        let u = Url::parse("http://collector:4318/v1/traces").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("collector", 4318, "/v1/traces")
+        );
+        let u = Url::parse("http://127.0.0.1").unwrap();
+        assert_eq!((u.port, u.path.as_str()), (80, "/"));
+        let u = Url::parse("http://[::1]:4318").unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("::1", 4318));
+        assert!(Url::parse("https://x").unwrap_err().contains("plain HTTP"));
+        assert!(Url::parse("ftp://x").is_err());
+        assert!(Url::parse("http://x:99999/").is_err());
+    }
+
+    #[test]
     fn a_server_answers_and_a_client_posts() {
         let server = Server::start("127.0.0.1:0".parse().unwrap(), |path| {
             Response::text(
@@ -219,6 +421,13 @@ mod tests {
         assert!(
             text.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
             "{text}"
+        );
+        let url = Url::parse(&format!("http://{}/x", server.address())).unwrap();
+        let mut client = Client::new(url, Duration::from_secs(5));
+        let reply = client.post("/x", "text/plain", b"hello").unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (405, &b"only GET and HEAD\n"[..])
         );
         let mut stream = TcpStream::connect(server.address()).unwrap();
         stream

@@ -14,59 +14,26 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::ops::Range;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use abi::{CounterIndex, Layout, StreamCounter};
 use output::StackResolver;
-use output::metrics::{HistogramSample, MapMetric, MetricKind, SampleValue, own};
+use output::metrics::{HistogramSample, MetricKind, SampleValue, own};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{
     DescriptorEncoder, EncodeLabelSet, LabelSetEncoder, MetricEncoder, NoLabelSet,
 };
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
-use runtime::FlatEntries;
 use runtime::symbols::{Kallsyms, UserSymbols};
 
-use super::Target;
+pub use super::Targets;
 use super::http::{Response, Server};
+use super::{MapRead, Target, read_map, slot};
 
 /// The default of `--prometheus-max-series`.
 pub const DEFAULT_MAX_SERIES: usize = 10_000;
-
-/// The scripts being exported, which the agent swaps on reload.
-#[derive(Default)]
-pub struct Targets {
-    targets: RwLock<Vec<Arc<Target>>>,
-}
-
-impl Targets {
-    /// The scripts now.
-    pub fn current(&self) -> Vec<Arc<Target>> {
-        self.targets.read().map(|t| t.clone()).unwrap_or_default()
-    }
-
-    /// Puts `target` in place of the one with the same script name (or adds it).
-    #[allow(dead_code)]
-    pub fn replace(&self, target: Arc<Target>) {
-        if let Ok(mut all) = self.targets.write() {
-            match all.iter_mut().find(|t| t.script == target.script) {
-                Some(slot) => *slot = target,
-                None => all.push(target),
-            }
-        }
-    }
-
-    /// Drops the script of that name.
-    #[allow(dead_code)]
-    pub fn remove(&self, script: &str) {
-        if let Ok(mut all) = self.targets.write() {
-            all.retain(|t| t.script.as_deref() != Some(script));
-        }
-    }
-}
 
 /// State kept between scrapes.
 pub struct Exporter {
@@ -233,52 +200,6 @@ impl Exporter {
         }
         read
     }
-}
-
-fn slot(buf: &[u8], size: usize, index: usize) -> &[u8] {
-    let start = (index * size).min(buf.len());
-    &buf[start..(start + size).min(buf.len())]
-}
-
-/// One map as read for a scrape.
-struct MapRead {
-    metric: Arc<MapMetric>,
-    entries: FlatEntries,
-    /// The entries exported, by index.
-    selected: Vec<usize>,
-    /// Entries left out by the series limit.
-    dropped: usize,
-    /// The histogram buckets written (see `MapMetric::bucket_range`).
-    buckets: Range<usize>,
-    /// A keyless map that never fired, exported as zero.
-    unfired: bool,
-    /// The label values of the selected entries, when their keys needed
-    /// symbols (else decoded while written).
-    labels: Option<Vec<Vec<String>>>,
-}
-
-fn read_map(target: &Target, metric: &Arc<MapMetric>) -> Result<MapRead, runtime::MapError> {
-    let spec = &metric.spec;
-    let entries = target.reader.map_entries_merged(
-        &spec.bpf_name,
-        |size| output::merged_value_size(&spec.value, size),
-        |per_cpu, out| output::merge_entry(spec, false, per_cpu.iter(), out),
-    )?;
-    let value_size = entries.value_size();
-    let buckets =
-        metric.bucket_range((0..entries.len()).map(|i| slot(entries.values(), value_size, i)));
-    let unfired = entries.is_empty()
-        && spec.key.is_none()
-        && matches!(metric.kind, MetricKind::Counter | MetricKind::Gauge);
-    Ok(MapRead {
-        selected: (0..entries.len()).collect(),
-        metric: Arc::clone(metric),
-        entries,
-        dropped: 0,
-        buckets,
-        unfired,
-        labels: None,
-    })
 }
 
 /// A family whose series are all built already (weft's own metrics).
