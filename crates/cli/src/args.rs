@@ -8,6 +8,7 @@ USAGE:
     weft [options] filename [arg ...]
     weft [options] -e 'program' [arg ...]
     weft profile | offcpu | flamegraph [options]   (see weft profile --help, ...)
+    weft agent --config FILE        (several scripts, exported; see weft agent --help)
 
 OPTIONS:
     -e PROGRAM        program text to run
@@ -47,6 +48,20 @@ STREAMS:
     a request's life cycle across probes and prints one record per request, with every
     stage's time. The reference (grammar, clauses, records, handlers, counters, examples)
     is docs/streams.md in weft's sources; examples are in examples/streams/.
+";
+
+pub const AGENT_USAGE: &str = "\
+USAGE:
+    weft agent --config FILE [-v]
+
+Runs the scripts of FILE (see docs/fleet.md) in one process, exporting their maps and streams
+(Prometheus /metrics and /healthz, OTLP). SIGHUP reloads FILE: changed scripts are swapped, the
+others keep running; SIGINT or SIGTERM stops everything.
+
+OPTIONS:
+    --config FILE     the agent's configuration (TOML: [agent], [[script]], [profile])
+    -v                say what is sent, even when nothing was lost
+    -h, --help        print this help
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

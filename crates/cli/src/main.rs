@@ -2,6 +2,7 @@
 //! program, print what it gathered. Runtime errors get their help text at
 //! this edge, in `run_error.rs`.
 
+mod agent;
 mod args;
 mod child;
 mod child_exit;
@@ -75,8 +76,44 @@ fn subcommand(raw: &[std::ffi::OsString]) -> Option<ExitCode> {
         "flamegraph" => Some(flamegraph_cmd::main(rest)),
         "profile" => Some(profile::main(profile::args::Mode::OnCpu, rest)),
         "offcpu" => Some(profile::main(profile::args::Mode::OffCpu, rest)),
+        "agent" => Some(agent_command(rest.iter().cloned())),
         _ => None,
     }
+}
+
+/// `weft agent --config FILE [-v]`.
+fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let args: Vec<std::ffi::OsString> = args.collect();
+    let mut config = None;
+    let mut verbose = false;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].to_str() {
+            Some("--config" | "-c") if i + 1 < args.len() => {
+                config = Some(std::path::PathBuf::from(&args[i + 1]));
+                i += 1;
+            }
+            Some("-v") => verbose = true,
+            Some("-h" | "--help") => {
+                print!("{}", args::AGENT_USAGE);
+                return ExitCode::SUCCESS;
+            }
+            _ => {
+                eprintln!(
+                    "weft agent: error: unknown argument {:?} (see weft agent --help)",
+                    args[i]
+                );
+                return ExitCode::from(2);
+            }
+        }
+        i += 1;
+    }
+    let Some(config) = config else {
+        eprintln!("weft agent: error: --config FILE is needed (see weft agent --help)");
+        return ExitCode::from(2);
+    };
+    runtime::silence_libbpf();
+    agent::run(&config, verbose)
 }
 
 /// Compiles and runs a script. The error is the text to print.
@@ -278,6 +315,8 @@ fn trace(args: &Args) -> Result<(), String> {
         symbols: None,
         on_tick: None,
         symbol_times: None,
+        stop: None,
+        on_attached: None,
     };
     // With --flamegraph/--folded the stack maps are kept on their way to the sink.
     let (result, profiled) = if profiling {

@@ -55,7 +55,7 @@ pub struct RunOptions<'a> {
     pub notify_attached: bool,
     /// `--timeline FILE`: the file, already created, written at exit.
     pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
-    /// The exporters' view of the streams (`--prometheus`), fed each record.
+    /// The exporters' view of the streams (`--prometheus`, `--otlp`), fed each record.
     pub stream_tap: Option<std::sync::Arc<crate::export::StreamTap>>,
     /// Symbol tables set up by the caller (how often live passes run);
     /// `None`: the defaults.
@@ -65,6 +65,11 @@ pub struct RunOptions<'a> {
     pub on_tick: Option<&'a mut Tick<'a>>,
     /// Where the symbols' time went, filled in at the end of the run.
     pub symbol_times: Option<&'a mut crate::stacks::SymbolTimes>,
+    /// Ends the run when set (an agent's script being stopped or swapped),
+    /// as SIGINT does.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Called once every probe is attached (the agent waits for it).
+    pub on_attached: Option<Box<dyn FnOnce() + Send + 'a>>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -99,6 +104,16 @@ pub fn run(
     if opts.notify_attached {
         eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
     }
+    if let Some(attached) = opts.on_attached.take() {
+        attached();
+    }
+    let stop_flag = opts.stop.take();
+    let stopped = || {
+        signals::stop_requested()
+            || stop_flag
+                .as_ref()
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+    };
     // `exit()` in BEGIN: the run ends without starting the command.
     let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
@@ -122,7 +137,7 @@ pub fn run(
                 tick(session, &mut pump.symbols);
             }
             pump.symbols.resolve_live_user(session, &manifest);
-            if stop || signals::stop_requested() {
+            if stop || stopped() {
                 break;
             }
             if opts.child.as_deref_mut().is_some_and(HeldChild::exited) {

@@ -191,6 +191,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             )),
             on_tick: Some(&mut tick),
             symbol_times: Some(&mut times),
+            stop: None,
+            on_attached: None,
         },
     );
     let elapsed = started.elapsed();
