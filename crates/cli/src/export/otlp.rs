@@ -155,6 +155,8 @@ pub struct OtlpReport {
     /// Metric snapshots sent.
     pub snapshots_sent: AtomicU64,
     pub snapshots_failed: AtomicU64,
+    /// Bytes of the request bodies the collector took.
+    pub bytes_sent: AtomicU64,
     /// The last failure, said at exit.
     pub last_error: Mutex<Option<String>>,
 }
@@ -237,11 +239,12 @@ impl OtlpExporter {
         let mut lines = Vec::new();
         if verbose || queue_full > 0 || failed > 0 || snapshots_failed > 0 {
             lines.push(format!(
-                "weft: --otlp {}: {sent} stream records sent as {} spans, {} dropped ({queue_full} with the queue full, {failed} not taken by the collector); {} metric snapshots sent, {snapshots_failed} failed",
+                "weft: --otlp {}: {sent} stream records sent as {} spans, {} dropped ({queue_full} with the queue full, {failed} not taken by the collector); {} metric snapshots sent, {snapshots_failed} failed; {} bytes posted",
                 self.url,
                 r.spans_sent.load(Ordering::Relaxed),
                 queue_full + failed,
                 r.snapshots_sent.load(Ordering::Relaxed),
+                r.bytes_sent.load(Ordering::Relaxed),
             ));
             if let Some(e) = r.last_error.lock().ok().and_then(|e| e.clone()) {
                 lines.push(format!("weft: --otlp: the last failure: {e}"));
@@ -534,6 +537,9 @@ impl Worker {
     ) -> Sent {
         match self.client.post(path, "application/x-protobuf", body) {
             Ok(reply) if (200..300).contains(&reply.status) => {
+                self.report
+                    .bytes_sent
+                    .fetch_add(body.len() as u64, Ordering::Relaxed);
                 let rejected = partial(&reply.body).map_or(0, |p| {
                     if p.rejected > 0 || !p.error_message.is_empty() {
                         self.failed(format!(

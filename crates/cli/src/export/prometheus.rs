@@ -71,7 +71,7 @@ impl Exporter {
     /// Serves `/metrics` (and `/healthz`) on `address` until dropped.
     pub fn serve(self, address: std::net::SocketAddr) -> std::io::Result<Server> {
         let exporter = Arc::new(self);
-        Server::start(address, move |path| exporter.answer(path))
+        Server::start(address, move |request| exporter.answer(request.path))
     }
 
     fn answer(&self, path: &str) -> Response {
