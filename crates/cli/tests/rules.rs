@@ -39,13 +39,17 @@ fn host_triple() -> String {
         .expect("rustc -vV names the host")
 }
 
+/// The resolved graph: package id → name, package id → the ids of its
+/// normal and build dependencies, and the workspace's members.
+struct Graph {
+    names: BTreeMap<String, String>,
+    deps: BTreeMap<String, Vec<String>>,
+    members: Vec<String>,
+}
+
 /// `cargo metadata` for this platform: package id → name, and each
 /// package's normal and build dependencies (ids).
-fn dependency_graph() -> (
-    BTreeMap<String, String>,
-    BTreeMap<String, Vec<String>>,
-    Vec<String>,
-) {
+fn dependency_graph() -> Graph {
     let out = Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--filter-platform"])
         .arg(host_triple())
@@ -92,7 +96,11 @@ fn dependency_graph() -> (
         .iter()
         .map(|m| m.as_str().unwrap().to_string())
         .collect();
-    (names, deps, members)
+    Graph {
+        names,
+        deps,
+        members,
+    }
 }
 
 /// Every package `id` depends on, directly or not (normal and build).
@@ -111,7 +119,11 @@ fn reachable(id: &str, deps: &BTreeMap<String, Vec<String>>) -> BTreeSet<String>
 
 #[test]
 fn only_runtime_and_cli_reach_the_kernel() {
-    let (names, deps, members) = dependency_graph();
+    let Graph {
+        names,
+        deps,
+        members,
+    } = dependency_graph();
     let mut wrong = Vec::new();
     for id in &members {
         let name = &names[id];
@@ -139,7 +151,11 @@ fn only_runtime_and_cli_reach_the_kernel() {
 
 #[test]
 fn crates_depend_only_on_earlier_pipeline_stages() {
-    let (names, deps, members) = dependency_graph();
+    let Graph {
+        names,
+        deps,
+        members,
+    } = dependency_graph();
     let member_names: BTreeSet<&str> = members.iter().map(|m| names[m].as_str()).collect();
     let mut wrong = Vec::new();
     for id in &members {

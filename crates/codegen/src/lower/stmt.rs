@@ -84,7 +84,9 @@ impl Lower<'_> {
     fn assign(&mut self, target: &Expr, op: AssignOp, value: &Expr) {
         match (&target.kind, op) {
             (ExprKind::Map { keys, .. }, AssignOp::Assign) => {
-                if !self.builtin_aggregate(value, target, keys) {
+                // An aggregation folds into the element; any other value is stored.
+                let folded = self.builtin_aggregate(value, target, keys);
+                if !folded {
                     self.map_store(target, keys, value);
                 }
             }

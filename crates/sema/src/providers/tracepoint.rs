@@ -89,15 +89,15 @@ fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, Strin
             continue;
         }
         out.push(format!("tracepoint:{full}"));
-        if q.verbose {
-            if let Ok(format) = kernel.tracepoint_format(&category, &name) {
-                for f in &format.fields {
-                    let array = match f.kind {
-                        ktypes::FieldKind::Array { len } => format!("[{len}]"),
-                        _ => String::new(),
-                    };
-                    out.push(format!("    {} {}{array}", f.c_type, f.name));
-                }
+        if q.verbose
+            && let Ok(format) = kernel.tracepoint_format(&category, &name)
+        {
+            for f in &format.fields {
+                let array = match f.kind {
+                    ktypes::FieldKind::Array { len } => format!("[{len}]"),
+                    _ => String::new(),
+                };
+                out.push(format!("    {} {}{array}", f.c_type, f.name));
             }
         }
     }
