@@ -1,5 +1,5 @@
-/* rusage-exec OUTFILE CMD [ARG...]: run CMD, write "<max RSS KiB> <wait status>"
- * to OUTFILE, exit with CMD's status.
+/* rusage-exec OUTFILE CMD [ARG...]: run CMD, write "<max RSS KiB> <wait status>
+ * <user CPU us> <system CPU us>" to OUTFILE, exit with CMD's status.
  *
  * bench/run spawns the tracers through this small (static) helper because a
  * process forked from Python inherits Python's page counts, and Linux keeps
@@ -36,7 +36,9 @@ int main(int argc, char **argv)
 		;
 	FILE *f = fopen(argv[1], "w");
 	if (f) {
-		fprintf(f, "%ld %d\n", ru.ru_maxrss, status);
+		fprintf(f, "%ld %d %lld %lld\n", ru.ru_maxrss, status,
+			(long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+			(long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
 		fclose(f);
 	}
 	if (WIFEXITED(status))

@@ -18,6 +18,7 @@ fn provider_support(p: &ProviderDef, f: &Features) -> String {
         },
         Needs::PerfSoftware => f.perf_software.clone(),
         Needs::HardwarePmu => f.hardware_pmu.clone(),
+        Needs::TpBtf => f.tp_btf.clone(),
         Needs::KernelFunctions => {
             let Some(written) = Written::of_provider(p.name) else {
                 return "yes".into();
@@ -72,6 +73,11 @@ pub fn render(f: &Features) -> String {
         s,
         "  fentry/fexit (BPF trampolines): {}",
         yes_no(&f.trampolines)
+    );
+    let _ = writeln!(
+        s,
+        "  tp_btf (BTF-typed raw tracepoints): {}",
+        yes_no(&f.tp_btf)
     );
     let _ = writeln!(s, "  kprobe_multi links: {}", yes_no(&f.kprobe_multi));
     let _ = writeln!(s, "  uprobe_multi links: {}", yes_no(&f.uprobe_multi));
@@ -129,6 +135,7 @@ mod tests {
             tracefs: Ok("/sys/kernel/tracing".into()),
             kprobes: yes_if(kprobes),
             trampolines: yes_if(trampolines),
+            tp_btf: Support::Yes,
             kprobe_multi: Support::Yes,
             uprobe_multi: Support::Yes,
             ringbuf: Support::Yes,

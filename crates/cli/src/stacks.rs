@@ -117,9 +117,9 @@ impl Symbols {
 
     fn kernel(&mut self) -> &Kallsyms {
         if self.kernel.is_none() {
-            let started = Instant::now();
+            let started = runtime::symbols::thread_cpu_time();
             self.kernel = Some(Kallsyms::load());
-            self.kallsyms_time += started.elapsed();
+            self.kallsyms_time += runtime::symbols::thread_cpu_time().saturating_sub(started);
         }
         self.kernel.get_or_insert_with(Kallsyms::default)
     }
@@ -148,8 +148,8 @@ impl Symbols {
         {
             return;
         }
-        let started = Instant::now();
-        self.last_pass = Some(started);
+        let started = runtime::symbols::thread_cpu_time();
+        self.last_pass = Some(Instant::now());
         let user_before = self
             .user
             .as_ref()
@@ -159,7 +159,9 @@ impl Symbols {
             .user
             .as_ref()
             .map_or(Duration::ZERO, |u| u.time_spent());
-        self.pass_time += started.elapsed().saturating_sub(user_after - user_before);
+        self.pass_time += runtime::symbols::thread_cpu_time()
+            .saturating_sub(started)
+            .saturating_sub(user_after - user_before);
     }
 
     fn live_pass(&mut self, session: &Session, manifest: &Manifest) {

@@ -48,6 +48,8 @@ fn bench_harness_smoke_mode_runs_every_measure_for_weft() {
         "## Per-event overhead, user probes",
         "## Streaming",
         "## Compile only",
+        "## On-CPU profile: 2 s at 99 Hz",
+        "## Off-CPU",
         "## Binary",
     ] {
         assert!(table.contains(section), "missing {section}:\n{table}");

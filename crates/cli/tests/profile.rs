@@ -566,3 +566,32 @@ fn a_map_read_before_its_first_store_is_that_map() {
     assert!(o.stdout.contains("@b[1]: 5\n"), "{}", o.stdout);
     assert!(o.stdout.contains("@c[2]: 3\n"), "{}", o.stdout);
 }
+
+#[test]
+fn tp_btf_sees_the_switches_into_the_workload() {
+    require_root!();
+    let features = run_weft(&["--info"], TIMEOUT);
+    testgate::require!(
+        features
+            .stdout
+            .contains("tp_btf (BTF-typed raw tracepoints): yes"),
+        "this kernel does not load tp_btf programs"
+    );
+    // Five sleeps: the workload is switched in at least once after each.
+    let o = common::trace_workload(
+        "tp_btf:sched_switch /args->next->pid == cpid/ { @in = count(); } \
+         rawtracepoint:sched_switch /args->next->pid == cpid/ { @raw = count(); }",
+        "nanosleep 1000000 5",
+        &[],
+    );
+    let count = |name: &str| -> u64 {
+        o.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {}", o.stdout))
+    };
+    assert!(count("@in") >= 5, "{}", o.stdout);
+    // The same tracepoint either way.
+    assert_eq!(count("@in"), count("@raw"), "{}", o.stdout);
+}

@@ -59,6 +59,8 @@ pub struct Features {
     pub kprobes: Support,
     /// fentry/fexit: a BPF trampoline program loads (`kernel_features::trampolines`).
     pub trampolines: Support,
+    /// BTF-typed raw tracepoints (`tp_btf`): a program loads (`kernel_features::tp_btf`).
+    pub tp_btf: Support,
     /// `kprobe_multi` links (one link for many kernel functions).
     pub kprobe_multi: Support,
     /// `uprobe_multi` links (one link for many user-space functions).
@@ -99,6 +101,7 @@ impl Features {
                 "no kprobe PMU and no kprobe_events (kernel built without CONFIG_KPROBES)",
             ),
             trampolines: crate::kernel_features::trampolines(),
+            tp_btf: crate::kernel_features::tp_btf(),
             kprobe_multi: crate::kernel_features::kprobe_multi(),
             uprobe_multi: crate::kernel_features::uprobe_multi(),
             ringbuf: probe_ringbuf(),

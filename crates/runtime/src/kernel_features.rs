@@ -150,6 +150,29 @@ pub fn kprobe_multi() -> Support {
     )
 }
 
+/// Does a BTF-typed raw tracepoint program (`tp_btf`, for `sched_switch`)
+/// load here? (No trampoline is needed: it attaches as raw tracepoints do.)
+pub fn tp_btf() -> Support {
+    let btf = match vmlinux_btf() {
+        Ok(b) => b,
+        Err(e) => return Support::No(format!("tp_btf needs kernel BTF: {e}")),
+    };
+    let Some(id) = btf.find(ktypes::btf::kind::TYPEDEF, "btf_trace_sched_switch") else {
+        return Support::No("no btf_trace_sched_switch in the kernel's BTF".into());
+    };
+    match load(
+        libbpf_sys::BPF_PROG_TYPE_TRACING,
+        libbpf_sys::BPF_TRACE_RAW_TP,
+        id,
+    ) {
+        Ok(_) => Support::Yes,
+        Err((errno, _)) => Support::No(format!(
+            "a tp_btf program does not load ({})",
+            errno_text(errno)
+        )),
+    }
+}
+
 /// Can this kernel create `uprobe_multi` links?
 pub fn uprobe_multi() -> Support {
     let prog = match load(

@@ -30,6 +30,9 @@ Steps:
   spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
                          had MS milliseconds of CPU time (however loaded the machine
                          is, so profiles can count exact samples)
+  pingpong N             two threads pass one byte back and forth over two pipes
+                         N times: each blocks in read() until the other writes,
+                         about 2N context switches (off-CPU benchmarks)
   call N                 N calls of `weft_workload_marker(i)` (for uprobes)
   strlen N               N calls of libc's `strlen` (an indirect function)
                          on \"weft workload strlen probe\" (26 bytes)
@@ -163,6 +166,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 let ms = count(next("MS")?)?;
                 std::hint::black_box(weft_workload_spin_cpu(ms));
             }
+            "pingpong" => pingpong(count(next("N")?)?)?,
             "call" => {
                 let n = count(next("N")?)?;
                 for i in 0..n {
@@ -245,6 +249,48 @@ pub extern "C" fn weft_workload_spin(ms: u64) -> u64 {
         }
     }
     x
+}
+
+/// Two threads passing a byte back and forth `n` times over two pipes.
+fn pingpong(n: u64) -> Result<(), String> {
+    let pipe = || {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err("pipe failed".to_string());
+        }
+        Ok(fds)
+    };
+    let (ping, pong) = (pipe()?, pipe()?);
+    let pass = |from: i32, to: i32| {
+        let mut b = [0u8; 1];
+        // SAFETY: b is valid for one byte; the descriptors are our pipes'.
+        unsafe {
+            libc::read(from, b.as_mut_ptr().cast(), 1) == 1
+                && libc::write(to, b.as_ptr().cast(), 1) == 1
+        }
+    };
+    let other = std::thread::spawn(move || {
+        for _ in 0..n {
+            if !pass(ping[0], pong[1]) {
+                break;
+            }
+        }
+    });
+    for _ in 0..n {
+        // SAFETY: writing one byte from a valid buffer to our pipe.
+        if unsafe { libc::write(ping[1], [1u8].as_ptr().cast(), 1) } != 1 {
+            return Err("write failed".into());
+        }
+        let mut b = [0u8; 1];
+        // SAFETY: b is valid for one byte.
+        if unsafe { libc::read(pong[0], b.as_mut_ptr().cast(), 1) } != 1 {
+            return Err("read failed".into());
+        }
+    }
+    other
+        .join()
+        .map_err(|_| "the other thread panicked".to_string())
 }
 
 /// CPU time this thread has used, in nanoseconds.

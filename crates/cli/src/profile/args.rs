@@ -60,8 +60,9 @@ USAGE:
 Time spent blocked, by stack, in microseconds (as libbpf-tools' offcputime):
 a thread is stamped with its stacks when the scheduler switches it out, and
 charged the time until it is switched back in; threads are summed by
-process. Uses the sched_switch raw tracepoint (no formatted record).
-Output as `weft profile`.
+process. Uses the sched_switch tracepoint as a BTF-typed tracing program
+(tp_btf) where the kernel loads one, else as a raw tracepoint. Output as
+`weft profile`.
 
 OPTIONS:
     --min-us N       leave out blocks shorter than N microseconds (default 1)
@@ -263,8 +264,8 @@ pub fn period_ns(hz: u64) -> u64 {
 
 /// How many stacks the stack map holds: `--stack-storage-size`, else four
 /// times the stacks the run can capture (HZ × CPUs × seconds, one or two
-/// stacks a sample), from 8192 to 65536, as a power of two; 32768 for an
-/// off-CPU run or one without a duration. The kernel keeps one stack per
+/// stacks a sample), from 8192 to 65536, as a power of two; 32768 without a
+/// duration; 16384 for an off-CPU run. The kernel keeps one stack per
 /// hash bucket, so a stack whose bucket is taken is lost (counted and
 /// reported): the map is kept several times larger than the stacks it holds,
 /// at about 1 KiB of kernel memory per entry.
@@ -281,7 +282,9 @@ pub fn stack_entries(args: &ProfileArgs, cpus: u64) -> u32 {
         (Mode::OnCpu, Some(d)) => {
             (args.hz as f64 * cpus as f64 * d.as_secs_f64() * per_sample as f64 * 4.0) as u64
         }
-        _ => 32768,
+        (Mode::OnCpu, None) => 32768,
+        // bcc's offcputime: an off-CPU stack is taken per block, of far fewer kinds.
+        (Mode::OffCpu, _) => 16384,
     };
     expected.clamp(8192, 65536).next_power_of_two() as u32
 }
@@ -358,13 +361,16 @@ fn state_condition(states: &str, preempt: &str, state: &str) -> String {
 /// How `weft offcpu` reads `sched_switch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchProbe {
-    /// `rawtracepoint:sched_switch` (members read with bpf_probe_read).
+    /// `tp_btf:sched_switch`: the same tracepoint as a BTF-typed tracing program.
+    TpBtf,
+    /// `rawtracepoint:sched_switch`.
     RawTracepoint,
 }
 
 impl SwitchProbe {
     fn probe(self) -> &'static str {
         match self {
+            SwitchProbe::TpBtf => "tp_btf:sched_switch",
             SwitchProbe::RawTracepoint => "rawtracepoint:sched_switch",
         }
     }
@@ -523,8 +529,8 @@ mod tests {
         ), "{s}");
         assert!(s.contains("if ($us >= 5 && $us <= 9) { @events = count(); @stacks[$s.1, $s.2, $s.3] = sum($us); }"), "{s}");
         let all = p(Mode::OffCpu, &["-p", "7"]).unwrap();
-        let s = script(&all, SwitchProbe::RawTracepoint);
-        assert!(s.contains("rawtracepoint:sched_switch {"));
+        let s = script(&all, SwitchProbe::TpBtf);
+        assert!(s.contains("tp_btf:sched_switch {"));
         assert!(
             s.contains(
                 "if (tid != 0 && pid == 7) { @start[tid] = (nsecs, pid, comm, ustack, kstack); if (@pids"

@@ -83,9 +83,12 @@ fn stack_roles(args: &ProfileArgs) -> Vec<KeyRole> {
     roles
 }
 
-/// The raw tracepoint (typed by BTF where the kernel has it).
-fn switch_probe() -> SwitchProbe {
-    SwitchProbe::RawTracepoint
+/// tp_btf where this kernel loads it, else the raw tracepoint.
+fn switch_probe(mode: Mode) -> SwitchProbe {
+    match (mode, runtime::kernel_features::tp_btf()) {
+        (Mode::OffCpu, runtime::Support::Yes) => SwitchProbe::TpBtf,
+        _ => SwitchProbe::RawTracepoint,
+    }
 }
 
 /// How the run went, for the summary and for saying why nothing was sampled.
@@ -105,7 +108,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         return Err(format!("weft: error: there is no process {pid}"));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-    let script = args::script(args, switch_probe());
+    let script = args::script(args, switch_probe(args.mode));
     if args.verbose {
         eprintln!(
             "weft: the {} script:\n{}",
@@ -178,7 +181,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             quiet: true,
             child: child.as_mut(),
             pid: args.pid,
-            notify_attached: false,
+            notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
             timeline: None,
             stream_tap: None,
             // Stacks are resolved at the end with the mappings kept of each
@@ -237,7 +240,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if profile.total() == 0 {
         return Err(no_samples(args, &facts));
     }
-    let write_started = Instant::now();
+    let write_started = runtime::symbols::thread_cpu_time();
     let written = write::write(
         &profile,
         args.output.as_deref(),
@@ -247,7 +250,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         },
     )
     .map_err(|e| format!("weft: error: {e}"))?;
-    let write_time = write_started.elapsed();
+    let write_time = runtime::symbols::thread_cpu_time().saturating_sub(write_started);
     if !args.quiet {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }
@@ -288,7 +291,7 @@ fn summary(
 fn time_report(times: &SymbolTimes, write: Duration, elapsed: Duration) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     format!(
-        "weft: time: kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, output {:.1} ms (run {:.0} ms)",
+        "weft: time (CPU): kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, output {:.1} ms; the run took {:.0} ms",
         ms(times.kallsyms),
         ms(times.user),
         ms(times.passes),

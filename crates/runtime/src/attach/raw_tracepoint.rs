@@ -1,5 +1,7 @@
 //! rawtracepoint, attached through libbpf's
-//! `bpf_program__attach_raw_tracepoint` (`bpf_raw_tracepoint_open`).
+//! `bpf_program__attach_raw_tracepoint` (`bpf_raw_tracepoint_open`); a
+//! `tp_btf` program (a tracing program whose tracepoint libbpf resolved from
+//! its section at load) through `bpf_program__attach_trace`.
 
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -24,6 +26,11 @@ pub(crate) fn attach(
             ),
         });
     };
+    // SAFETY: a loaded program of a live object.
+    if unsafe { libbpf_sys::bpf_program__type(prog.as_ptr()) } == libbpf_sys::BPF_PROG_TYPE_TRACING
+    {
+        return super::trampoline::attach(prog, probe);
+    }
     // SAFETY: a loaded program of a live object and a NUL-terminated name.
     let link =
         unsafe { libbpf_sys::bpf_program__attach_raw_tracepoint(prog.as_ptr(), cname.as_ptr()) };

@@ -13,6 +13,18 @@ pub use kallsyms::Kallsyms;
 pub use perf_map::PerfMap;
 pub use user::{ExitMaps, UserSymbols, read_process_maps};
 
+/// CPU time this thread has used: where symbolization's time goes is told
+/// in CPU time, which a busy machine does not inflate as it does wall time.
+pub fn thread_cpu_time() -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// What an address resolved to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedSymbol {

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use blazesym::Pid;
 use blazesym::symbolize::source::{Elf, Process, Source};
@@ -87,6 +87,12 @@ struct Known {
     maps: ProcessMaps,
     /// Its perf map and the file's length when read (re-read when it grows).
     perf_map: Option<(PerfMap, u64)>,
+    /// The maps were read again for an address outside them since they
+    /// were last taken: an address outside them now (a frame-pointer walk's
+    /// garbage) is not worth another read.
+    reread: bool,
+    /// The memory map kept at the process's exit replaced them.
+    from_exit: bool,
 }
 
 /// The user-space symbolizer with its per-process mappings and cache.
@@ -96,7 +102,7 @@ pub struct UserSymbols {
     processes: HashMap<u32, Known>,
     /// Where weft's own vDSO starts, once looked up.
     own_vdso: Option<Option<u64>>,
-    /// Time spent reading mappings and symbolizing.
+    /// CPU time spent reading mappings and symbolizing.
     spent: Duration,
     exit_maps: ExitMaps,
 }
@@ -118,8 +124,15 @@ impl Default for UserSymbols {
 
 /// Where one address is looked up.
 enum Target {
-    File { path: String, offset: u64 },
-    Vdso { offset: u64 },
+    /// A file: read at `path`, named `shown` (the process's path for it).
+    File {
+        path: String,
+        shown: String,
+        offset: u64,
+    },
+    Vdso {
+        offset: u64,
+    },
     Anonymous,
     Unmapped,
 }
@@ -154,19 +167,19 @@ impl UserSymbols {
     /// `/proc/PID/maps`), so its addresses resolve after it exits. False if
     /// the process is gone and nothing was kept.
     pub fn remember_process(&mut self, pid: u32) -> bool {
-        if self.processes.contains_key(&pid) {
-            return true;
+        if let Some(known) = self.processes.get(&pid) {
+            return !known.maps.mappings.is_empty();
         }
-        let started = Instant::now();
+        let started = super::thread_cpu_time();
         let found = read_process_maps(pid);
-        self.spent += started.elapsed();
+        self.spent += super::thread_cpu_time().saturating_sub(started);
         match found {
             Some(maps) => {
                 self.processes.insert(
                     pid,
                     Known {
                         maps,
-                        perf_map: None,
+                        ..Known::default()
                     },
                 );
                 true
@@ -178,13 +191,14 @@ impl UserSymbols {
     /// Reads `pid`'s mappings again (it ran `exec`: a new program), if it
     /// still lives; what was resolved with the old ones is forgotten.
     pub fn refresh_process(&mut self, pid: u32) -> bool {
-        let started = Instant::now();
+        let started = super::thread_cpu_time();
         let found = read_process_maps(pid);
-        self.spent += started.elapsed();
+        self.spent += super::thread_cpu_time().saturating_sub(started);
         let Some(maps) = found else {
             return self.processes.contains_key(&pid);
         };
         let known = self.processes.entry(pid).or_default();
+        known.reread = false;
         if known.maps != maps {
             known.maps = maps;
             self.cache.retain(|(p, _), _| *p != pid);
@@ -222,9 +236,9 @@ impl UserSymbols {
         missing.sort_unstable();
         missing.dedup();
         if !missing.is_empty() {
-            let started = Instant::now();
+            let started = super::thread_cpu_time();
             let found = self.symbolize(pid, &missing);
-            self.spent += started.elapsed();
+            self.spent += super::thread_cpu_time().saturating_sub(started);
             for (addr, sym) in missing.iter().zip(found) {
                 self.cache.insert((pid, *addr), sym);
             }
@@ -236,29 +250,24 @@ impl UserSymbols {
     }
 
     fn targets(&mut self, pid: u32, addrs: &[u64]) -> Vec<Target> {
-        // The map taken at exit is the process's last word.
-        if let Some(maps) = self.exit_maps.get(pid) {
-            self.processes.entry(pid).or_default().maps = maps;
-        }
+        self.use_exit_map(pid);
         self.remember_process(pid);
-        let covered = |known: Option<&Known>| {
-            known.is_some_and(|k| addrs.iter().all(|&a| k.maps.find(a).is_some()))
-        };
-        if !covered(self.processes.get(&pid)) {
-            // Mapped since (dlopen), if the process still lives.
-            if let Some(maps) = read_process_maps(pid) {
-                self.processes.entry(pid).or_default().maps = maps;
-            }
-        }
-        // It may have exited while it was read: its map kept at the exit
-        // (before its memory went) is there now if it is kept at all.
-        let uncovered = |known: Option<&Known>| {
-            known.is_none_or(|k| addrs.iter().any(|&a| k.maps.find(a).is_none()))
-        };
-        if uncovered(self.processes.get(&pid))
-            && let Some(maps) = self.exit_maps.get(pid)
+        let uncovered = |known: &Known| addrs.iter().any(|&a| known.maps.find(a).is_none());
+        if self
+            .processes
+            .get(&pid)
+            .is_none_or(|k| uncovered(k) && !k.reread && !k.from_exit)
         {
-            self.processes.entry(pid).or_default().maps = maps;
+            // Mapped since (dlopen), if the process still lives.
+            let fresh = read_process_maps(pid);
+            let known = self.processes.entry(pid).or_default();
+            known.reread = true;
+            if let Some(maps) = fresh {
+                known.maps = maps;
+            }
+            // It may have exited while it was read: its map kept at the
+            // exit (before its memory went) is there now if at all.
+            self.use_exit_map(pid);
         }
         let maps = self.processes.get(&pid).map(|k| &k.maps);
         addrs
@@ -267,6 +276,7 @@ impl UserSymbols {
                 None => Target::Unmapped,
                 Some(m) => match &m.backing {
                     Backing::File(path) => Target::File {
+                        shown: m.path.clone().unwrap_or_else(|| path.clone()),
                         path: path.clone(),
                         offset: m.file_offset(a),
                     },
@@ -279,53 +289,46 @@ impl UserSymbols {
             .collect()
     }
 
+    /// The memory map kept at `pid`'s exit, once there is one, is its last word.
+    fn use_exit_map(&mut self, pid: u32) {
+        if self.processes.get(&pid).is_some_and(|k| k.from_exit) {
+            return;
+        }
+        if let Some(maps) = self.exit_maps.get(pid) {
+            let known = self.processes.entry(pid).or_default();
+            known.maps = maps;
+            known.from_exit = true;
+        }
+    }
+
     fn symbolize(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<ResolvedSymbol>> {
         let targets = self.targets(pid, addrs);
         let mut out: Vec<Option<ResolvedSymbol>> = vec![None; addrs.len()];
-        let display: HashMap<String, String> = self
-            .processes
-            .get(&pid)
-            .map(|k| {
-                k.maps
-                    .mappings
-                    .iter()
-                    .filter_map(|m| match (&m.backing, &m.path) {
-                        (Backing::File(open), Some(shown)) => Some((open.clone(), shown.clone())),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut by_file: HashMap<&str, Vec<(usize, u64)>> = HashMap::new();
+        let mut by_file: HashMap<(&str, &str), Vec<(usize, u64)>> = HashMap::new();
         let mut vdso: Vec<(usize, u64)> = Vec::new();
         let mut anonymous: Vec<usize> = Vec::new();
         for (i, t) in targets.iter().enumerate() {
             match t {
-                Target::File { path, offset } => {
-                    by_file.entry(path).or_default().push((i, *offset))
-                }
+                Target::File {
+                    path,
+                    shown,
+                    offset,
+                } => by_file.entry((path, shown)).or_default().push((i, *offset)),
                 Target::Vdso { offset } => vdso.push((i, *offset)),
                 // Anonymous memory, or a process gone before weft met it:
                 // only a perf map can name it.
                 Target::Anonymous | Target::Unmapped => anonymous.push(i),
             }
         }
-        for (path, wanted) in by_file {
+        for ((path, module), wanted) in by_file {
             let offsets: Vec<u64> = wanted.iter().map(|w| w.1).collect();
-            let module = display
-                .get(path)
-                .cloned()
-                .unwrap_or_else(|| path.to_string());
-            let found = self
-                .symbolize_file(path, &offsets, true)
-                // A debug file that cannot be read: the file's own symbols.
-                .or_else(|| self.symbolize_file(path, &offsets, false));
+            let found = self.symbolize_file_twice(path, &offsets);
             if let Some(found) = found {
                 for ((i, _), sym) in wanted.iter().zip(found) {
                     out[*i] = sym.map(|(name, offset)| ResolvedSymbol {
                         name,
                         offset,
-                        module: Some(module.clone()),
+                        module: Some(module.to_string()),
                     });
                 }
             }
@@ -359,6 +362,30 @@ impl UserSymbols {
             }
         }
         out
+    }
+
+    /// Symbolizes file offsets of one ELF file from its own symbol tables,
+    /// then what they do not name (local functions of a stripped library)
+    /// from its debug file (`.gnu_debuglink`, `/usr/lib/debug/.build-id`),
+    /// which costs far more to read; `None` if the file cannot be read.
+    fn symbolize_file_twice(
+        &self,
+        path: &str,
+        offsets: &[u64],
+    ) -> Option<Vec<Option<(String, u64)>>> {
+        let mut found = self.symbolize_file(path, offsets, false)?;
+        let unnamed: Vec<usize> = (0..found.len()).filter(|&i| found[i].is_none()).collect();
+        if unnamed.is_empty() {
+            return Some(found);
+        }
+        let rest: Vec<u64> = unnamed.iter().map(|&i| offsets[i]).collect();
+        // A debug file that cannot be read leaves them unnamed.
+        if let Some(debug) = self.symbolize_file(path, &rest, true) {
+            for (i, sym) in unnamed.into_iter().zip(debug) {
+                found[i] = sym;
+            }
+        }
+        Some(found)
     }
 
     /// Symbolizes file offsets of one ELF file: `(name, offset into the
@@ -416,6 +443,7 @@ impl UserSymbols {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[inline(never)]
     #[unsafe(no_mangle)]

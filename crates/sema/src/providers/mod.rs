@@ -166,6 +166,8 @@ pub enum Needs {
     PerfSoftware,
     /// A CPU PMU (hardware perf events).
     HardwarePmu,
+    /// BTF-typed raw tracepoints (`tp_btf`).
+    TpBtf,
 }
 
 /// Declares each provider's module and the table:
@@ -188,7 +190,7 @@ providers! {
     software: DEF;
     hardware: DEF;
     kprobe: KPROBE, KRETPROBE, FENTRY, FEXIT;
-    rawtracepoint: DEF;
+    rawtracepoint: DEF, TP_BTF;
 }
 
 /// The provider a name or alias as written denotes.

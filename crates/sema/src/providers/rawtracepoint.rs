@@ -8,12 +8,30 @@
 //! also have names and types (`args->NAME`), from the `btf_trace_NAME`
 //! typedef (whose first parameter, the tracepoint's private data, programs
 //! never see). Without BTF, names come from tracefs and `argN` is all there is.
+//!
+//! `tp_btf:NAME` (a weft extension, what `weft offcpu` uses where the kernel
+//! loads it) is the same tracepoint as a BTF-typed tracing program
+//! (`BPF_PROG_TYPE_TRACING`, section `tp_btf/NAME`): the same arguments, and
+//! the verifier knows their types. It needs kernel BTF.
 
 use ktypes::{FieldKind, KernelInfo};
 use source::Diagnostic;
 
 use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
+
+/// `tp_btf:NAME`: the raw tracepoint as a BTF-typed tracing program.
+pub const TP_BTF: ProviderDef = ProviderDef {
+    name: "tp_btf",
+    aliases: &[],
+    usage: "tp_btf:NAME",
+    help: "a tracepoint's raw arguments, as a BTF-typed tracing program (needs kernel BTF)",
+    resolve: resolve_tp_btf,
+    list: None,
+    listed_bare: false,
+    pid_filter: true,
+    needs: Needs::TpBtf,
+};
 
 pub const DEF: ProviderDef = ProviderDef {
     name: "rawtracepoint",
@@ -48,7 +66,35 @@ pub fn resolve(
     kernel: &dyn KernelInfo,
     _pid: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    let usage = "rawtracepoint:NAME or rawtracepoint:MODULE:NAME";
+    resolve_as(ap, kernel, false)
+}
+
+fn resolve_tp_btf(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    _pid: Option<u32>,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    if kernel.btf().is_err() {
+        return Err(diag::bad_attach_point(
+            ap.span,
+            ap.raw,
+            "tp_btf:NAME, on a kernel with BTF (/sys/kernel/btf/vmlinux); rawtracepoint:NAME works without",
+        ));
+    }
+    resolve_as(ap, kernel, true)
+}
+
+/// Resolves `rawtracepoint:` (`tp_btf` false) or `tp_btf:` attach points.
+fn resolve_as(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    tp_btf: bool,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let usage = if tp_btf {
+        "tp_btf:NAME"
+    } else {
+        "rawtracepoint:NAME or rawtracepoint:MODULE:NAME"
+    };
     let target = match ap.parts {
         [n] | [_, n] => n.as_str(),
         _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
@@ -95,11 +141,16 @@ pub fn resolve(
                 }
                 format
             });
+            let (provider, section) = if tp_btf {
+                (TP_BTF.name, format!("tp_btf/{name}"))
+            } else {
+                (DEF.name, format!("raw_tp/{name}"))
+            };
             ResolvedProbe {
-                provider: DEF.name,
+                provider,
                 attach: abi::Attach::RawTracepoint { name: name.clone() },
-                section: format!("raw_tp/{name}"),
-                name: format!("rawtracepoint:{name}"),
+                section,
+                name: format!("{provider}:{name}"),
                 context: Context::RawTracepoint { args },
                 short: name,
             }
