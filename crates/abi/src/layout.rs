@@ -31,6 +31,9 @@ pub enum Layout {
     KSym,
     /// `usym(addr)`: `addr: u64, pid: u64`, printed as the symbol's name.
     USym,
+    /// `cgroup_path(id[, filter])`: `id: u64, filter: u64` (an index of
+    /// `Manifest::cgroup_path_filters`), printed as the cgroup's paths.
+    CgroupPath,
 }
 
 /// A field of a [`Layout::Tuple`] or of a record.
@@ -67,7 +70,7 @@ impl Layout {
             Layout::Tuple { size, .. } => *size,
             Layout::None => 0,
             Layout::KStack { .. } | Layout::KSym => 8,
-            Layout::UStack { .. } | Layout::USym => 16,
+            Layout::UStack { .. } | Layout::USym | Layout::CgroupPath => 16,
         }
     }
 
@@ -77,7 +80,11 @@ impl Layout {
             Layout::Pointer | Layout::Inet => 8,
             Layout::Buffer { .. } => 4,
             Layout::Timestamp { .. } => 8,
-            Layout::KStack { .. } | Layout::UStack { .. } | Layout::KSym | Layout::USym => 8,
+            Layout::KStack { .. }
+            | Layout::UStack { .. }
+            | Layout::KSym
+            | Layout::USym
+            | Layout::CgroupPath => 8,
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }

@@ -10,6 +10,10 @@ pub const GLOBALS_MAP: &str = "weft_globals";
 /// ELF/kernel name of a one-entry array whose value is all zero bytes: the
 /// initial value used when an aggregation creates a key (too big for the stack).
 pub const ZERO_MAP: &str = "weft_zero";
+/// ELF/kernel name of the one-entry cgroup array `--cgroup-tree` fills with
+/// its cgroup: probes run only for tasks in it or below it
+/// (`bpf_current_task_under_cgroup`).
+pub const CGROUP_MAP: &str = "weft_cgroup";
 /// Keyless maps (`@x = 1`) are stored under a single `u64` key of 0.
 pub const SCALAR_KEY_SIZE: u32 = 8;
 
@@ -208,6 +212,18 @@ pub struct ProgramSpec {
     pub probe: String,
 }
 
+/// `--cgroup PATH` / `--cgroup-tree PATH`: probes fire only for tasks of one
+/// cgroup v2 cgroup (or, with `tree`, of it and its descendants).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupFilter {
+    /// The cgroup's id (what `bpf_get_current_cgroup_id()` gives in it).
+    pub id: u64,
+    /// Its directory, absolute: user space puts it in [`CGROUP_MAP`] for `tree`.
+    pub dir: String,
+    /// Descendants too (`--cgroup-tree`).
+    pub tree: bool,
+}
+
 /// Everything user space needs to know about a compiled script.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Manifest {
@@ -226,6 +242,11 @@ pub struct Manifest {
     /// How each map is exported as a metric, indexed like `maps` (empty
     /// when the compiler was not asked: every map then has the defaults).
     pub exports: Vec<crate::MapExport>,
+    /// The hierarchy filter of each distinct `cgroup_path(id, filter)`
+    /// (`*` when none was given), indexed by the value's filter field.
+    pub cgroup_path_filters: Vec<String>,
+    /// `--cgroup`/`--cgroup-tree`, compiled into every probe that a task runs.
+    pub cgroup_filter: Option<CgroupFilter>,
 }
 
 impl Manifest {

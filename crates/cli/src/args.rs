@@ -14,6 +14,9 @@ OPTIONS:
     -e PROGRAM        program text to run
     -c CMD            run CMD (probes attached first); the run ends when CMD exits; `cpid` is its pid
     -p PID            trace only this process (and enable probes that need a pid)
+    --cgroup PATH     trace only tasks of this cgroup v2 cgroup (a directory under the
+                      cgroup v2 mount, or its path there: /system.slice/cron.service)
+    --cgroup-tree PATH  the same, with every cgroup below it (a container's whole tree)
     -l [PATTERN]      list probes matching PATTERN (e.g. 'tracepoint:syscalls:*'); -lv adds arguments
     -f FORMAT         output format: text (default) or json
     -o FILE           write output to FILE instead of stdout
@@ -89,6 +92,8 @@ pub struct Args {
     pub positional: Vec<String>,
     pub command: Option<String>,
     pub pid: Option<u32>,
+    /// `--cgroup PATH` / `--cgroup-tree PATH`: the path, and whether descendants count.
+    pub cgroup: Option<(String, bool)>,
     /// `-l`, with its optional pattern.
     pub list: Option<Option<String>>,
     pub format: Option<OutputFormat>,
@@ -145,6 +150,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                     v.parse()
                         .map_err(|_| format!("-p needs a process id, not `{v}`"))?,
                 );
+            }
+            "--cgroup" | "--cgroup-tree" => {
+                if out.cgroup.is_some() {
+                    return Err("give one of --cgroup and --cgroup-tree, once".into());
+                }
+                out.cgroup = Some((value(&mut i, arg)?, arg == "--cgroup-tree"));
             }
             "-o" => out.output = Some(value(&mut i, "-o")?.into()),
             "--timeline" => out.timeline = Some(value(&mut i, "--timeline")?.into()),
@@ -403,6 +414,24 @@ mod tests {
             Some(std::time::Duration::from_millis(1500))
         );
         assert_eq!(parse_duration("3 days"), None);
+    }
+
+    #[test]
+    fn cgroup_filters() {
+        let a = p(&["--cgroup", "/system.slice", "-e", "x"]).unwrap();
+        assert_eq!(a.cgroup, Some(("/system.slice".into(), false)));
+        let a = p(&["--cgroup-tree", "app", "-e", "x"]).unwrap();
+        assert_eq!(a.cgroup, Some(("app".into(), true)));
+        assert!(
+            p(&["--cgroup", "a", "--cgroup-tree", "b", "-e", "x"])
+                .unwrap_err()
+                .contains("once")
+        );
+        assert!(
+            p(&["-e", "x", "--cgroup"])
+                .unwrap_err()
+                .contains("needs a value")
+        );
     }
 
     #[test]

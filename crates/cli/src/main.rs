@@ -142,10 +142,28 @@ fn trace(args: &Args) -> Result<(), String> {
         ),
         _ => None,
     };
+    let cgroup_filter = match &args.cgroup {
+        Some((path, tree)) => {
+            let flag = if *tree { "--cgroup-tree" } else { "--cgroup" };
+            let target = ktypes::cgroup::resolve_cgroup(&kernel, path).map_err(|e| {
+                if let Some(c) = child.as_mut() {
+                    c.kill();
+                }
+                format!("weft: error: {flag} {path}: {e}")
+            })?;
+            Some(abi::CgroupFilter {
+                id: target.id,
+                dir: target.dir,
+                tree: *tree,
+            })
+        }
+        None => None,
+    };
     let opts = CheckOptions {
         positional: args.positional.clone(),
         cpid: child.as_ref().map(|c| c.pid()),
         pid_filter: args.pid,
+        cgroup_filter,
         missing_probes: missing_probes_from_env()?,
     };
     let mut dumps = String::new();

@@ -28,6 +28,8 @@ pub struct Symbols {
     /// Time spent reading `/proc/kallsyms` and reading maps for live passes.
     kallsyms_time: Duration,
     pass_time: Duration,
+    /// Cgroup ids back to paths, walked on first use.
+    cgroups: Option<runtime::cgroups::CgroupPaths>,
 }
 
 impl Default for Symbols {
@@ -95,6 +97,7 @@ impl Symbols {
             exit_maps: ExitMaps::default(),
             kallsyms_time: Duration::ZERO,
             pass_time: Duration::ZERO,
+            cgroups: None,
         }
     }
 
@@ -226,6 +229,12 @@ impl Symbols {
         }
     }
 
+    /// Cgroup ids back to paths (`cgroup_path()`, stream records).
+    pub fn cgroups(&mut self) -> &mut runtime::cgroups::CgroupPaths {
+        self.cgroups
+            .get_or_insert_with(runtime::cgroups::CgroupPaths::new)
+    }
+
     /// A resolver reading stacks from `session`.
     pub fn resolver<'a>(&'a mut self, session: &'a Session) -> Resolver<'a> {
         Resolver {
@@ -284,6 +293,16 @@ impl StackResolver for Resolver<'_> {
             self.symbols.kernel().lookup(addr)
         };
         found.map(|s| s.name)
+    }
+
+    fn cgroup_path(&mut self, id: u64, filter: u32) -> Option<String> {
+        let filter = self
+            .session
+            .manifest()
+            .cgroup_path_filters
+            .get(filter as usize)
+            .map_or("*", String::as_str);
+        Some(self.symbols.cgroups().bpftrace_paths(id, filter))
     }
 }
 

@@ -47,4 +47,8 @@ impl KernelInfo for AsWritten<'_> {
     fn kernel_functions(&self) -> Result<Vec<KernelFunction>, KernelInfoError> {
         self.0.kernel_functions()
     }
+
+    fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
+        self.0.cgroup_id(path)
+    }
 }

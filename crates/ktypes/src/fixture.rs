@@ -18,6 +18,8 @@ pub struct FixtureKernel {
     btf: Option<Arc<Btf>>,
     kernel_functions: Option<Vec<KernelFunction>>,
     tracing_features: Option<TracingFeatures>,
+    /// Cgroup directory → id.
+    cgroups: BTreeMap<String, u64>,
 }
 
 impl FixtureKernel {
@@ -78,6 +80,12 @@ impl FixtureKernel {
             .collect();
         v.sort();
         self.kernel_functions = Some(v);
+        self
+    }
+
+    /// Adds a cgroup directory with its id (see [`KernelInfo::cgroup_id`]).
+    pub fn with_cgroup(mut self, dir: &str, id: u64) -> FixtureKernel {
+        self.cgroups.insert(dir.into(), id);
         self
     }
 
@@ -199,6 +207,13 @@ impl KernelInfo for FixtureKernel {
             .get(path)
             .cloned()
             .ok_or_else(|| KernelInfoError::NotFound(format!("{path}: no such file")))
+    }
+
+    fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
+        self.cgroups
+            .get(path)
+            .copied()
+            .ok_or_else(|| KernelInfoError::NotFound(format!("{path}: no such cgroup")))
     }
 
     fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, KernelInfoError> {

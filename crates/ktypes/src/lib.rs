@@ -7,6 +7,7 @@
 
 mod as_written;
 pub mod btf;
+pub mod cgroup;
 mod features;
 mod fixture;
 mod kfuncs;
@@ -96,5 +97,14 @@ pub trait KernelInfo {
         Err(KernelInfoError::Unavailable(
             "the list of kernel functions is not available".into(),
         ))
+    }
+
+    /// The id of the cgroup whose directory is `path` (what
+    /// `bpf_get_current_cgroup_id()` gives for a task in it); `NotFound`
+    /// when there is no such directory.
+    fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
+        Err(KernelInfoError::Unavailable(format!(
+            "cannot look up the cgroup id of {path} here"
+        )))
     }
 }

@@ -67,6 +67,11 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 frames: Vec::new(),
             }))
         }
+        Layout::CgroupPath => Value::CgroupPath(crate::stack::CgroupPathValue {
+            id: read_uint(bytes, 8),
+            filter: read_uint(field(bytes, 8, 8), 8) as u32,
+            path: None,
+        }),
         Layout::KSym | Layout::USym => Value::Sym(crate::stack::SymValue {
             user: matches!(layout, Layout::USym),
             addr: read_uint(bytes, 8),

@@ -188,7 +188,11 @@ pub fn value_json(value: &Value, div: u64) -> Vec<u8> {
             .to_string()
             .into_bytes(),
         Value::Bool(b) => b.to_string().into_bytes(),
-        Value::Str(_) | Value::Bytes(_) | Value::Stack(_) | Value::Sym(_) => {
+        Value::Str(_)
+        | Value::Bytes(_)
+        | Value::Stack(_)
+        | Value::Sym(_)
+        | Value::CgroupPath(_) => {
             let mut out = vec![b'"'];
             out.extend_from_slice(&escape(&crate::text::value_text(value)));
             out.push(b'"');

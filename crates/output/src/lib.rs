@@ -41,7 +41,9 @@ pub use flat::{FlatMap, RawEntries};
 pub use json::JsonSink;
 pub use printf::{ArgKind, Conversion, Format, FormatError, Render, validate};
 pub use sink::{Sink, print_maps_at_exit};
-pub use stack::{Frame, Stack, StackResolver, SymValue, Symbol, resolve_dump, resolve_value};
+pub use stack::{
+    CgroupPathValue, Frame, Stack, StackResolver, SymValue, Symbol, resolve_dump, resolve_value,
+};
 pub use stream::{StageRecord, StreamRecord, decode_stream_record};
 pub use text::TextSink;
 pub use timeline::TimelineWriter;

@@ -53,13 +53,29 @@ pub struct SymValue {
     pub name: Option<String>,
 }
 
-/// Gives stacks their frames and addresses their symbols (implemented by
-/// the cli with the runtime's stack maps and symbolizers).
+/// `cgroup_path(id[, filter])`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupPathValue {
+    pub id: u64,
+    /// Which hierarchies to look in: an index of `Manifest::cgroup_path_filters`.
+    pub filter: u32,
+    /// The paths as printed (`unified:/system.slice,memory:`) once resolved.
+    pub path: Option<String>,
+}
+
+/// Gives stacks their frames, addresses their symbols and cgroup ids their
+/// paths (implemented by the cli with the runtime's stack maps, symbolizers
+/// and cgroup hierarchies).
 pub trait StackResolver {
     /// The frames of `stack` (its id, pid, kind and limit are set).
     fn frames(&mut self, stack: &Stack) -> Vec<Frame>;
     /// The name of the symbol holding `addr` (in process `pid` for user space).
     fn symbol(&mut self, user: bool, addr: u64, pid: u32) -> Option<String>;
+    /// The paths of cgroup `id` in the hierarchies filter `filter` selects,
+    /// as bpftrace prints them.
+    fn cgroup_path(&mut self, _id: u64, _filter: u32) -> Option<String> {
+        None
+    }
 }
 
 /// Resolves every stack and symbol in a value, recursively.
@@ -70,6 +86,9 @@ pub fn resolve_value(value: &mut Value, resolver: &mut dyn StackResolver) {
         }
         Value::Sym(sym) if sym.name.is_none() => {
             sym.name = resolver.symbol(sym.user, sym.addr, sym.pid);
+        }
+        Value::CgroupPath(cg) if cg.path.is_none() => {
+            cg.path = resolver.cgroup_path(cg.id, cg.filter);
         }
         Value::Tuple(items) => {
             for item in items {
@@ -96,6 +115,7 @@ pub fn resolve_dump(dump: &mut MapDump, resolver: &mut dyn StackResolver) {
 pub fn needs_resolving(value: &Value) -> bool {
     match value {
         Value::Stack(_) | Value::Sym(_) => true,
+        Value::CgroupPath(cg) => cg.path.is_none(),
         Value::Tuple(items) => items.iter().any(needs_resolving),
         _ => false,
     }
@@ -144,6 +164,14 @@ pub fn sym_text(sym: &SymValue) -> Vec<u8> {
         (Some(name), _) => name.clone().into_bytes(),
         (None, 0) => b"0".to_vec(),
         (None, addr) => format!("0x{addr:x}").into_bytes(),
+    }
+}
+
+/// `cgroup_path` text: its paths, or the id when they were not looked up.
+pub fn cgroup_path_text(cg: &CgroupPathValue) -> Vec<u8> {
+    match &cg.path {
+        Some(path) => path.clone().into_bytes(),
+        None => cg.id.to_string().into_bytes(),
     }
 }
 

@@ -188,6 +188,7 @@ fn value_text_divided(value: &Value, div: u64) -> Vec<u8> {
         Value::None => Vec::new(),
         Value::Stack(stack) => crate::stack::stack_text(stack, 4),
         Value::Sym(sym) => crate::stack::sym_text(sym),
+        Value::CgroupPath(cg) => crate::stack::cgroup_path_text(cg),
     }
 }
 

@@ -20,6 +20,8 @@ pub enum Value {
     Stack(Box<crate::stack::Stack>),
     /// `ksym(addr)`/`usym(addr)`.
     Sym(crate::stack::SymValue),
+    /// `cgroup_path(id)` (its paths filled in by [`crate::stack::resolve_value`]).
+    CgroupPath(crate::stack::CgroupPathValue),
 }
 
 impl Value {

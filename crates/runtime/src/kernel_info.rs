@@ -110,6 +110,21 @@ impl KernelInfo for SysKernelInfo {
             .clone()
     }
 
+    fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(KernelInfoError::Unavailable(format!(
+                    "{path} is not a cgroup directory"
+                )));
+            }
+            Err(e) => return Err(io_error(path.to_string(), e)),
+        }
+        let c = std::ffi::CString::new(path)
+            .map_err(|_| KernelInfoError::NotFound(format!("{path}: no such directory")))?;
+        crate::sys::cgroup_id(&c).map_err(|e| KernelInfoError::Unavailable(format!("{path}: {e}")))
+    }
+
     fn executable_search_path(&self) -> Vec<String> {
         std::env::var("PATH")
             .unwrap_or_default()

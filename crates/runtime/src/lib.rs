@@ -14,6 +14,7 @@
 //! into [`RuntimeError::Verifier`] or a load error's `log`.
 
 mod attach;
+pub mod cgroups;
 mod error;
 pub mod features;
 pub(crate) mod ifunc;

@@ -217,6 +217,18 @@ impl Session {
         if maps.iter().any(|m| m.name == ZERO_MAP && !m.is_array()) {
             init(ZERO_MAP, &[])?;
         }
+        // `--cgroup-tree`: the cgroup the probes' `bpf_current_task_under_cgroup`
+        // compares with (the map holds its own reference to the cgroup).
+        if let Some(filter) = manifest.cgroup_filter.as_ref().filter(|f| f.tree) {
+            let dir = std::fs::File::open(&filter.dir).map_err(|e| LoadError::Init {
+                map: abi::CGROUP_MAP.into(),
+                source: SyscallError::new(
+                    "open",
+                    io::Error::new(e.kind(), format!("{}: {e}", filter.dir)),
+                ),
+            })?;
+            init(abi::CGROUP_MAP, &(dir.as_raw_fd() as u32).to_le_bytes())?;
+        }
 
         let epoll = sys::epoll_create().map_err(LoadError::Ringbuf)?;
         let ring = match maps

@@ -176,3 +176,37 @@ pub(crate) fn page_size() -> usize {
     // SAFETY: plain libc call.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
+
+/// The kernfs id of the directory `path` in its cgroup hierarchy
+/// (`name_to_handle_at`, whose handle is the 64-bit id for kernfs):
+/// the cgroup id BPF sees for a cgroup v2 directory.
+pub(crate) fn cgroup_id(path: &CStr) -> Result<u64, SyscallError> {
+    #[repr(C)]
+    struct Handle {
+        handle_bytes: libc::c_uint,
+        handle_type: libc::c_int,
+        id: u64,
+    }
+    let mut handle = Handle {
+        handle_bytes: 8,
+        handle_type: 0,
+        id: 0,
+    };
+    let mut mount_id: libc::c_int = 0;
+    // SAFETY: `handle` is a file_handle header followed by room for the
+    // 8 bytes its `handle_bytes` announces; `path` is NUL-terminated.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_name_to_handle_at,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &mut handle as *mut Handle,
+            &mut mount_id as *mut libc::c_int,
+            0,
+        )
+    };
+    if r < 0 {
+        return Err(last("name_to_handle_at"));
+    }
+    Ok(handle.id)
+}

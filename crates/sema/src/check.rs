@@ -41,6 +41,9 @@ pub struct CheckOptions {
     pub cpid: Option<u32>,
     /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).
     pub pid_filter: Option<u32>,
+    /// `--cgroup`/`--cgroup-tree`: probes fire only for tasks of this cgroup
+    /// (as `-p`), resolved by the caller (`ktypes::cgroup::resolve_cgroup`).
+    pub cgroup_filter: Option<abi::CgroupFilter>,
     /// `BPFTRACE_MISSING_PROBES` from the environment: wins over the
     /// script's `config = { missing_probes = ... }`, as in bpftrace.
     pub missing_probes: Option<crate::config::MissingProbes>,
@@ -135,6 +138,8 @@ pub fn check(
         positional: opts.positional.clone(),
         cpid: opts.cpid,
         pid_filter: opts.pid_filter,
+        cgroup_filter: opts.cgroup_filter.clone(),
+        cgroup_path_filters: checker.cgroup_path_filters,
         config,
     };
     // A map assigned only in a probe that failed to resolve still needs an entry.
@@ -164,6 +169,8 @@ struct Checker<'a> {
     printfs: Vec<PrintfSite>,
     time_formats: Vec<String>,
     join_delimiters: Vec<String>,
+    /// Distinct `cgroup_path()` filters, in order of first use.
+    cgroup_path_filters: Vec<String>,
     probes: Vec<TypedProbe>,
     diags: Diagnostics,
     report: bool,
@@ -222,6 +229,7 @@ impl<'a> Checker<'a> {
             printfs: Vec::new(),
             time_formats: Vec::new(),
             join_delimiters: Vec::new(),
+            cgroup_path_filters: Vec::new(),
             probes: Vec::new(),
             diags: Diagnostics::new(),
             report,
@@ -805,7 +813,7 @@ pub(super) fn is_storable(t: &Type) -> bool {
     match t {
         Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
-        Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } => true,
+        Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } | Type::CgroupPath => true,
         // Formatted only where printf prints it.
         Type::Timestamp { .. } => false,
         Type::Agg(_)

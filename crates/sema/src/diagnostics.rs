@@ -561,6 +561,14 @@ pub fn kernel_symbol_unavailable(span: Span, symbol: &str, why: &str) -> Diagnos
         .with_note(why.to_string())
 }
 
+pub fn cgroup_not_found(span: Span, path: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot resolve the cgroup `{path}`"))
+        .with_code(Code::E0475)
+        .with_label(span, "its id is looked up when the script is compiled")
+        .with_note(why.to_string())
+        .with_help("name a cgroup v2 directory, e.g. cgroupid(\"/sys/fs/cgroup/system.slice\")")
+}
+
 pub fn uaddr_symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("`{path}` has no symbol `{symbol}`"))
         .with_code(Code::E0472)

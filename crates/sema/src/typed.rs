@@ -142,6 +142,10 @@ pub struct TypedProgram {
     pub cpid: Option<u32>,
     /// `-p PID`: the process every event probe is limited to.
     pub pid_filter: Option<u32>,
+    /// `--cgroup`/`--cgroup-tree`: the cgroup every event probe is limited to.
+    pub cgroup_filter: Option<abi::CgroupFilter>,
+    /// The hierarchy filter of each distinct `cgroup_path(id, filter)`.
+    pub cgroup_path_filters: Vec<String>,
     /// The script's `config` block.
     pub config: ScriptConfig,
 }

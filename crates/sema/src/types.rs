@@ -47,6 +47,8 @@ pub enum Type {
     /// `strftime(fmt, ns)`: a time printed by `%s` in format `format`
     /// (an index of the script's time formats).
     Timestamp { format: u32 },
+    /// `cgroup_path(id[, filter])`: a cgroup id printed as its paths.
+    CgroupPath,
 }
 
 impl Type {
@@ -125,6 +127,7 @@ impl Type {
             Type::Sym { user: true } => Layout::USym,
             Type::Buf { size } => Layout::Buffer { size: *size },
             Type::Timestamp { format } => Layout::Timestamp { format: *format },
+            Type::CgroupPath => Layout::CgroupPath,
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -211,6 +214,7 @@ impl fmt::Display for Type {
             Type::Struct { c_type } => f.write_str(c_type),
             Type::Buf { size } => write!(f, "buffer[{size}]"),
             Type::Timestamp { .. } => f.write_str("timestamp"),
+            Type::CgroupPath => f.write_str("cgroup_path_t"),
         }
     }
 }

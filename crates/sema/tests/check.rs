@@ -14,6 +14,7 @@ fn run(src: &str) -> String {
         cpid: None,
         pid_filter: None,
         missing_probes: None,
+        ..CheckOptions::default()
     };
     let (typed, sema_diags) = check(&program, &FixtureKernel::typical(), &opts);
     diags.extend(sema_diags.iter().cloned());

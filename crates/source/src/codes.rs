@@ -206,6 +206,7 @@ codes! {
     E0472: "uaddr() symbol not found",
     E0473: "kaddr() needs a literal",
     E0474: "kernel symbol not found",
+    E0475: "cgroup not found",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

@@ -219,6 +219,7 @@ helpers! {
     PERF_EVENT_OUTPUT = 25, "bpf_perf_event_output";
     GET_STACKID = 27, "bpf_get_stackid";
     GET_CURRENT_TASK = 35, "bpf_get_current_task";
+    CURRENT_TASK_UNDER_CGROUP = 37, "bpf_current_task_under_cgroup";
     PROBE_WRITE_USER = 36, "bpf_probe_write_user";
     GET_NUMA_NODE_ID = 42, "bpf_get_numa_node_id";
     PROBE_READ_STR = 45, "bpf_probe_read_str";

@@ -370,7 +370,8 @@ impl Lower<'_> {
             | Type::Stack { .. }
             | Type::Sym { .. }
             | Type::Buf { .. }
-            | Type::Timestamp { .. } => {
+            | Type::Timestamp { .. }
+            | Type::CgroupPath => {
                 let (src, n) = self.mem(e);
                 self.copy(place, src, n.min(dst.layout().size()));
             }

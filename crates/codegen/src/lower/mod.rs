@@ -39,6 +39,7 @@ mod map_type {
     pub const ARRAY: u32 = 2;
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
+    pub const CGROUP_ARRAY: u32 = 8;
     pub const LRU_HASH: u32 = 9;
     pub const QUEUE: u32 = 22;
     pub const LRU_PERCPU_HASH: u32 = 10;
@@ -171,6 +172,16 @@ pub fn compile_with(
         max_entries: abi::CounterIndex::COUNT,
         flags: 0,
     });
+    if typed.cgroup_filter.as_ref().is_some_and(|f| f.tree) {
+        elf_maps.push(ElfMap {
+            name: abi::CGROUP_MAP.into(),
+            map_type: map_type::CGROUP_ARRAY,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 1,
+            flags: 0,
+        });
+    }
     elf_maps.push(ElfMap {
         name: abi::GLOBALS_MAP.into(),
         map_type: map_type::ARRAY,
@@ -227,6 +238,8 @@ pub fn compile_with(
         stack_maps,
         ringbuf_size,
         exports: Vec::new(),
+        cgroup_path_filters: typed.cgroup_path_filters.clone(),
+        cgroup_filter: typed.cgroup_filter.clone(),
     };
     Ok(Compiled {
         elf,
@@ -409,7 +422,7 @@ impl<'a> Lower<'a> {
             self.zero(Place::Stack(slot, 0), size);
             self.vars.insert(name, Place::Stack(slot, 0));
         }
-        self.pid_filter_prologue();
+        self.task_filter_prologue();
         if let Some(pred) = &ast.predicate {
             let exit = self.exit;
             self.branch_on(pred, false, exit);
@@ -422,15 +435,44 @@ impl<'a> Lower<'a> {
         std::mem::replace(&mut self.asm, Asm::new()).finish()
     }
 
-    /// `-p PID`: probes of providers whose events belong to a process
-    /// (`ProviderDef::pid_filter`) return early for other processes.
-    fn pid_filter_prologue(&mut self) {
-        let filtered = sema::providers::pid_filter_applies(self.probe.resolved.provider);
-        if let (Some(pid), true) = (self.typed.pid_filter, filtered) {
+    /// `-p PID`, `--cgroup` and `--cgroup-tree`: probes of providers whose
+    /// events belong to a task (`ProviderDef::pid_filter`) return early for
+    /// other processes and other cgroups, before anything else runs.
+    pub(crate) fn task_filter_prologue(&mut self) {
+        if !sema::providers::pid_filter_applies(self.probe.resolved.provider) {
+            return;
+        }
+        let exit = self.exit;
+        if let Some(pid) = self.typed.pid_filter {
             let current = self.pid();
-            let exit = self.exit;
             self.asm
                 .br(crate::asm::Cond::Ne, current, Src::Imm(pid as i32), exit);
+        }
+        match &self.typed.cgroup_filter {
+            Some(abi::CgroupFilter { tree: true, .. }) => {
+                // 1: the task is in the cgroup of slot 0 or below it; 0: not; < 0: an error.
+                let map = self.asm.vreg();
+                self.asm.map_ptr(map, abi::CGROUP_MAP);
+                let under = self.asm.vreg();
+                self.asm.call(
+                    crate::asm::Helper::CURRENT_TASK_UNDER_CGROUP,
+                    &[Src::Reg(map), Src::Imm(0)],
+                    Some(under),
+                );
+                self.asm.br(crate::asm::Cond::Ne, under, Src::Imm(1), exit);
+            }
+            Some(abi::CgroupFilter { id, .. }) => {
+                let want = self.constant(*id as i64);
+                let current = self.asm.vreg();
+                self.asm.call(
+                    crate::asm::Helper::GET_CURRENT_CGROUP_ID,
+                    &[],
+                    Some(current),
+                );
+                self.asm
+                    .br(crate::asm::Cond::Ne, current, Src::Reg(want), exit);
+            }
+            None => {}
         }
     }
 

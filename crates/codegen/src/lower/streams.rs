@@ -204,7 +204,7 @@ impl<'a> Lower<'a> {
         let spec = &layout.spec;
         let stage_info = &info.stages[stage.stage];
         self.asm.set_span(clause.span);
-        self.pid_filter_prologue();
+        self.task_filter_prologue();
         let now = self.asm.vreg();
         self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
 

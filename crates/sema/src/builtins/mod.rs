@@ -90,6 +90,8 @@ builtins! {
     reg: functions(DEF);
     uaddr: functions(DEF);
     kaddr: functions(DEF);
+    cgroupid: functions(DEF);
+    cgroup_path: functions(DEF);
 }
 
 /// The builtin function called `name`.

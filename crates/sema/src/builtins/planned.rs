@@ -6,7 +6,6 @@ const FUNCTIONS: &[&str] = &[
     "system",
     "signal",
     "override",
-    "cgroupid",
     "macaddr",
     "path",
     "strncmp",

@@ -79,7 +79,11 @@ fn check(cx: &mut CallCheck<'_, '_>, cat: bool) -> Type {
                 t.is_str()
                     || matches!(
                         t,
-                        Type::Inet | Type::Stack { .. } | Type::Sym { .. } | Type::Timestamp { .. }
+                        Type::Inet
+                            | Type::Stack { .. }
+                            | Type::Sym { .. }
+                            | Type::Timestamp { .. }
+                            | Type::CgroupPath
                     )
             }
             ArgKind::Buffer => matches!(t, Type::Buf { .. }),

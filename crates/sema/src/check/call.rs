@@ -151,6 +151,24 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         self.checker.join_delimiters.len() - 1
     }
 
+    /// The index of a `cgroup_path()` hierarchy filter (the same filter,
+    /// the same index, so equal paths are equal map keys).
+    pub fn add_cgroup_path_filter(&mut self, filter: String) -> usize {
+        let filters = &mut self.checker.cgroup_path_filters;
+        match filters.iter().position(|f| *f == filter) {
+            Some(i) => i,
+            None => {
+                filters.push(filter);
+                filters.len() - 1
+            }
+        }
+    }
+
+    /// The kernel the script is checked for (`None` when checking without one).
+    pub fn kernel(&self) -> Option<&'a dyn ktypes::KernelInfo> {
+        self.checker.kernel
+    }
+
     /// The binaries `uaddr()` reads (`None` when checking without them).
     pub fn binaries(&self) -> Option<&'a Binaries<'a>> {
         self.checker.binaries

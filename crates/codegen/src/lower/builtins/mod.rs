@@ -132,6 +132,8 @@ lowerings! {
     reg: functions(LOWERING);
     uaddr: functions(LOWERING);
     kaddr: functions(LOWERING);
+    cgroupid: functions(LOWERING);
+    cgroup_path: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
