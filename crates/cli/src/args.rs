@@ -38,6 +38,9 @@ OPTIONS:
     --otlp-queue N    records waiting at most; more are dropped and counted (default 16384)
     --otlp-metrics-interval DURATION
                       also send the maps as OTLP metrics this often (e.g. 10s)
+    --stats           turn on the kernel's BPF run statistics for the run; at exit show each
+                      probe's run count, run time and recursion misses, weft's own CPU time
+                      and the overhead as a share of the machine's CPU (-f json: a stats record)
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -112,6 +115,8 @@ pub struct Args {
     pub otlp: Option<crate::export::otlp::OtlpOptions>,
     pub quiet: bool,
     pub verbose: bool,
+    /// `--stats`: BPF run statistics and weft's own cost, reported at exit.
+    pub stats: bool,
     pub dump: Option<DumpStage>,
     pub emit_elf: Option<PathBuf>,
     pub info: bool,
@@ -224,6 +229,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                 out.list = Some(pattern);
             }
             "-q" => out.quiet = true,
+            "--stats" => out.stats = true,
             "-v" => out.verbose = true,
             "--info" => out.info = true,
             "-h" | "--help" => out.help = true,

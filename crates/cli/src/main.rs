@@ -10,6 +10,7 @@ mod export;
 mod flamegraph_cmd;
 mod info;
 mod list;
+mod overhead;
 mod pipeline;
 mod profile;
 mod run;
@@ -258,6 +259,17 @@ fn trace(args: &Args) -> Result<(), String> {
                 return Err(run_error::runtime_error(&e, &out.compiled, &sources));
             }
         };
+    if args.stats {
+        if let Err(e) = session.enable_stats() {
+            if let Some(c) = child.as_mut() {
+                c.kill();
+            }
+            return Err(format!(
+                "weft: error: --stats: the kernel refused to count BPF run time: {e}"
+            ));
+        }
+        export::want_program_stats();
+    }
     let exporting = prometheus.is_some() || args.otlp.is_some();
     let stream_tap = if exporting {
         let name = match (&args.program, &args.script_file) {
@@ -335,6 +347,7 @@ fn trace(args: &Args) -> Result<(), String> {
         symbol_times: None,
         stop: None,
         on_attached: None,
+        stats: args.stats,
     };
     // With --flamegraph/--folded the stack maps are kept on their way to the sink.
     let (result, profiled) = if profiling {

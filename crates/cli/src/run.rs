@@ -70,6 +70,9 @@ pub struct RunOptions<'a> {
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Called once every probe is attached (the agent waits for it).
     pub on_attached: Option<Box<dyn FnOnce() + Send + 'a>>,
+    /// `--stats`: report the run's cost at exit (the caller turned the
+    /// kernel's run statistics on).
+    pub stats: bool,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -114,6 +117,7 @@ pub fn run(
                 .as_ref()
                 .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     };
+    let baseline = crate::overhead::Baseline::now();
     // `exit()` in BEGIN: the run ends without starting the command.
     let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
@@ -148,6 +152,8 @@ pub fn run(
             }
         }
     }
+    // The run's cost, up to detaching (END's test run is not the run's).
+    let stats = opts.stats.then(|| baseline.stats(session));
     session.detach();
     // What the probes wrote before detaching, then END's own output.
     pump.run(session, sink, Duration::ZERO)?;
@@ -189,6 +195,13 @@ pub fn run(
     }
     for line in stream_report {
         eprintln!("{line}");
+    }
+    if let Some(stats) = &stats {
+        sink.run_stats(stats).map_err(io_error)?;
+        sink.flush().map_err(io_error)?;
+        if !sink.carries_stats() {
+            let _ = output::stats::write_stats_text(&mut std::io::stderr().lock(), stats);
+        }
     }
     if let Some(child) = opts.child {
         child.kill();

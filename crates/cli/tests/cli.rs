@@ -79,7 +79,7 @@ fn dumps_every_stage() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("p0_begin:\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("BEGIN:\n"), "{}", out.stdout);
     assert!(
         out.stdout.contains("call bpf_get_current_comm#16"),
         "{}",

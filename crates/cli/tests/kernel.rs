@@ -313,7 +313,7 @@ fn sigint_prints_maps_and_unloads_everything() {
     );
 }
 
-/// Ids of loaded BPF programs named like this test's (`p0_sys_exit_uma`: no other
+/// Ids of loaded BPF programs named like this test's (`sys_exit_umask`: no other
 /// test traces umask, so tests running in parallel do not disturb it).
 fn weft_prog_ids() -> Vec<u64> {
     let out = std::process::Command::new("bpftool")
@@ -322,7 +322,7 @@ fn weft_prog_ids() -> Vec<u64> {
     let Ok(out) = out else { return vec![1] };
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.contains(" name p0_sys_exit_uma "))
+        .filter(|l| l.contains(" name sys_exit_umask "))
         .filter_map(|l| l.split(':').next()?.trim().parse().ok())
         .collect()
 }
@@ -657,7 +657,7 @@ fn verifier_rejection_points_at_the_script() {
     assert_eq!(out.status, Some(1));
     assert!(
         out.stderr
-            .contains("error[E0503]: the kernel's verifier rejected probe program `p0_begin`"),
+            .contains("error[E0503]: the kernel's verifier rejected probe program `BEGIN`"),
         "{}",
         out.stderr
     );

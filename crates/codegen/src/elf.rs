@@ -8,7 +8,10 @@
 //!   bytes are zero and its shape is described by `.BTF` as a struct of
 //!   `int (*member)[N]` pointers (libbpf's `__uint(member, N)`);
 //! - map loads are `ld_imm64` with a REL `R_BPF_64_64` against the map symbol;
-//! - `license` = `"GPL\0"`.
+//! - `license` = `"GPL\0"`;
+//! - `.BTF` also holds a `FUNC` per program and `.BTF.ext` its `func_info`,
+//!   so the kernel keeps each program's full name (the kernel's own name is
+//!   cut at 15 bytes; `bpftool prog show` prints the full one from BTF).
 
 use std::fmt;
 
@@ -130,7 +133,9 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
         }
     }
 
-    // Programs grouped by section name, in first-appearance order.
+    // Programs grouped by section name, in first-appearance order; each
+    // program's (section, byte offset) for its func_info.
+    let mut placed: Vec<(usize, u64)> = Vec::new();
     let mut sections: Vec<(&str, SectionId, u64)> = Vec::new();
     let mut section_index: std::collections::HashMap<&str, usize> =
         std::collections::HashMap::new();
@@ -148,6 +153,7 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
         let (_, sec, _) = sections[idx];
         let bytes = p.func.bytes();
         let base = obj.append_section_data(sec, &bytes, 8);
+        placed.push((idx, base));
         sections[idx].2 = base + bytes.len() as u64;
         obj.add_symbol(Symbol {
             name: p.name.as_bytes().to_vec(),
@@ -195,10 +201,28 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
         flags: SymbolFlags::None,
     });
 
-    if !maps.is_empty() {
-        let btf = btf_for_maps(maps, &map_defs);
+    if !maps.is_empty() || !programs.is_empty() {
+        let mut b = Btf::new();
+        if !maps.is_empty() {
+            btf_for_maps(&mut b, maps, &map_defs);
+        }
+        let funcs = btf_funcs(&mut b, programs);
+        // func_info by section: the section's name in `.BTF`'s strings, then
+        // (byte offset in the section, FUNC type) of each of its programs.
+        let mut by_section: Vec<(u32, Vec<(u32, u32)>)> = sections
+            .iter()
+            .map(|(name, _, _)| (b.str(name), Vec::new()))
+            .collect();
+        for (&(idx, base), func) in placed.iter().zip(funcs) {
+            by_section[idx].1.push((base as u32, func));
+        }
         let sec = obj.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::Other);
-        obj.section_mut(sec).set_data(btf, 4);
+        obj.section_mut(sec).set_data(b.finish(), 4);
+        if !programs.is_empty() {
+            let sec = obj.add_section(Vec::new(), b".BTF.ext".to_vec(), SectionKind::Other);
+            obj.section_mut(sec)
+                .set_data(btf_ext_func_info(&by_section), 4);
+        }
     }
 
     obj.write().map_err(|e| ElfError::Write(e.to_string()))
@@ -236,6 +260,8 @@ const BTF_KIND_INT: u32 = 1;
 const BTF_KIND_PTR: u32 = 2;
 const BTF_KIND_ARRAY: u32 = 3;
 const BTF_KIND_STRUCT: u32 = 4;
+const BTF_KIND_FUNC: u32 = 12;
+const BTF_KIND_FUNC_PROTO: u32 = 13;
 const BTF_KIND_VAR: u32 = 14;
 const BTF_KIND_DATASEC: u32 = 15;
 const BTF_INT_SIGNED: u32 = 1 << 24;
@@ -294,9 +320,55 @@ impl Btf {
     }
 }
 
+/// A `FUNC` (static, `int NAME(void *ctx)`) for each program, in order: their type ids.
+fn btf_funcs(b: &mut Btf, programs: &[ElfProgram<'_>]) -> Vec<u32> {
+    if programs.is_empty() {
+        return Vec::new();
+    }
+    let int_name = b.str("int");
+    let int = b.ty(int_name, BTF_KIND_INT, 0, 4);
+    b.u32(BTF_INT_SIGNED | 32);
+    let void_ptr = b.ty(0, BTF_KIND_PTR, 0, 0);
+    let ctx = b.str("ctx");
+    let proto = b.ty(0, BTF_KIND_FUNC_PROTO, 1, int);
+    b.u32(ctx);
+    b.u32(void_ptr);
+    programs
+        .iter()
+        .map(|p| {
+            let name = b.str(p.name);
+            b.ty(name, BTF_KIND_FUNC, 0, proto)
+        })
+        .collect()
+}
+
+/// `.BTF.ext` with only `func_info` (no line info, no CO-RE relocations).
+fn btf_ext_func_info(sections: &[(u32, Vec<(u32, u32)>)]) -> Vec<u8> {
+    let mut info = Vec::new();
+    info.extend_from_slice(&8u32.to_le_bytes()); // record size
+    for (name, records) in sections {
+        info.extend_from_slice(&name.to_le_bytes());
+        info.extend_from_slice(&(records.len() as u32).to_le_bytes());
+        for (offset, type_id) in records {
+            info.extend_from_slice(&offset.to_le_bytes());
+            info.extend_from_slice(&type_id.to_le_bytes());
+        }
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&BTF_MAGIC.to_le_bytes());
+    out.push(1); // version
+    out.push(0); // flags
+    out.extend_from_slice(&24u32.to_le_bytes()); // hdr_len
+    out.extend_from_slice(&0u32.to_le_bytes()); // func_info_off
+    out.extend_from_slice(&(info.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(info.len() as u32).to_le_bytes()); // line_info_off
+    out.extend_from_slice(&0u32.to_le_bytes()); // line_info_len
+    out.extend_from_slice(&info);
+    out
+}
+
 /// `.BTF` describing each map in `.maps` as libbpf expects.
-fn btf_for_maps(maps: &[ElfMap], defs: &[MapDef]) -> Vec<u8> {
-    let mut b = Btf::new();
+fn btf_for_maps(b: &mut Btf, maps: &[ElfMap], defs: &[MapDef]) {
     let int_name = b.str("int");
     let int = b.ty(int_name, BTF_KIND_INT, 0, 4);
     b.u32(BTF_INT_SIGNED | 32);
@@ -338,5 +410,4 @@ fn btf_for_maps(maps: &[ElfMap], defs: &[MapDef]) -> Vec<u8> {
         b.u32(off);
         b.u32(size);
     }
-    b.finish()
 }

@@ -76,6 +76,14 @@ impl<W: Write> Sink for JsonSink<W> {
         write_map_json(&mut self.out, map, top, div)
     }
 
+    fn run_stats(&mut self, stats: &crate::stats::RunStats) -> io::Result<()> {
+        crate::stats::write_stats_json(&mut self.out, stats)
+    }
+
+    fn carries_stats(&self) -> bool {
+        true
+    }
+
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
         write_stream_json(&mut self.out, record)
     }

@@ -13,6 +13,7 @@
 //!   (names, kinds, labels, histogram buckets);
 //! - [`otlp`]: stream records as OpenTelemetry spans and samples as OTLP
 //!   metrics (the protobuf messages, by `prost` derive);
+//! - [`stats`]: `--stats`, the probes' and weft's cost over a run;
 //! - [`profile`]: stack-keyed maps as profiles: folded stacks and pprof
 //!   protobufs; bpftrace's printed stack maps read back.
 
@@ -28,6 +29,7 @@ pub mod printf;
 pub mod profile;
 mod sink;
 pub mod stack;
+pub mod stats;
 pub mod stream;
 pub mod text;
 pub mod timeline;

@@ -33,6 +33,16 @@ pub trait Sink {
     }
     /// One ended (or expired, when incomplete) instance of a `stream`.
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()>;
+    /// `--stats` at exit: a record in formats that carry one (JSON); the
+    /// text table goes to stderr, not here.
+    fn run_stats(&mut self, _stats: &crate::stats::RunStats) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether [`Sink::run_stats`] writes the stats (else weft prints its
+    /// table on stderr).
+    fn carries_stats(&self) -> bool {
+        false
+    }
     /// What bpftrace writes before printing the maps at exit.
     fn exit_separator(&mut self) -> io::Result<()>;
     fn flush(&mut self) -> io::Result<()>;

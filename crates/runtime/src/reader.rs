@@ -28,6 +28,9 @@ pub struct ProgramStats {
     pub id: u32,
     pub run_count: u64,
     pub run_time_ns: u64,
+    /// Runs the kernel skipped because the program was already running on
+    /// that CPU (`bpf_prog_info.recursion_misses`).
+    pub recursion_misses: u64,
 }
 
 /// A session's maps and programs, by duplicated descriptors. `Send` and
@@ -141,21 +144,25 @@ impl SessionReader {
     pub fn program_stats(&self) -> Result<Vec<ProgramStats>, MapError> {
         self.programs
             .iter()
-            .map(|(name, fd)| {
-                program_info(fd.as_fd().as_raw_fd())
-                    .map(|info| ProgramStats {
-                        name: name.clone(),
-                        id: info.id,
-                        run_count: info.run_cnt,
-                        run_time_ns: info.run_time_ns,
-                    })
-                    .map_err(|source| MapError::Syscall {
-                        map: name.clone(),
-                        source,
-                    })
-            })
+            .map(|(name, fd)| program_stats(name, fd.as_fd().as_raw_fd()))
             .collect()
     }
+}
+
+/// The run statistics of the program `name` behind `fd`.
+pub(crate) fn program_stats(name: &str, fd: i32) -> Result<ProgramStats, MapError> {
+    program_info(fd)
+        .map(|info| ProgramStats {
+            name: name.to_string(),
+            id: info.id,
+            run_count: info.run_cnt,
+            run_time_ns: info.run_time_ns,
+            recursion_misses: info.recursion_misses,
+        })
+        .map_err(|source| MapError::Syscall {
+            map: name.to_string(),
+            source,
+        })
 }
 
 /// `bpf_prog_get_info_by_fd`.

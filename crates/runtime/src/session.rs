@@ -43,6 +43,8 @@ pub struct Session {
     start_ns: u64,
     attached: bool,
     skipped: Vec<AttachError>,
+    /// `BPF_ENABLE_STATS`: the kernel counts run time while it is open.
+    stats: Option<OwnedFd>,
     object: Object,
 }
 
@@ -253,6 +255,7 @@ impl Session {
             start_ns,
             attached: false,
             skipped: Vec::new(),
+            stats: None,
             object,
         })
     }
@@ -477,6 +480,36 @@ impl Session {
         self.map(COUNTERS_MAP)?
             .sum_u64_slots(self.ncpus, &mut out)?;
         Ok(out)
+    }
+
+    /// Turns the kernel's BPF run statistics on (`BPF_ENABLE_STATS`) for as
+    /// long as the session lives: the kernel counts while any such
+    /// descriptor is open, so nothing stays switched on once it closes,
+    /// however weft ends. `kernel.bpf_stats_enabled` is not touched.
+    pub fn enable_stats(&mut self) -> Result<(), SyscallError> {
+        if self.stats.is_some() {
+            return Ok(());
+        }
+        // SAFETY: plain syscall wrapper; returns a new descriptor or a negative errno.
+        let fd = unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) };
+        if fd < 0 {
+            return Err(SyscallError::from_neg("bpf(BPF_ENABLE_STATS)", fd as i64));
+        }
+        // SAFETY: a fresh descriptor that we now own.
+        self.stats = Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+        Ok(())
+    }
+
+    /// Run count, run time and recursion misses of every program, in the
+    /// manifest's order, as the kernel counts them (see
+    /// [`Session::enable_stats`]).
+    pub fn program_stats(&self) -> Result<Vec<crate::ProgramStats>, MapError> {
+        self.manifest
+            .programs
+            .iter()
+            .filter_map(|spec| self.program(&spec.name).map(|p| (spec, p)))
+            .map(|(spec, p)| crate::reader::program_stats(&spec.name, p.as_fd().as_raw_fd()))
+            .collect()
     }
 
     /// A read-only view of this session's maps and programs for other

@@ -328,6 +328,7 @@ fn start(
                         let _ = attached_tx.send(Ok(r));
                     }
                 })),
+                stats: false,
             };
             let result = crate::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();

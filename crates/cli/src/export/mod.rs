@@ -260,7 +260,6 @@ static PROGRAM_STATS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 
 /// Asks the exporters to export each program's run count and run time
 /// (the hook for `--stats`, which enables the kernel's counting).
-#[allow(dead_code)]
 pub fn want_program_stats() {
     PROGRAM_STATS.store(true, Ordering::Relaxed);
 }

@@ -184,6 +184,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
             timeline: None,
             stream_tap: None,
+            stats: false,
             // Stacks are resolved at the end with the mappings kept of each
             // process met (see `MetProcesses`), not in passes over the map
             // while running, which cost CPU for every sample and delay the

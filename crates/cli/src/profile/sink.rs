@@ -156,6 +156,17 @@ impl Sink for ProfileSink<'_> {
         }
     }
 
+    fn run_stats(&mut self, stats: &output::stats::RunStats) -> io::Result<()> {
+        match self.inner.as_deref_mut() {
+            Some(s) => s.run_stats(stats),
+            None => Ok(()),
+        }
+    }
+
+    fn carries_stats(&self) -> bool {
+        self.inner.as_deref().is_some_and(|s| s.carries_stats())
+    }
+
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
         match self.inner.as_deref_mut() {
             Some(s) => s.stream_record(record),

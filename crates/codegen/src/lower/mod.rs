@@ -79,13 +79,13 @@ pub fn compile_with(
         .or(typed.config.max_map_keys)
         .unwrap_or(DEFAULT_MAP_ENTRIES)
         .max(1);
+    let mut names = SymbolNames::default();
     let manifest_maps: Vec<MapSpec> = typed
         .maps
         .iter()
-        .enumerate()
-        .map(|(i, m)| {
+        .map(|m| {
             let size = m.decl.as_ref().map_or(max_map_entries, |d| d.max_entries);
-            map_spec(i, m, size.max(1))
+            map_spec(&mut names, m, size.max(1))
         })
         .collect();
     let printfs: Vec<PrintfSpec> = typed
@@ -114,8 +114,8 @@ pub fn compile_with(
     let arrays: Vec<bool> = typed.maps.iter().map(sema::MapInfo::array_backed).collect();
     let mut functions = Vec::new();
     let mut programs = Vec::new();
-    for (index, probe) in typed.probes.iter().enumerate() {
-        let name = program_symbol(index, &probe.resolved.short);
+    for probe in &typed.probes {
+        let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
         lower.arrays = &arrays;
         let func = match (&program.items[probe.item], probe.stage) {
@@ -274,18 +274,94 @@ fn kernel_name(prefix: &str, rest: &str) -> String {
     s
 }
 
-fn program_symbol(index: usize, short: &str) -> String {
-    kernel_name(&format!("p{index}_"), short)
+/// The longest program or map symbol kept (the kernel keeps the first 15
+/// bytes as the object's name; a program's full name is in its BTF).
+const MAX_SYMBOL: usize = 64;
+
+/// The ELF symbols of the object's programs and script maps: identifiers
+/// (letters, digits, `_`), each used once. They are what `bpftool prog
+/// show` and `bpftool map show` print, so they say what the user wrote.
+struct SymbolNames {
+    used: std::collections::HashSet<String>,
 }
 
-fn map_spec(index: usize, m: &sema::MapInfo, max_entries: u32) -> MapSpec {
+impl Default for SymbolNames {
+    /// weft's own maps keep their names.
+    fn default() -> Self {
+        SymbolNames {
+            used: [
+                abi::EVENTS_MAP,
+                abi::COUNTERS_MAP,
+                abi::GLOBALS_MAP,
+                abi::ZERO_MAP,
+                abi::CGROUP_MAP,
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        }
+    }
+}
+
+impl SymbolNames {
+    /// `base` made an identifier and unique (`_2`, `_3`, ... on a repeat).
+    fn unique(&mut self, base: &str) -> String {
+        let mut s: String = base
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(MAX_SYMBOL)
+            .collect();
+        // Stack maps are `weft_stack_N`.
+        if s.is_empty()
+            || s.starts_with(|c: char| c.is_ascii_digit())
+            || s.starts_with("weft_stack_")
+        {
+            s.insert(0, '_');
+        }
+        let mut name = s.clone();
+        let mut n = 2;
+        while !self.used.insert(name.clone()) {
+            name = format!("{s}_{n}");
+            n += 1;
+        }
+        name
+    }
+}
+
+/// A program's name: what its probe fires on (`sys_enter_openat`,
+/// `vfs_read`, `readline`, `profile_hz99`), `_ret` for a return probe,
+/// `BEGIN`/`END`, and a stream clause's stream and role first
+/// (`read_req_begin_sys_enter_read`).
+fn program_name(typed: &TypedProgram, probe: &TypedProbe) -> String {
+    use abi::Attach;
+    let short = &probe.resolved.short;
+    let base = match &probe.resolved.attach {
+        Attach::Begin => "BEGIN".to_string(),
+        Attach::End => "END".to_string(),
+        Attach::Kprobe { retprobe: true, .. }
+        | Attach::Uprobe { retprobe: true, .. }
+        | Attach::Fentry { exit: true, .. } => format!("{short}_ret"),
+        _ => short.clone(),
+    };
+    match probe.stage {
+        Some(stage) => {
+            let stream = &typed.streams[stage.stream];
+            let role = stream.stages[stage.stage].role.as_str();
+            format!("{}_{role}_{base}", stream.name)
+        }
+        None => base,
+    }
+}
+
+/// A script map `@name` is `AT_name` in the kernel, as bpftrace names it.
+fn map_spec(names: &mut SymbolNames, m: &sema::MapInfo, max_entries: u32) -> MapSpec {
     let value = match &m.value {
         Type::Agg(a) => MapValue::Agg(a.clone()),
         t => MapValue::Plain(t.layout()),
     };
     MapSpec {
         name: m.name.clone(),
-        bpf_name: kernel_name(&format!("m{index}_"), m.name.trim_start_matches('@')),
+        bpf_name: names.unique(&format!("AT_{}", m.name.trim_start_matches('@'))),
         key: m.key.as_ref().map(Type::layout),
         value,
         max_entries,

@@ -1,0 +1,134 @@
+//! `--stats`: the kernel's BPF run statistics for the run, weft's own CPU
+//! time and the overhead. A uprobe on the workload's marker function runs
+//! for the workload alone, so its run count is exact; bpftool, run by the
+//! traced command while the probe is still attached, must report the same
+//! numbers for the same program.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{run_weft, scratch, workload};
+
+/// The JSON lines of `out` of type `kind`.
+fn records(out: &str, kind: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == kind)
+        .collect()
+}
+
+fn stats_sysctl() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn run_counts_are_the_workloads_calls_and_bpftool_agrees() {
+    require_root!();
+    let w = workload();
+    let bpftool_json = scratch("stats-bpftool.json");
+    let weft_fds = scratch("stats-weft-fds.txt");
+    let script = scratch("stats-run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "{w} call 500\nls -l /proc/$PPID/fd > {fds}\nbpftool prog show --json > {json}\n",
+            w = w.display(),
+            fds = weft_fds.display(),
+            json = bpftool_json.display()
+        ),
+    )
+    .unwrap();
+    let probe = format!("uprobe:{}:weft_workload_marker", w.display());
+    let cmd = format!("/bin/sh {}", script.display());
+    let sysctl_before = stats_sysctl();
+    let out = run_weft(
+        &[
+            "--stats",
+            "-f",
+            "json",
+            "-c",
+            &cmd,
+            "-e",
+            &format!("{probe} {{ @calls = count(); }}"),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains(r#"{"@calls": 500}"#), "{}", out.stdout);
+    let stats = records(&out.stdout, "stats");
+    assert_eq!(stats.len(), 1, "{}", out.stdout);
+    let data = &stats[0]["data"];
+    let probes = data["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 1);
+    let p = &probes[0];
+    assert_eq!(p["probe"], probe.as_str());
+    assert_eq!(p["program"], "weft_workload_marker");
+    assert_eq!(p["run_count"], 500, "{p}");
+    assert_eq!(p["recursion_misses"], 0);
+    let run_time = p["run_time_ns"].as_u64().unwrap();
+    assert!(run_time > 0);
+    assert_eq!(p["mean_ns"].as_u64().unwrap(), run_time / 500);
+    assert!(data["elapsed_ns"].as_u64().unwrap() > 0);
+    assert!(data["overhead_percent"].as_f64().unwrap() > 0.0);
+
+    // bpftool, asked while the probe was attached and after the workload
+    // ended, saw the same program with the same counts.
+    let listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&bpftool_json).unwrap()).unwrap();
+    let entry = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == p["id"])
+        .unwrap_or_else(|| panic!("program {} not in bpftool's list", p["id"]));
+    assert_eq!(entry["name"], "weft_workload_marker");
+    assert_eq!(entry["run_cnt"], 500, "{entry}");
+    assert_eq!(entry["run_time_ns"].as_u64(), Some(run_time), "{entry}");
+    // The kernel counted because weft (the command's parent) held a
+    // BPF_ENABLE_STATS descriptor: it counts only while one is open, and the
+    // kernel closes weft's when weft ends, however it ends. The system-wide
+    // switch is left as it was.
+    let fds = std::fs::read_to_string(&weft_fds).unwrap();
+    assert!(fds.contains("anon_inode:bpf-stats"), "{fds}");
+    assert_eq!(stats_sysctl(), sysctl_before);
+    for f in [&bpftool_json, &weft_fds, &script] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn the_text_report_goes_to_stderr() {
+    require_root!();
+    let w = workload();
+    let probe = format!("uprobe:{}:weft_workload_marker", w.display());
+    let out = common::trace_workload(
+        &format!("{probe} {{ @ = count(); }}"),
+        "call 200",
+        &["--stats"],
+    );
+    // stdout is what bpftrace would print; the report is on stderr.
+    assert_eq!(out.stdout, "\n\n@: 200\n");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("weft: --stats over "),
+        "{}",
+        out.stderr
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with(&probe))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // probe, prog id, runs, run time (2 words), mean (2 words), recursion misses.
+    assert_eq!(cols[2], "200", "{row}");
+    assert_eq!(cols[7], "0", "{row}");
+    assert!(
+        lines.last().unwrap().contains("% of the machine's CPU"),
+        "{}",
+        out.stderr
+    );
+}
