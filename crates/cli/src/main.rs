@@ -17,6 +17,7 @@ mod run;
 mod run_error;
 mod signals;
 mod stacks;
+mod status;
 mod streams;
 
 use std::io::{self, BufWriter, Write};
@@ -308,6 +309,15 @@ fn trace(args: &Args) -> Result<(), String> {
         ),
         None => Box::new(io::stdout().lock()),
     };
+    // The live status line: stderr is a terminal and -q was not given.
+    let (mut status, writer): (Option<status::StatusLine>, Box<dyn Write>) =
+        if !args.quiet && status::is_terminal(2) {
+            let to_stdout = args.output.is_none();
+            let (line, writer) = status::StatusLine::new(writer, args.stats, to_stdout);
+            (Some(line), Box::new(writer))
+        } else {
+            (None, writer)
+        };
     let writer = BufWriter::with_capacity(64 * 1024, writer);
     for warning in args
         .timeline
@@ -348,6 +358,7 @@ fn trace(args: &Args) -> Result<(), String> {
         stop: None,
         on_attached: None,
         stats: args.stats,
+        status: status.as_mut(),
     };
     // With --flamegraph/--folded the stack maps are kept on their way to the sink.
     let (result, profiled) = if profiling {

@@ -73,6 +73,8 @@ pub struct RunOptions<'a> {
     /// `--stats`: report the run's cost at exit (the caller turned the
     /// kernel's run statistics on).
     pub stats: bool,
+    /// The live status line (a terminal, without `-q`).
+    pub status: Option<&'a mut crate::status::StatusLine>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -94,6 +96,7 @@ pub fn run(
         streams: Streams::new(&manifest, opts.timeline.take(), opts.stream_tap.take()),
         zeroed: vec![false; manifest.maps.len()],
         symbols: opts.symbols.take().unwrap_or_default(),
+        records: 0,
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
     // before any probe fires), then every probe is attached, and only then
@@ -118,6 +121,11 @@ pub fn run(
                 .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     };
     let baseline = crate::overhead::Baseline::now();
+    if let Some(status) = opts.status.as_deref_mut() {
+        status.start();
+    }
+    // Ring-buffer losses already reported with a `Lost N events` line.
+    let mut lost_reported = 0u64;
     // `exit()` in BEGIN: the run ends without starting the command.
     let stop = pump.run(session, sink, Duration::ZERO)?;
     if !stop {
@@ -136,7 +144,11 @@ pub fn run(
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
             pump.streams
                 .tick(session, &manifest, sink, &mut pump.symbols)?;
+            lost_reported = report_new_losses(session, sink, lost_reported)?;
             sink.flush().map_err(io_error)?;
+            if let Some(status) = opts.status.as_deref_mut() {
+                status.tick(session, pump.records);
+            }
             if let Some(tick) = opts.on_tick.as_deref_mut() {
                 tick(session, &mut pump.symbols);
             }
@@ -151,6 +163,9 @@ pub fn run(
                 break;
             }
         }
+    }
+    if let Some(status) = opts.status.as_deref_mut() {
+        status.clear();
     }
     // The run's cost, up to detaching (END's test run is not the run's).
     let stats = opts.stats.then(|| baseline.stats(session));
@@ -177,10 +192,15 @@ pub fn run(
     sink.flush().map_err(io_error)?;
     let counters = session.counters()?;
     let lost = counters[CounterIndex::RingbufFull as usize];
-    if lost > 0 {
-        sink.lost_events(lost).map_err(io_error)?;
+    if lost > lost_reported {
+        sink.lost_events(lost - lost_reported).map_err(io_error)?;
     }
     sink.flush().map_err(io_error)?;
+    if lost > 0 {
+        eprintln!(
+            "weft: {lost} event(s) lost in all: the ring buffer was full (BPFTRACE_PERF_RB_PAGES or config = {{ perf_rb_pages = N }} makes it bigger)"
+        );
+    }
     let map_full = counters[CounterIndex::MapFull as usize];
     if map_full > 0 {
         eprintln!(
@@ -207,6 +227,21 @@ pub fn run(
         child.kill();
     }
     Ok(())
+}
+
+/// Events the ring buffer dropped since `reported`, as a `Lost N events`
+/// line (bpftrace's, when its buffer overflows); the new count reported.
+fn report_new_losses(
+    session: &Session,
+    sink: &mut dyn Sink,
+    reported: u64,
+) -> Result<u64, RunError> {
+    let lost = session.counters()?[CounterIndex::RingbufFull as usize];
+    if lost > reported {
+        sink.lost_events(lost - reported).map_err(io_error)?;
+        return Ok(lost);
+    }
+    Ok(reported)
 }
 
 /// What the stack-loss counters say: stacks that were not captured, and why.
@@ -246,6 +281,8 @@ struct Pump<'a> {
     zeroed: Vec<bool>,
     /// Kernel and user symbol tables for stacks, `ksym` and `usym`.
     symbols: crate::stacks::Symbols,
+    /// Ring-buffer records received so far (the status line's events).
+    records: u64,
 }
 
 impl Pump<'_> {
@@ -259,14 +296,14 @@ impl Pump<'_> {
     ) -> Result<bool, RunError> {
         let mut timeout = timeout;
         loop {
-            drain(
+            self.records += drain(
                 session,
                 sink,
                 self.manifest,
                 &mut self.actions,
                 &mut self.streams,
                 timeout,
-            )?;
+            )? as u64;
             if self.actions.is_empty() {
                 return Ok(false);
             }
@@ -287,7 +324,8 @@ impl Pump<'_> {
 }
 
 /// Hands every available record to the sink; stops early at a record that
-/// needs the session, so output keeps its order.
+/// needs the session, so output keeps its order. Returns how many records
+/// it took.
 fn drain(
     session: &mut Session,
     sink: &mut dyn Sink,
@@ -295,7 +333,7 @@ fn drain(
     actions: &mut VecDeque<Action>,
     streams: &mut Streams,
     timeout: Duration,
-) -> Result<(), RunError> {
+) -> Result<usize, RunError> {
     let mut write_error = None;
     // Reused by every printf record of this drain.
     let mut args: Vec<output::Value> = Vec::new();
@@ -415,11 +453,11 @@ fn drain(
             None => ControlFlow::Continue(()),
         }
     };
-    session.poll(timeout, &mut on_event)?;
+    let taken = session.poll(timeout, &mut on_event)?;
     if let Some(e) = write_error {
         return Err(io_error(e));
     }
-    Ok(())
+    Ok(taken)
 }
 
 /// Carries out queued actions, draining the records that follow each one.

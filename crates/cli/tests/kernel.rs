@@ -575,15 +575,16 @@ fn full_ring_buffer_drops_are_counted_exactly() {
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     let text = std::fs::read_to_string(&path).unwrap();
     let delivered = text.lines().filter(|l| l.parse::<u32>().is_ok()).count() as u64;
+    // `Lost N events` as losses happen (as bpftrace), the rest at exit.
     let lost: u64 = text
         .lines()
-        .find_map(|l| {
+        .filter_map(|l| {
             l.strip_prefix("Lost ")?
                 .strip_suffix(" events")?
-                .parse()
+                .parse::<u64>()
                 .ok()
         })
-        .unwrap_or(0);
+        .sum();
     assert_eq!(
         delivered + lost,
         200_000,
@@ -592,6 +593,14 @@ fn full_ring_buffer_drops_are_counted_exactly() {
     assert!(
         lost > 0,
         "a one-page ring buffer should overflow at this rate"
+    );
+    // And the total on stderr.
+    assert!(
+        out.stderr.contains(&format!(
+            "weft: {lost} event(s) lost in all: the ring buffer was full"
+        )),
+        "{}",
+        out.stderr
     );
     let _ = std::fs::remove_file(path);
 }

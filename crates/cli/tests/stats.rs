@@ -10,6 +10,15 @@ use std::time::Duration;
 
 use common::{run_weft, scratch, workload};
 
+/// A copy of the workload of this test's own: a uprobe on a file fires for
+/// every process running that file, so tests running at the same time
+/// each trace their own copy.
+fn own_workload(name: &str) -> std::path::PathBuf {
+    let path = scratch(name);
+    std::fs::copy(workload(), &path).unwrap();
+    path
+}
+
 /// The JSON lines of `out` of type `kind`.
 fn records(out: &str, kind: &str) -> Vec<serde_json::Value> {
     out.lines()
@@ -28,7 +37,7 @@ fn stats_sysctl() -> String {
 #[test]
 fn run_counts_are_the_workloads_calls_and_bpftool_agrees() {
     require_root!();
-    let w = workload();
+    let w = own_workload("stats-wl-bpftool");
     let bpftool_json = scratch("stats-bpftool.json");
     let weft_fds = scratch("stats-weft-fds.txt");
     let script = scratch("stats-run.sh");
@@ -95,7 +104,7 @@ fn run_counts_are_the_workloads_calls_and_bpftool_agrees() {
     let fds = std::fs::read_to_string(&weft_fds).unwrap();
     assert!(fds.contains("anon_inode:bpf-stats"), "{fds}");
     assert_eq!(stats_sysctl(), sysctl_before);
-    for f in [&bpftool_json, &weft_fds, &script] {
+    for f in [&bpftool_json, &weft_fds, &script, &w] {
         let _ = std::fs::remove_file(f);
     }
 }
@@ -103,13 +112,22 @@ fn run_counts_are_the_workloads_calls_and_bpftool_agrees() {
 #[test]
 fn the_text_report_goes_to_stderr() {
     require_root!();
-    let w = workload();
+    let w = own_workload("stats-wl-text");
     let probe = format!("uprobe:{}:weft_workload_marker", w.display());
-    let out = common::trace_workload(
-        &format!("{probe} {{ @ = count(); }}"),
-        "call 200",
-        &["--stats"],
+    let cmd = format!("{} call 200", w.display());
+    let out = run_weft(
+        &[
+            "-q",
+            "--stats",
+            "-c",
+            &cmd,
+            "-e",
+            &format!("{probe} {{ @ = count(); }}"),
+        ],
+        Duration::from_secs(60),
     );
+    let _ = std::fs::remove_file(&w);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
     // stdout is what bpftrace would print; the report is on stderr.
     assert_eq!(out.stdout, "\n\n@: 200\n");
     let lines: Vec<&str> = out.stderr.lines().collect();

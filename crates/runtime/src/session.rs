@@ -433,6 +433,14 @@ impl Session {
         self.map(name)?.entries(self.ncpus)
     }
 
+    /// The number of keys in a map (by script or kernel name).
+    pub fn map_len(&self, name: &str) -> Result<usize, MapError> {
+        Ok(self
+            .map(name)?
+            .entries_flat(self.ncpus, 0, &mut |_, _| true)?
+            .len())
+    }
+
     /// Every entry of a map (by script or kernel name) into two flat
     /// buffers: the value of each key is merged over CPUs by `merge` (given
     /// the key's per-CPU values and a zeroed buffer of

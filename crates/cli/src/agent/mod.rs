@@ -329,6 +329,7 @@ fn start(
                     }
                 })),
                 stats: false,
+                status: None,
             };
             let result = crate::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();

@@ -185,6 +185,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             timeline: None,
             stream_tap: None,
             stats: false,
+            status: None,
             // Stacks are resolved at the end with the mappings kept of each
             // process met (see `MetProcesses`), not in passes over the map
             // while running, which cost CPU for every sample and delay the
