@@ -63,6 +63,9 @@ pub enum EventKind {
     /// A completed (or, with `incomplete`, expired) stream instance: `id` is
     /// the stream index; the record is laid out as `crate::stream` describes.
     Stream = 8,
+    /// `-k`/`-kk`: a helper call failed: `id` indexes
+    /// [`Manifest::helper_sites`], then `error: i64` (a negative errno).
+    HelperError = 9,
 }
 
 /// How many array elements `join()` reads.
@@ -83,6 +86,7 @@ impl EventKind {
             6 => EventKind::Time,
             7 => EventKind::Join,
             8 => EventKind::Stream,
+            9 => EventKind::HelperError,
             _ => return None,
         })
     }
@@ -147,9 +151,20 @@ pub struct PrintfSpec {
     pub args: Vec<PrintfArg>,
     /// Total record size, header included.
     pub size: u32,
-    /// `cat(fmt, ...)`: user space prints the contents of the file the
-    /// formatted text names, not the text.
-    pub cat: bool,
+    /// What user space does with the formatted text.
+    pub action: PrintfAction,
+}
+
+/// What a formatted record asks of user space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrintfAction {
+    /// `printf(fmt, ...)`: print the text.
+    Print,
+    /// `cat(fmt, ...)`: print the contents of the file the text names.
+    Cat,
+    /// `system(fmt, ...)`: run the text as a shell command and print what
+    /// it writes to its stdout (`--unsafe` only).
+    System,
 }
 
 /// Where and how a program attaches.
@@ -224,6 +239,29 @@ pub struct CgroupFilter {
     pub tree: bool,
 }
 
+/// `-k` / `-kk`: which failed helper calls are reported, as bpftrace's flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HelperErrors {
+    /// None (errors stay silent, except the losses weft always counts).
+    #[default]
+    Off,
+    /// `-k`: every checked helper but the memory reads.
+    Helpers,
+    /// `-kk`: the memory reads (`probe_read_*`) too.
+    WithReads,
+}
+
+/// A helper call whose failure is reported (`-k`/`-kk`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HelperErrorSite {
+    /// The helper as the kernel names it (`probe_read_user`).
+    pub helper: String,
+    /// The script text that made the call: global byte offsets of a span.
+    pub span: (u32, u32),
+    /// The probe it is in, as written and expanded.
+    pub probe: String,
+}
+
 /// Everything user space needs to know about a compiled script.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Manifest {
@@ -247,6 +285,9 @@ pub struct Manifest {
     pub cgroup_path_filters: Vec<String>,
     /// `--cgroup`/`--cgroup-tree`, compiled into every probe that a task runs.
     pub cgroup_filter: Option<CgroupFilter>,
+    /// The helper calls whose failures are reported (`-k`/`-kk`), indexed by
+    /// the `id` of [`EventKind::HelperError`] records.
+    pub helper_sites: Vec<HelperErrorSite>,
 }
 
 impl Manifest {

@@ -7,6 +7,7 @@ pub const USAGE: &str = "\
 USAGE:
     weft [options] filename [arg ...]
     weft [options] -e 'program' [arg ...]
+    weft [options] - [arg ...]      (the script from stdin)
     weft profile | offcpu | flamegraph [options]   (see weft profile --help, ...)
     weft agent --config FILE        (several scripts, exported; see weft agent --help)
 
@@ -41,6 +42,12 @@ OPTIONS:
     --stats           turn on the kernel's BPF run statistics for the run; at exit show each
                       probe's run count, run time and recursion misses, weft's own CPU time
                       and the overhead as a share of the machine's CPU (-f json: a stats record)
+    --unsafe          allow what changes the system or risks the traced processes:
+                      system(), signal(), override()
+    -k                report failed BPF helper calls with their script line (-kk: memory
+                      reads too): the first failure of each call as it happens, counts at exit
+    -I DIR            look for #include'd headers in DIR first (repeatable)
+    --include FILE    read FILE as if the script began with #include \"FILE\" (repeatable)
     -q                quiet: no 'Attaching N probes...' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
@@ -114,6 +121,12 @@ pub struct Args {
     /// `--otlp URL` and its options.
     pub otlp: Option<crate::export::otlp::OtlpOptions>,
     pub quiet: bool,
+    /// `--unsafe`: the user takes the risks weft otherwise refuses.
+    pub unsafe_mode: bool,
+    /// `-k` / `-kk`.
+    pub helper_errors: abi::HelperErrors,
+    /// `-I DIR` and `--include FILE`.
+    pub includes: sema::Includes,
     pub verbose: bool,
     /// `--stats`: BPF run statistics and weft's own cost, reported at exit.
     pub stats: bool,
@@ -229,6 +242,14 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                 out.list = Some(pattern);
             }
             "-q" => out.quiet = true,
+            "--unsafe" => out.unsafe_mode = true,
+            "-k" => out.helper_errors = out.helper_errors.max(abi::HelperErrors::Helpers),
+            "-kk" => out.helper_errors = abi::HelperErrors::WithReads,
+            "-I" => out.includes.dirs.push(value(&mut i, "-I")?),
+            "--include" => out.includes.files.push(value(&mut i, "--include")?),
+            _ if arg.starts_with("-I") && arg.len() > 2 => {
+                out.includes.dirs.push(arg[2..].to_string())
+            }
             "--stats" => out.stats = true,
             "-v" => out.verbose = true,
             "--info" => out.info = true,
@@ -438,6 +459,33 @@ mod tests {
                 .unwrap_err()
                 .contains("needs a value")
         );
+    }
+
+    #[test]
+    fn unsafe_checks_and_includes() {
+        let a = p(&[
+            "--unsafe",
+            "-kk",
+            "-I",
+            "/a",
+            "-I/b",
+            "--include",
+            "x.h",
+            "-e",
+            "x",
+        ])
+        .unwrap();
+        assert!(a.unsafe_mode);
+        assert_eq!(a.helper_errors, abi::HelperErrors::WithReads);
+        assert_eq!(a.includes.dirs, ["/a", "/b"]);
+        assert_eq!(a.includes.files, ["x.h"]);
+        let a = p(&["-k", "-e", "x"]).unwrap();
+        assert!(!a.unsafe_mode);
+        assert_eq!(a.helper_errors, abi::HelperErrors::Helpers);
+        // `-` is the script on stdin.
+        let a = p(&["-", "1"]).unwrap();
+        assert_eq!(a.script_file.unwrap().to_str(), Some("-"));
+        assert_eq!(a.positional, ["1"]);
     }
 
     #[test]

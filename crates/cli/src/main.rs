@@ -8,6 +8,7 @@ mod child;
 mod child_exit;
 mod export;
 mod flamegraph_cmd;
+mod helper_errors;
 mod info;
 mod list;
 mod overhead;
@@ -123,6 +124,12 @@ fn trace(args: &Args) -> Result<(), String> {
     let mut sources = SourceMap::new();
     let file = match (&args.program, &args.script_file) {
         (Some(p), _) => sources.add("stdin", p.clone()),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            io::Read::read_to_string(&mut io::stdin(), &mut text)
+                .map_err(|e| format!("weft: error: cannot read the script from stdin: {e}"))?;
+            sources.add("stdin", text)
+        }
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("weft: error: cannot read {}: {e}", path.display()))?;
@@ -167,6 +174,8 @@ fn trace(args: &Args) -> Result<(), String> {
         pid_filter: args.pid,
         cgroup_filter,
         missing_probes: missing_probes_from_env()?,
+        unsafe_mode: args.unsafe_mode,
+        includes: args.includes.clone(),
     };
     let mut dumps = String::new();
     let started = std::time::Instant::now();
@@ -177,7 +186,10 @@ fn trace(args: &Args) -> Result<(), String> {
         file,
         compile_for,
         &opts,
-        &codegen_options_from_env()?,
+        &codegen::Options {
+            helper_errors: args.helper_errors,
+            ..codegen_options_from_env()?
+        },
         args.dump,
         &mut dumps,
     );
@@ -345,6 +357,8 @@ fn trace(args: &Args) -> Result<(), String> {
         }
         return Err(e);
     }
+    let mut helper_errors = (args.helper_errors != abi::HelperErrors::Off)
+        .then(|| helper_errors::HelperErrors::new(&sources, &out.compiled.manifest));
     let run_opts = run::RunOptions {
         quiet: args.quiet,
         child: child.as_mut(),
@@ -359,6 +373,7 @@ fn trace(args: &Args) -> Result<(), String> {
         on_attached: None,
         stats: args.stats,
         status: status.as_mut(),
+        helper_errors: helper_errors.as_mut(),
     };
     // With --flamegraph/--folded the stack maps are kept on their way to the sink.
     let (result, profiled) = if profiling {

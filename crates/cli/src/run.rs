@@ -75,6 +75,8 @@ pub struct RunOptions<'a> {
     pub stats: bool,
     /// The live status line (a terminal, without `-q`).
     pub status: Option<&'a mut crate::status::StatusLine>,
+    /// `-k`/`-kk`: where failed helper calls are reported.
+    pub helper_errors: Option<&'a mut crate::helper_errors::HelperErrors<'a>>,
 }
 
 /// Runs a loaded session to its end. Errors are returned after cleanup.
@@ -97,6 +99,7 @@ pub fn run(
         zeroed: vec![false; manifest.maps.len()],
         symbols: opts.symbols.take().unwrap_or_default(),
         records: 0,
+        helper_failures: Vec::new(),
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
     // before any probe fires), then every probe is attached, and only then
@@ -145,6 +148,11 @@ pub fn run(
             pump.streams
                 .tick(session, &manifest, sink, &mut pump.symbols)?;
             lost_reported = report_new_losses(session, sink, lost_reported)?;
+            report_helper_failures(
+                &mut pump.helper_failures,
+                &manifest,
+                &mut opts.helper_errors,
+            );
             sink.flush().map_err(io_error)?;
             if let Some(status) = opts.status.as_deref_mut() {
                 status.tick(session, pump.records);
@@ -177,6 +185,11 @@ pub fn run(
     let stream_report = pump
         .streams
         .finish(session, &manifest, sink, &mut pump.symbols)?;
+    report_helper_failures(
+        &mut pump.helper_failures,
+        &manifest,
+        &mut opts.helper_errors,
+    );
 
     // As `output::print_maps_at_exit`, one map read at a time.
     sink.exit_separator().map_err(io_error)?;
@@ -216,6 +229,11 @@ pub fn run(
     for line in stream_report {
         eprintln!("{line}");
     }
+    if let Some(reports) = opts.helper_errors.as_deref() {
+        for line in reports.summary(&manifest) {
+            eprintln!("{line}");
+        }
+    }
     if let Some(stats) = &stats {
         sink.run_stats(stats).map_err(io_error)?;
         sink.flush().map_err(io_error)?;
@@ -227,6 +245,19 @@ pub fn run(
         child.kill();
     }
     Ok(())
+}
+
+/// Hands the helper failures the records brought to the `-k` reporter.
+fn report_helper_failures(
+    failures: &mut Vec<(usize, i64)>,
+    manifest: &Manifest,
+    reporter: &mut Option<&mut crate::helper_errors::HelperErrors<'_>>,
+) {
+    for (site, error) in failures.drain(..) {
+        if let Some(r) = reporter.as_deref_mut() {
+            r.failed(manifest, site, error);
+        }
+    }
 }
 
 /// Events the ring buffer dropped since `reported`, as a `Lost N events`
@@ -283,6 +314,8 @@ struct Pump<'a> {
     symbols: crate::stacks::Symbols,
     /// Ring-buffer records received so far (the status line's events).
     records: u64,
+    /// Failed helper calls (`-k`) not reported yet: (site, error).
+    helper_failures: Vec<(usize, i64)>,
 }
 
 impl Pump<'_> {
@@ -302,6 +335,7 @@ impl Pump<'_> {
                 self.manifest,
                 &mut self.actions,
                 &mut self.streams,
+                &mut self.helper_failures,
                 timeout,
             )? as u64;
             if self.actions.is_empty() {
@@ -332,6 +366,7 @@ fn drain(
     manifest: &Manifest,
     actions: &mut VecDeque<Action>,
     streams: &mut Streams,
+    helper_failures: &mut Vec<(usize, i64)>,
     timeout: Duration,
 ) -> Result<usize, RunError> {
     let mut write_error = None;
@@ -380,7 +415,7 @@ fn drain(
                 }
                 text.clear();
                 spec.format.render_into(&args, &mut text);
-                if let Err(e) = print_text(sink, &text, spec.cat) {
+                if let Err(e) = print_text(sink, &text, spec.action) {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -434,6 +469,10 @@ fn drain(
                 actions.push_back(Action::Exit);
                 ControlFlow::Break(())
             }
+            Some(EventKind::HelperError) => {
+                helper_failures.push((id, word(8) as i64));
+                ControlFlow::Continue(())
+            }
             Some(EventKind::Print) => {
                 actions.push_back(Action::Print {
                     map: id,
@@ -483,7 +522,7 @@ fn handle_actions(
             Action::Printf { site, mut args } => {
                 crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
                 let spec = &manifest.printfs[site];
-                print_text(sink, &spec.format.render(&args), spec.cat).map_err(io_error)?;
+                print_text(sink, &spec.format.render(&args), spec.action).map_err(io_error)?;
             }
             Action::Stream { id, record } => {
                 streams
@@ -549,12 +588,33 @@ fn print_map(
     sink.flat_map(&mut map, top, div).map_err(io_error)
 }
 
-/// A printf's text, or for `cat()` the contents of the file it names (a
+/// A printf's text; for `cat()` the contents of the file it names (a
 /// file that cannot be read is said on stderr and prints empty, as bpftrace
-/// does: its JSON still has the `cat` record).
-fn print_text(sink: &mut dyn Sink, text: &[u8], cat: bool) -> std::io::Result<()> {
-    if !cat {
-        return sink.printf(text);
+/// does: its JSON still has the `cat` record); for `system()` what the
+/// command, run by `sh -c` until it ends, writes to its stdout.
+fn print_text(sink: &mut dyn Sink, text: &[u8], action: abi::PrintfAction) -> std::io::Result<()> {
+    match action {
+        abi::PrintfAction::Print => return sink.printf(text),
+        abi::PrintfAction::System => {
+            // What the command printed so far goes first.
+            sink.flush()?;
+            let command = String::from_utf8_lossy(text).into_owned();
+            let output = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&command)
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::inherit())
+                .output();
+            return match output {
+                Ok(out) => sink.system(&out.stdout),
+                Err(e) => {
+                    crate::status::clear_for_stderr();
+                    eprintln!("weft: system: cannot run '{command}': {e}");
+                    Ok(())
+                }
+            };
+        }
+        abi::PrintfAction::Cat => {}
     }
     let path = String::from_utf8_lossy(text);
     match std::fs::read(path.as_ref()) {

@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use abi::{CounterIndex, Manifest};
@@ -22,6 +23,19 @@ const REDRAW: Duration = Duration::from_secs(1);
 
 /// Moves to the start of the line and clears it.
 const ERASE: &[u8] = b"\r\x1b[K";
+
+/// A status line is on the screen (for writers that do not hold it).
+static SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// Takes the status line off the screen, if one is there, before a message
+/// goes to stderr; the next redraw brings it back.
+pub fn clear_for_stderr() {
+    if SHOWN.swap(false, Ordering::Relaxed) {
+        let mut err = io::stderr().lock();
+        let _ = err.write_all(ERASE);
+        let _ = err.flush();
+    }
+}
 
 /// What the line and the output writer share.
 #[derive(Debug)]
@@ -53,6 +67,7 @@ impl<W: Write> Write for StatusWriter<W> {
                 let _ = err.write_all(ERASE);
                 let _ = err.flush();
                 s.shown = false;
+                SHOWN.store(false, Ordering::Relaxed);
             }
         }
         let n = self.inner.write(buf)?;
@@ -139,6 +154,7 @@ impl StatusLine {
     /// Takes the line off the screen (before other stderr output, and at the end).
     pub fn clear(&mut self) {
         let mut s = self.shared.borrow_mut();
+        SHOWN.store(false, Ordering::Relaxed);
         if s.shown {
             let mut err = io::stderr().lock();
             let _ = err.write_all(ERASE);
@@ -190,6 +206,7 @@ impl StatusLine {
         let _ = err.write_all(&text);
         let _ = err.flush();
         self.shared.borrow_mut().shown = true;
+        SHOWN.store(true, Ordering::Relaxed);
     }
 
     fn render(

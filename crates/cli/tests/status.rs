@@ -20,7 +20,7 @@ const ERASE: &str = "\r\x1b[K";
 /// into `\n`.
 fn run_on_pty(args: &[&str]) -> String {
     let (mut master, mut slave) = (0, 0);
-    let mut size = libc::winsize {
+    let size = libc::winsize {
         ws_row: 50,
         ws_col: 200,
         ws_xpixel: 0,
@@ -33,7 +33,7 @@ fn run_on_pty(args: &[&str]) -> String {
             &mut slave,
             std::ptr::null_mut(),
             std::ptr::null(),
-            &mut size,
+            &size,
         )
     };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());

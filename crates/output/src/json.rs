@@ -54,6 +54,10 @@ impl<W: Write> Sink for JsonSink<W> {
         self.message("cat", text)
     }
 
+    fn system(&mut self, output: &[u8]) -> io::Result<()> {
+        self.message("syscall", output)
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         self.message("time", text)
     }

@@ -15,6 +15,11 @@ pub trait Sink {
     fn lost_events(&mut self, count: u64) -> io::Result<()>;
     /// The rendered text of one `printf()` (see [`crate::printf::Format::render`]).
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
+    /// What the command of one `system()` wrote to its stdout: printed as it
+    /// is (JSON: bpftrace's `syscall` record).
+    fn system(&mut self, output: &[u8]) -> io::Result<()> {
+        self.printf(output)
+    }
     /// The contents of the file one `cat()` names (empty when it cannot be read).
     fn cat(&mut self, text: &[u8]) -> io::Result<()>;
     /// The `strftime` output of one `time()` call, formatted by the caller.

@@ -41,6 +41,12 @@ pub struct CheckOptions {
     pub cpid: Option<u32>,
     /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).
     pub pid_filter: Option<u32>,
+    /// `--unsafe`: the user takes the risks weft otherwise refuses (actions
+    /// that change the system: `system()`, `signal()`, `override()`).
+    pub unsafe_mode: bool,
+    /// `-I DIR` and `--include FILE`: where `#include`d headers are looked
+    /// for first, and headers included before the script's first line.
+    pub includes: crate::macros::Includes,
     /// `--cgroup`/`--cgroup-tree`: probes fire only for tasks of this cgroup
     /// (as `-p`), resolved by the caller (`ktypes::cgroup::resolve_cgroup`).
     pub cgroup_filter: Option<abi::CgroupFilter>,
@@ -858,7 +864,9 @@ impl<'a> Checker<'a> {
 
     fn macro_value(&self, name: &str) -> Option<i64> {
         let (cell, kernel) = (self.macros?, self.kernel?);
-        cell.get_or_init(|| crate::macros::Macros::collect(&self.program.items, kernel))
-            .value(name)
+        cell.get_or_init(|| {
+            crate::macros::Macros::collect(&self.program.items, kernel, &self.opts.includes)
+        })
+        .value(name)
     }
 }

@@ -561,6 +561,31 @@ pub fn kernel_symbol_unavailable(span: Span, symbol: &str, why: &str) -> Diagnos
         .with_note(why.to_string())
 }
 
+pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
+    Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
+        .with_code(Code::E0476)
+        .with_label(span, "changes the system")
+        .with_help(format!(
+            "run weft with --unsafe if you mean it (it allows {name}() and the other actions that change the system: system(), signal(), override())"
+        ))
+}
+
+pub fn not_in_this_probe(span: Span, name: &str, probe: &str, allowed: &str) -> Diagnostic {
+    Diagnostic::error(format!("{name}() cannot be used in {probe} probes"))
+        .with_code(Code::E0477)
+        .with_label(span, format!("not available in {probe}"))
+        .with_help(format!("{name}() works in {allowed}"))
+}
+
+pub fn invalid_signal(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(format!("{what} is not a valid signal"))
+        .with_code(Code::E0478)
+        .with_label(
+            span,
+            "signals are 1 to 64, or names such as SIGKILL and SIGUSR1",
+        )
+}
+
 pub fn cgroup_not_found(span: Span, path: &str, why: &str) -> Diagnostic {
     Diagnostic::error(format!("cannot resolve the cgroup `{path}`"))
         .with_code(Code::E0475)

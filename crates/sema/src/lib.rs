@@ -26,7 +26,7 @@ mod types;
 pub use check::members::{MemberAccess, MemberValue};
 pub use check::{CheckOptions, check};
 pub use config::{DeclaredMap, MapKind, MissingProbes, ScriptConfig};
-pub use macros::predefined_macro;
+pub use macros::{Includes, predefined_macro};
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{
     BuiltinVar, Call, CallValue, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram,

@@ -35,6 +35,15 @@ pub fn predefined_macro(kernel: &dyn KernelInfo, name: &str) -> bool {
     }
 }
 
+/// `-I DIR` and `--include FILE`, as bpftrace has them: directories
+/// searched for headers before the system's, and headers read as if the
+/// script began with `#include "FILE"`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Includes {
+    pub dirs: Vec<String>,
+    pub files: Vec<String>,
+}
+
 /// The object-like macros of a script and its headers: name → body.
 #[derive(Debug, Default)]
 pub struct Macros {
@@ -42,10 +51,14 @@ pub struct Macros {
 }
 
 impl Macros {
-    /// Reads the script's preprocessor lines and the headers they include.
-    pub fn collect(items: &[Item], kernel: &dyn KernelInfo) -> Macros {
+    /// Reads the script's preprocessor lines and the headers they include,
+    /// after the `--include` files.
+    pub fn collect(items: &[Item], kernel: &dyn KernelInfo, includes: &Includes) -> Macros {
         let mut macros = Macros::default();
-        let mut headers = Headers::new(kernel);
+        let mut headers = Headers::new(kernel, &includes.dirs);
+        for file in &includes.files {
+            headers.read(&format!("\"{file}\""), 0, &mut macros);
+        }
         for item in items {
             let Item::Preprocessor(line) = item else {
                 continue;
@@ -127,9 +140,13 @@ struct Headers<'a> {
 }
 
 impl<'a> Headers<'a> {
-    fn new(kernel: &'a dyn KernelInfo) -> Headers<'a> {
+    fn new(kernel: &'a dyn KernelInfo, first: &[String]) -> Headers<'a> {
         let multiarch = format!("/usr/include/{}-linux-gnu", std::env::consts::ARCH);
-        let mut dirs = kernel_header_dirs(kernel);
+        let mut dirs: Vec<String> = first
+            .iter()
+            .map(|d| d.trim_end_matches('/').to_string())
+            .collect();
+        dirs.extend(kernel_header_dirs(kernel));
         dirs.extend([
             "/usr/local/include".into(),
             multiarch,
@@ -156,10 +173,17 @@ impl<'a> Headers<'a> {
         if depth > MAX_DEPTH || self.seen.len() >= MAX_HEADERS || path.contains("..") {
             return;
         }
-        let Some((full, bytes)) = self
-            .dirs
-            .iter()
-            .map(|dir| format!("{dir}/{path}"))
+        // An absolute path (`--include /tmp/x.h`) is read as it is.
+        let candidates: Vec<String> = if path.starts_with('/') {
+            vec![path.to_string()]
+        } else {
+            self.dirs
+                .iter()
+                .map(|dir| format!("{dir}/{path}"))
+                .collect()
+        };
+        let Some((full, bytes)) = candidates
+            .into_iter()
             .filter(|full| !self.seen.contains(full))
             .find_map(|full| self.kernel.read_file(&full).ok().map(|b| (full, b)))
         else {

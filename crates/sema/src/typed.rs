@@ -53,8 +53,9 @@ pub struct PrintfSite {
     pub format: abi::printf::Format,
     /// Stored types of the arguments, in order.
     pub args: Vec<Type>,
-    /// `cat(fmt, ...)`: the formatted text names a file whose contents are printed.
-    pub cat: bool,
+    /// What user space does with the text: print it, print the file it
+    /// names (`cat`), or run it (`system`).
+    pub action: abi::PrintfAction,
 }
 
 /// A builtin variable as the checker resolved it.

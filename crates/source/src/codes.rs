@@ -207,6 +207,9 @@ codes! {
     E0473: "kaddr() needs a literal",
     E0474: "kernel symbol not found",
     E0475: "cgroup not found",
+    E0476: "unsafe builtin without --unsafe",
+    E0477: "builtin not available in this probe",
+    E0478: "invalid signal",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

@@ -330,6 +330,7 @@ fn start(
                 })),
                 stats: false,
                 status: None,
+                helper_errors: None,
             };
             let result = crate::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();

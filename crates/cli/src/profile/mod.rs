@@ -132,6 +132,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     let codegen_options = codegen::Options {
         max_map_entries: None,
         stack_map_entries: Some(args::stack_entries(args, cpus)),
+        ..codegen::Options::default()
     };
     let mut dumps = String::new();
     let out = crate::pipeline::compile(
@@ -186,6 +187,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             stream_tap: None,
             stats: false,
             status: None,
+            helper_errors: None,
             // Stacks are resolved at the end with the mappings kept of each
             // process met (see `MetProcesses`), not in passes over the map
             // while running, which cost CPU for every sample and delay the

@@ -111,6 +111,13 @@ impl Sink for ProfileSink<'_> {
         }
     }
 
+    fn system(&mut self, output: &[u8]) -> io::Result<()> {
+        match self.inner.as_deref_mut() {
+            Some(s) => s.system(output),
+            None => Ok(()),
+        }
+    }
+
     fn cat(&mut self, contents: &[u8]) -> io::Result<()> {
         match self.inner.as_deref_mut() {
             Some(s) => s.cat(contents),

@@ -8,6 +8,42 @@ use super::Lower;
 use crate::asm::{Cond, Helper, Src, VReg, Width};
 
 impl Lower<'_> {
+    /// Calls `helper` and gives its result. With `-k` (`-kk` for the memory
+    /// reads, `read`), a failure (a negative result) also sends a
+    /// [`EventKind::HelperError`] record naming this call site, which user
+    /// space reports with the script line.
+    pub(crate) fn checked_call(&mut self, helper: Helper, args: &[Src], read: bool) -> VReg {
+        let ret = self.asm.vreg();
+        self.asm.call(helper, args, Some(ret));
+        let wanted = if read {
+            abi::HelperErrors::WithReads
+        } else {
+            abi::HelperErrors::Helpers
+        };
+        if self.helper_errors >= wanted {
+            let span = self.asm.span();
+            let site = self.helper_site_base + self.helper_sites.len();
+            self.helper_sites.push(abi::HelperErrorSite {
+                helper: helper.name().map_or_else(
+                    || format!("helper {}", helper.0),
+                    |n| n.trim_start_matches("bpf_").to_string(),
+                ),
+                span: (span.start, span.end),
+                probe: self.probe.resolved.name.clone(),
+            });
+            let ok = self.asm.label();
+            self.asm.br(Cond::SGe, ret, Src::Imm(0), ok);
+            self.emit_event(
+                EventKind::HelperError,
+                site as u32,
+                |l, rec| l.asm.store(rec, 8, Src::Reg(ret), Width::DW),
+                16,
+            );
+            self.asm.bind(ok);
+        }
+        ret
+    }
+
     /// Reserves a record in the ring buffer, writes its header and body, submits it.
     /// A full buffer is counted, never silent.
     pub(crate) fn emit_event(

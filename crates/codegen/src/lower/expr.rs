@@ -546,10 +546,10 @@ impl Lower<'_> {
         // The helper stops at the NUL and leaves the rest as it was.
         self.zero_range(place, 0, size);
         let addr = self.addr(place);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ_KERNEL_STR,
             &[Src::Reg(addr), Src::Imm(len as i32), Src::Reg(src)],
-            None,
+            true,
         );
     }
 

@@ -96,8 +96,7 @@ impl Lower<'_> {
         self.asm.map_ptr(map, &symbol);
         let key_ptr = self.addr(key);
         let value_ptr = self.addr(value);
-        let ret = self.asm.vreg();
-        self.asm.call(
+        let ret = self.checked_call(
             Helper::MAP_UPDATE_ELEM,
             &[
                 Src::Reg(map),
@@ -105,7 +104,7 @@ impl Lower<'_> {
                 Src::Reg(value_ptr),
                 Src::Imm(flags),
             ],
-            Some(ret),
+            false,
         );
         let ok = self.asm.label();
         self.asm.br(Cond::SGe, ret, Src::Imm(0), ok);
@@ -153,6 +152,8 @@ impl Lower<'_> {
         let val = self.temp(&t);
         self.write_into(value, val, &t);
         let key = self.map_key(index, keys);
+        // The store is the map's: `-k` reports a failure at `@m[k]`.
+        self.set_span(target.span);
         self.update(index, key, val, BPF_ANY);
     }
 

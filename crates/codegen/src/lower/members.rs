@@ -60,10 +60,10 @@ impl Lower<'_> {
         self.asm.store_stack(slot, 0, Src::Imm(0), Width::DW);
         let dst = self.asm.vreg();
         self.asm.stack_addr(dst, slot, 0);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ,
             &[Src::Reg(dst), Src::Imm(size as i32), Src::Reg(addr)],
-            None,
+            true,
         );
         let r = self.asm.vreg();
         self.asm.load_stack(r, slot, 0, w);
@@ -75,10 +75,10 @@ impl Lower<'_> {
     pub(crate) fn member_bytes(&mut self, e: &Expr, place: Place, len: u32) {
         let src = self.member_addr(e);
         let dst = self.addr(place);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ,
             &[Src::Reg(dst), Src::Imm(len as i32), Src::Reg(src)],
-            None,
+            true,
         );
     }
 
@@ -93,10 +93,10 @@ impl Lower<'_> {
         // The helper stops at the NUL and leaves the rest as it was.
         self.zero_range(place, 0, size);
         let dst = self.addr(place);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ_STR,
             &[Src::Reg(dst), Src::Imm(len.min(size) as i32), Src::Reg(src)],
-            None,
+            true,
         );
     }
 }

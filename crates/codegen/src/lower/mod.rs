@@ -65,6 +65,8 @@ pub struct Options {
     /// How many stacks each stack-trace map holds; `None`: as many as a
     /// script map's keys. `weft profile` sizes it for the run.
     pub stack_map_entries: Option<u32>,
+    /// `-k`/`-kk`: report failed helper calls.
+    pub helper_errors: abi::HelperErrors,
 }
 
 /// [`compile`] with options.
@@ -91,7 +93,7 @@ pub fn compile_with(
     let printfs: Vec<PrintfSpec> = typed
         .printfs
         .iter()
-        .map(|p| printf_spec(&p.args, &p.format, p.cat))
+        .map(|p| printf_spec(&p.args, &p.format, p.action))
         .collect();
     let needs_stream = !typed.printfs.is_empty()
         || !typed.time_formats.is_empty()
@@ -114,10 +116,13 @@ pub fn compile_with(
     let arrays: Vec<bool> = typed.maps.iter().map(sema::MapInfo::array_backed).collect();
     let mut functions = Vec::new();
     let mut programs = Vec::new();
+    let mut helper_sites = Vec::new();
     for probe in &typed.probes {
         let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
         lower.arrays = &arrays;
+        lower.helper_errors = options.helper_errors;
+        lower.helper_site_base = helper_sites.len();
         let func = match (&program.items[probe.item], probe.stage) {
             (Item::Stream(st), Some(stage)) => {
                 lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
@@ -126,6 +131,7 @@ pub fn compile_with(
             _ => continue,
         }
         .map_err(asm_error)?;
+        helper_sites.append(&mut lower.helper_sites);
         programs.push(ProgramSpec {
             name: name.clone(),
             section: probe.resolved.section.clone(),
@@ -240,6 +246,7 @@ pub fn compile_with(
         exports: Vec::new(),
         cgroup_path_filters: typed.cgroup_path_filters.clone(),
         cgroup_filter: typed.cgroup_filter.clone(),
+        helper_sites,
     };
     Ok(Compiled {
         elf,
@@ -369,7 +376,11 @@ fn map_spec(names: &mut SymbolNames, m: &sema::MapInfo, max_entries: u32) -> Map
 }
 
 /// Record layout of a printf: the 8-byte header, then each argument aligned.
-fn printf_spec(args: &[Type], format: &abi::printf::Format, cat: bool) -> PrintfSpec {
+fn printf_spec(
+    args: &[Type],
+    format: &abi::printf::Format,
+    action: abi::PrintfAction,
+) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
     let mut out = Vec::new();
     for t in args {
@@ -385,7 +396,7 @@ fn printf_spec(args: &[Type], format: &abi::printf::Format, cat: bool) -> Printf
         format: format.clone(),
         args: out,
         size: offset.next_multiple_of(8),
-        cat,
+        action,
     }
 }
 
@@ -454,6 +465,12 @@ pub(crate) struct Lower<'a> {
     /// are equal bytes. Always, except while filling a printf record, which
     /// user space reads only up to each string's NUL.
     pub(crate) canonical: bool,
+    /// `-k`/`-kk`: which failed helper calls send a record.
+    helper_errors: abi::HelperErrors,
+    /// The helper calls checked in this program, numbered from
+    /// `helper_site_base` (the sites of the programs lowered before).
+    helper_sites: Vec<abi::HelperErrorSite>,
+    helper_site_base: usize,
 }
 
 impl<'a> Lower<'a> {
@@ -479,6 +496,9 @@ impl<'a> Lower<'a> {
             arrays: &[],
             stream_record: None,
             canonical: true,
+            helper_errors: abi::HelperErrors::Off,
+            helper_sites: Vec::new(),
+            helper_site_base: 0,
         }
     }
 
@@ -550,6 +570,11 @@ impl<'a> Lower<'a> {
             }
             None => {}
         }
+    }
+
+    /// The program's context pointer (`ctx`).
+    pub(crate) fn ctx(&self) -> VReg {
+        self.ctx
     }
 
     /// Leaves the program now (`return`, `exit()`).

@@ -73,7 +73,9 @@ builtins! {
     args: variables(DEF);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
-    printf: functions(PRINTF, CAT);
+    printf: functions(PRINTF, CAT, SYSTEM);
+    signal: functions(DEF);
+    override_return: functions(DEF);
     time: functions(DEF);
     join: functions(DEF);
     emit: functions(DEF);

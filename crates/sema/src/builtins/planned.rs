@@ -3,9 +3,6 @@
 
 /// Functions.
 const FUNCTIONS: &[&str] = &[
-    "system",
-    "signal",
-    "override",
     "macaddr",
     "path",
     "strncmp",

@@ -1,9 +1,12 @@
-//! `printf(fmt, args...)` and `cat(fmt, args...)`.
+//! `printf(fmt, args...)`, `cat(fmt, args...)` and `system(fmt, args...)`.
 //!
 //! What they do: `printf` prints its arguments in `fmt`, as bpftrace's
 //! printf does (C's conversions plus `%r`/`%rx`/`%rh` for buffers, with
 //! bpftrace 0.17's quirks); `cat` formats the same way and prints the
-//! contents of the file the text names (`cat("/proc/%d/status", pid)`).
+//! contents of the file the text names (`cat("/proc/%d/status", pid)`);
+//! `system` runs the text as a shell command (`sh -c`) in user space and
+//! prints its stdout, as bpftrace does, and only with `--unsafe`: it
+//! changes the system, and the run waits for it.
 //! The format is parsed once, here (`abi::printf`), and carried to user
 //! space in the manifest, so what is checked here is what prints.
 //!
@@ -15,6 +18,7 @@
 //! Lowering: `codegen::lower::builtins::printf` (one ring-buffer record
 //! with the arguments at the offsets of the printf's layout).
 
+use abi::PrintfAction;
 use syntax::ast::ExprKind;
 
 use super::{CallCheck, FunctionDef};
@@ -38,15 +42,28 @@ pub const CAT: FunctionDef = FunctionDef {
     aggregates: false,
 };
 
+pub const SYSTEM: FunctionDef = FunctionDef {
+    name: "system",
+    signature: "system(fmt, args...)",
+    help: "runs the formatted text as a shell command and prints its output (--unsafe)",
+    check: check_system,
+    aggregates: false,
+};
+
 fn check_printf(cx: &mut CallCheck<'_, '_>) -> Type {
-    check(cx, false)
+    check(cx, PrintfAction::Print)
 }
 
 fn check_cat(cx: &mut CallCheck<'_, '_>) -> Type {
-    check(cx, true)
+    check(cx, PrintfAction::Cat)
 }
 
-fn check(cx: &mut CallCheck<'_, '_>, cat: bool) -> Type {
+fn check_system(cx: &mut CallCheck<'_, '_>) -> Type {
+    cx.require_unsafe("runs a command");
+    check(cx, PrintfAction::System)
+}
+
+fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
     let name = cx.name;
     let Some((first, rest)) = cx.args.split_first() else {
         cx.wrong_arg_count("a format string and its arguments");
@@ -105,7 +122,7 @@ fn check(cx: &mut CallCheck<'_, '_>, cat: bool) -> Type {
     let site = cx.add_printf(PrintfSite {
         format: parsed,
         args: arg_types.iter().map(Type::stored).collect(),
-        cat,
+        action,
     });
     cx.set_value(CallValue::Site(site));
     Type::Void

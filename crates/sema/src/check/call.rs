@@ -97,6 +97,15 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         self.error(diag::not_supported_yet(span, what));
     }
 
+    /// Reports E0476 unless `--unsafe` was given: the builtin changes the
+    /// system (`what` it does, in a few words: "runs a command").
+    pub fn require_unsafe(&mut self, what: &str) {
+        if !self.checker.opts.unsafe_mode {
+            let d = diag::needs_unsafe(self.call.span, self.name, what);
+            self.error(d);
+        }
+    }
+
     /// Records what the lowering needs: a constant or a table index.
     pub fn set_value(&mut self, value: CallValue) {
         self.value = value;

@@ -40,9 +40,5 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
     // The bytes past `len` must be zero too (a buffer can be a map key).
     l.zero_range(place, 4, 4 + size);
     let dst = l.addr(place.offset(4));
-    l.asm.call(
-        Helper::PROBE_READ,
-        &[Src::Reg(dst), Src::Reg(len), Src::Reg(src)],
-        None,
-    );
+    l.checked_call(Helper::PROBE_READ, &[Src::Reg(dst), Src::Reg(len), Src::Reg(src)], true);
 }

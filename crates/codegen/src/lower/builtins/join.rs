@@ -34,11 +34,7 @@ fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
                     .alu(crate::asm::AluOp::Add, src, Src::Imm(8 * i as i32));
                 let dst = l.asm.vreg();
                 l.asm.stack_addr(dst, ptr_slot, 0);
-                l.asm.call(
-                    Helper::PROBE_READ,
-                    &[Src::Reg(dst), Src::Imm(8), Src::Reg(src)],
-                    None,
-                );
+                l.checked_call(Helper::PROBE_READ, &[Src::Reg(dst), Src::Imm(8), Src::Reg(src)], true);
                 let p = l.asm.vreg();
                 l.asm.load_stack(p, ptr_slot, 0, Width::DW);
                 l.asm.br(Cond::Eq, p, Src::Imm(0), done);
@@ -49,15 +45,11 @@ fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
                     out,
                     Src::Imm((abi::JOIN_ARGS_OFFSET + i * abi::JOIN_ARG_SIZE) as i32),
                 );
-                l.asm.call(
-                    Helper::PROBE_READ_STR,
-                    &[
+                l.checked_call(Helper::PROBE_READ_STR, &[
                         Src::Reg(out),
                         Src::Imm(abi::JOIN_ARG_SIZE as i32),
                         Src::Reg(p),
-                    ],
-                    None,
-                );
+                    ], true);
                 l.asm.store(rec, 8, Src::Imm(i as i32 + 1), Width::DW);
             }
             l.asm.bind(done);

@@ -94,10 +94,10 @@ impl Lower<'_> {
         self.asm.store_stack(slot, 0, Src::Imm(0), Width::DW);
         let dst = self.asm.vreg();
         self.asm.stack_addr(dst, slot, 0);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ_KERNEL,
             &[Src::Reg(dst), Src::Imm(8), Src::Reg(addr)],
-            None,
+            true,
         );
         let r = self.asm.vreg();
         self.asm.load_stack(r, slot, 0, Width::DW);

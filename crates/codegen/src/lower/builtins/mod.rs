@@ -115,7 +115,9 @@ lowerings! {
     args: variables(LOWERING);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
-    printf: functions(PRINTF, CAT);
+    printf: functions(PRINTF, CAT, SYSTEM);
+    signal: functions(LOWERING);
+    override_return: functions(LOWERING);
     time: functions(LOWERING);
     join: functions(LOWERING);
     emit: functions(LOWERING);

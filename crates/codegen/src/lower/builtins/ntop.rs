@@ -60,11 +60,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, _dst: &Type) {
             l.asm.mov(src, Src::Reg(ctx));
             l.asm.alu(AluOp::Add, src, Src::Imm(f.offset as i32));
             let dst = l.addr(place.offset(8));
-            l.asm.call(
-                Helper::PROBE_READ_KERNEL,
-                &[Src::Reg(dst), Src::Imm(f.size as i32), Src::Reg(src)],
-                None,
-            );
+            l.checked_call(Helper::PROBE_READ_KERNEL, &[Src::Reg(dst), Src::Imm(f.size as i32), Src::Reg(src)], true);
         }
         None => {
             let v = l.scalar(addr);

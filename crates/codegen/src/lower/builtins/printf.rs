@@ -1,4 +1,4 @@
-//! `printf(fmt, args...)` and `cat(fmt, args...)` (rules in
+//! `printf(fmt, args...)`, `cat(fmt, args...)` and `system(fmt, args...)` (rules in
 //! `sema::builtins::printf`): one ring-buffer record with the arguments at
 //! the offsets of the printf's layout (`abi::PrintfSpec`); user space
 //! renders the format the manifest carries.
@@ -17,6 +17,12 @@ pub(crate) const PRINTF: Lowering = Lowering {
 
 pub(crate) const CAT: Lowering = Lowering {
     name: "cat",
+    effect: Some(effect),
+    ..Lowering::NONE
+};
+
+pub(crate) const SYSTEM: Lowering = Lowering {
+    name: "system",
     effect: Some(effect),
     ..Lowering::NONE
 };

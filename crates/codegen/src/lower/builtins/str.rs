@@ -30,9 +30,5 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
     // The helper stops at the NUL and leaves the rest as it was.
     l.zero_range(place, 0, size);
     let addr = l.addr(place);
-    l.asm.call(
-        Helper::PROBE_READ_STR,
-        &[Src::Reg(addr), Src::Imm(cap as i32), Src::Reg(src)],
-        None,
-    );
+    l.checked_call(Helper::PROBE_READ_STR, &[Src::Reg(addr), Src::Imm(cap as i32), Src::Reg(src)], true);
 }

@@ -123,10 +123,10 @@ impl Lower<'_> {
         let slot = self.asm.stack(8);
         let dst = self.asm.vreg();
         self.asm.stack_addr(dst, slot, 0);
-        self.asm.call(
+        self.checked_call(
             Helper::PROBE_READ_USER,
             &[Src::Reg(dst), Src::Imm(size as i32), Src::Reg(addr)],
-            None,
+            true,
         );
         let r = self.asm.vreg();
         let width = Width::from_bytes(size as u32).unwrap_or(Width::DW);
