@@ -9,8 +9,10 @@ done
 # ships the tools (/usr/sbin/*.bt) the kernel tests run, and is the reference;
 # golang-go: `go tool pprof` reads the profiles `weft profile -o x.pb.gz` writes;
 # python3 is the HTTP server and client the TCP stream examples are tested on;
-# openssl is sslsnoop.bt's TLS server and client.
-for pkg in bpftool llvm bpftrace golang-go python3 openssl; do
+# openssl is sslsnoop.bt's TLS server and client; binutils (objdump) and
+# libc6-dbg (names of glibc's strlen/memcpy implementations): the x86 decoder
+# that places uprobes is checked against them.
+for pkg in bpftool llvm bpftrace golang-go python3 openssl binutils libc6-dbg; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -43,7 +43,8 @@ OPTIONS:
                       probe's run count, run time and recursion misses, weft's own CPU time
                       and the overhead as a share of the machine's CPU (-f json: a stats record)
     --unsafe          allow what changes the system or risks the traced processes:
-                      system(), signal(), override()
+                      system(), signal(), override(), a uprobe where weft cannot check
+                      that an instruction begins
     -k                report failed BPF helper calls with their script line (-kk: memory
                       reads too): the first failure of each call as it happens, counts at exit
     -I DIR            look for #include'd headers in DIR first (repeatable)

@@ -2,7 +2,7 @@
 //! target (`fixtures/uprobe_target.c`, comm `weftut`) compiled once per test
 //! process as PIE, non-PIE and -O0 (memory operands in its USDT specs).
 //! `uprobe_target N K [SLEEP_MS]` calls marker(1..N), answer(1..K) (returns
-//! 2i), getenv() N times, fires weft:tick(i, "label") N times and, while its
+//! 2i), offsets(1..K) (instructions at +0, +3 and +9), getenv() N times, fires weft:tick(i, "label") N times and, while its
 //! semaphore is raised, weft:guarded(i) N times. Counts match bpftrace 0.17.
 
 mod common;
@@ -493,6 +493,114 @@ fn no_uprobe_is_placed_on_a_vector_instruction() {
         Duration::from_secs(30),
     );
     assert_eq!(next.status, Some(0), "{}", next.stderr);
+}
+
+/// FUNCTION+OFFSET and an address are placed only where an instruction
+/// begins: offsets() has `mov` at +0 (3 bytes), `add $imm32` at +3 (6
+/// bytes) and `ret` at +9. On a boundary the probe counts each call; inside
+/// an instruction weft refuses before attaching (the target runs unharmed).
+#[test]
+fn offset_probes_go_only_where_an_instruction_begins() {
+    require_root!();
+    let t = targets();
+    for bin in [&t.pie, &t.no_pie] {
+        let entry = nm_address(bin, "offsets");
+        let script = format!(
+            "uprobe:{bin}:offsets+3 /pid == cpid/ {{ @add = count(); }} \
+             uprobe:{bin}:offsets+9 /pid == cpid/ {{ @ret = count(); @sum = sum(reg(\"ax\")); }} \
+             uprobe:{bin}:{:#x} /pid == cpid/ {{ @at = count(); }}",
+            entry + 3
+        );
+        // 6 calls of offsets(i) return i + 0x12345678: 21 + 6 * 305419896.
+        assert_eq!(
+            lines(&trace(bin, "2 6", &script)),
+            ["@add: 6", "@at: 6", "@ret: 6", "@sum: 1832519397"],
+            "{bin}"
+        );
+        for (inside, place) in [
+            ("offsets+4".to_string(), "offsets+4"),
+            (format!("{:#x}", entry + 8), "offsets+8"),
+        ] {
+            let out = run_weft(
+                &[
+                    "-c",
+                    &format!("{bin} 2 6"),
+                    "-e",
+                    &format!("uprobe:{bin}:{inside} {{ }}"),
+                ],
+                Duration::from_secs(30),
+            );
+            assert_eq!(out.status, Some(1), "{inside}: {}", out.stderr);
+            assert!(out.stderr.contains("error[E0455]"), "{}", out.stderr);
+            assert!(
+                out.stderr
+                    .contains(&format!("{place}) is inside an instruction"))
+                    || out
+                        .stderr
+                        .contains(&format!("{place} is inside an instruction")),
+                "{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("the nearest instructions begin at")
+                    && out.stderr.contains("offsets+3")
+                    && out.stderr.contains("offsets+9"),
+                "{}",
+                out.stderr
+            );
+            assert!(out.stdout.is_empty(), "{}", out.stdout);
+        }
+    }
+}
+
+/// Without root: weft refuses an offset inside one of libc's instructions
+/// (printf begins with the 7-byte `sub $0xd8,%rsp`), names the nearest
+/// boundaries, and with `--unsafe` compiles it with a warning instead.
+/// Only compiled (`--emit-elf`): were the check ever lost, nothing would be
+/// attached to the machine's libc.
+#[test]
+fn an_offset_inside_an_instruction_needs_unsafe() {
+    let inside = "uprobe:libc:printf+3 { }";
+    let elf = common::scratch("unsafe-printf.o");
+    let elf = elf.display().to_string();
+    let out = run_weft(&["--emit-elf", &elf, "-e", inside], Duration::from_secs(30));
+    assert_eq!(out.status, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("error[E0455]: printf+3 is inside an instruction")
+            && out
+                .stderr
+                .contains("the nearest instructions begin at printf+0 and printf+7")
+            && out.stderr.contains("--unsafe places the probe anyway"),
+        "{}",
+        out.stderr
+    );
+    let out = run_weft(
+        &["--unsafe", "--emit-elf", &elf, "-e", inside],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("warning[E0455]: printf+3 is inside an instruction")
+            && out.stderr.contains("placed anyway (--unsafe)"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("error"), "{}", out.stderr);
+    let _ = std::fs::remove_file(&elf);
+    // issue 14: an address in no function is refused, not attached blindly.
+    let out = run_weft(
+        &["--emit-elf", &elf, "-e", "uprobe:/bin/bash:10 { }"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("error[E0458]: weft cannot check that an instruction begins at 0xa"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A probe that fails to attach ends the run before BEGIN's output, with

@@ -42,7 +42,8 @@ pub struct CheckOptions {
     /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).
     pub pid_filter: Option<u32>,
     /// `--unsafe`: the user takes the risks weft otherwise refuses (actions
-    /// that change the system: `system()`, `signal()`, `override()`).
+    /// that change the system: `system()`, `signal()`, `override()`; a
+    /// uprobe where weft cannot check that an instruction begins).
     pub unsafe_mode: bool,
     /// `-I DIR` and `--include FILE`: where `#include`d headers are looked
     /// for first, and headers included before the script's first line.

@@ -297,6 +297,81 @@ pub fn address_not_mapped(span: Span, path: &str, address: u64) -> Diagnostic {
     .with_label(span, "cannot turn this address into a file offset")
 }
 
+pub fn uprobe_inside_instruction(
+    span: Span,
+    place: &str,
+    instruction: &str,
+    before: &str,
+    after: &str,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{place} is inside an instruction: a uprobe there would corrupt it"
+    ))
+    .with_code(Code::E0455)
+    .with_label(span, format!("inside {instruction}"))
+    .with_help(format!(
+        "the nearest instructions begin at {before} and {after}"
+    ))
+}
+
+pub fn uprobe_placement_unchecked(
+    span: Span,
+    place: &str,
+    stuck: &str,
+    bytes: &str,
+    why: &str,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "weft cannot check that an instruction begins at {place}: the bytes at {stuck} ({bytes}) {why}"
+    ))
+    .with_code(Code::E0456)
+    .with_label(
+        span,
+        format!("the function is decoded from its start, and decoding stops at {stuck}"),
+    )
+}
+
+pub fn uprobe_offset_outside_function(
+    span: Span,
+    place: &str,
+    func: &str,
+    size: u64,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{place} is outside `{func}`, which is {size} bytes long"
+    ))
+    .with_code(Code::E0457)
+    .with_label(span, "an offset names an instruction inside the function")
+}
+
+pub fn uprobe_address_in_no_function(span: Span, path: &str, address: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "weft cannot check that an instruction begins at {address:#x}: no function of `{path}` holds that address"
+    ))
+    .with_code(Code::E0458)
+    .with_label(span, "in no function symbol of the binary")
+    .with_help(format!(
+        "probe a function by name, or at FUNCTION+OFFSET (list them with: weft -l 'uprobe:{path}:*')"
+    ))
+}
+
+pub fn uretprobe_inside_function(
+    span: Span,
+    address: u64,
+    place: &str,
+    func: &str,
+    path: &str,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "a uretprobe goes on a function's entry, and {address:#x} is {place}"
+    ))
+    .with_code(Code::E0459)
+    .with_label(span, "not where a function begins")
+    .with_help(format!(
+        "uretprobe:{path}:{func} fires where `{func}` returns"
+    ))
+}
+
 pub fn usdt_not_found(span: Span, path: &str, probe: &str) -> Diagnostic {
     Diagnostic::error(format!("`{path}` has no USDT probe `{probe}`"))
         .with_code(Code::E0444)

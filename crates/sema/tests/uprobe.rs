@@ -5,7 +5,7 @@
 use ktypes::FixtureKernel;
 use sema::{CheckOptions, check};
 use source::{SourceMap, render_all};
-use uelf::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf};
+use uelf::testing::{LOAD_VADDR, Probe, TEXT_OFFSET, tiny_elf, with_code};
 
 fn kernel() -> FixtureKernel {
     let probes = [
@@ -47,22 +47,58 @@ fn kernel() -> FixtureKernel {
             tiny_elf(&["plain", "ifunc:fast_len", "ifunc:slow_len"], &[]),
         )
         .with_ifunc("/opt/lib/libifunc.so", "fast_len", LOAD_VADDR + TEXT_OFFSET)
+        .with_file("/opt/code", code())
+        // `pick` lands on `pick_fast`, whose code is `answer`'s.
+        .with_file(
+            "/opt/lib/libpick.so",
+            with_code(tiny_elf(&["pick_fast", "ifunc:pick"], &[]), 0, ANSWER),
+        )
+        .with_ifunc("/opt/lib/libpick.so", "pick", LOAD_VADDR + TEXT_OFFSET)
+}
+
+/// push %rbp; mov %rsp,%rbp; lea (%rdi,%rdi,1),%eax; pop %rbp; ret:
+/// instructions begin at +0, +1, +4, +7 and +8.
+const ANSWER: &[u8] = &[0x55, 0x48, 0x89, 0xe5, 0x8d, 0x04, 0x3f, 0x5d, 0xc3];
+
+/// A binary with real code: `answer` at 0x11000, and `old_amd` at 0x11010,
+/// whose second instruction is 3DNow! (`pfmul`), which weft does not decode.
+fn code() -> Vec<u8> {
+    let elf = tiny_elf(&["answer", "old_amd"], &[]);
+    let elf = with_code(elf, 0, ANSWER);
+    with_code(elf, 1, &[0x55, 0x0f, 0x0f, 0xc1, 0xb4, 0x5d, 0xc3])
 }
 
 fn run(src: &str, pid: Option<u32>) -> String {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, mut diags) = syntax::parse(map.file(id));
     let opts = CheckOptions {
         pid_filter: pid,
         ..CheckOptions::default()
     };
-    let (typed, sema_diags) = check(&program, &kernel(), &opts);
+    run_with(src, &opts, false)
+}
+
+/// With `--unsafe`; warnings are shown too.
+fn run_unsafe(src: &str) -> String {
+    let opts = CheckOptions {
+        unsafe_mode: true,
+        ..CheckOptions::default()
+    };
+    run_with(src, &opts, true)
+}
+
+fn run_with(src: &str, opts: &CheckOptions, warnings: bool) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, mut diags) = syntax::parse(map.file(id));
+    let (typed, sema_diags) = check(&program, &kernel(), opts);
     diags.extend(sema_diags.iter().cloned());
     if diags.has_errors() {
         return render_all(diags.iter(), &map);
     }
-    let mut out = String::new();
+    let mut out = if warnings {
+        render_all(diags.iter(), &map)
+    } else {
+        String::new()
+    };
     for p in &typed.probes {
         out.push_str(&format!(
             "{} [{}] {:?}\n",
@@ -142,3 +178,48 @@ case!(
     err_reg_unknown_register,
     "uprobe:/opt/app:marker { @ = reg(\"rip\"); }"
 );
+
+// Only where an instruction begins: FUNCTION+OFFSET and addresses are
+// checked by decoding the function from its entry.
+case!(
+    offsets_and_addresses_where_instructions_begin,
+    "uprobe:/opt/code:answer+1, uprobe:/opt/code:answer+7, uprobe:/opt/code:0x11004, \
+     uprobe:/opt/code:0x11010, uretprobe:/opt/code:0x11000 { }"
+);
+case!(
+    err_offset_inside_an_instruction,
+    "uprobe:/opt/code:answer+2 { }"
+);
+case!(
+    err_address_inside_an_instruction,
+    "uprobe:/opt/code:0x11005 { }"
+);
+case!(
+    err_offset_inside_an_indirect_functions_implementation,
+    "uprobe:/opt/lib/libpick.so:pick+5 { }"
+);
+case!(
+    err_offset_past_undecodable_bytes,
+    "uprobe:/opt/code:old_amd+5 { }"
+);
+case!(
+    err_offset_outside_the_function,
+    "uprobe:/opt/code:answer+16 { }"
+);
+case!(err_address_in_no_function, "uprobe:/opt/code:0x10040 { }");
+case!(
+    err_uretprobe_address_inside_a_function,
+    "uretprobe:/opt/code:0x11004 { }"
+);
+
+#[test]
+fn unsafe_places_unchecked_uprobes_with_a_warning() {
+    let src = "uprobe:/opt/code:answer+2, uprobe:/opt/code:old_amd+5, uprobe:/opt/code:0x10040 { }";
+    insta::assert_snapshot!("unsafe_places_unchecked_uprobes", run_unsafe(src), src);
+}
+
+#[test]
+fn unsafe_does_not_move_an_offset_past_the_function() {
+    let src = "uprobe:/opt/code:answer+16 { }";
+    insta::assert_snapshot!("unsafe_keeps_the_function_bounds", run_unsafe(src), src);
+}

@@ -55,6 +55,12 @@ impl Code {
         Code::E0451,
         Code::E0452,
     ];
+
+    /// The codes of a uprobe placement weft cannot vouch for: inside an
+    /// instruction, or where it cannot tell (bytes it does not decode, an
+    /// address in no known function). `--unsafe` places such a probe
+    /// anyway, with a warning (`sema::providers::placement`).
+    pub const UNSAFE_PLACEMENT: &'static [Code] = &[Code::E0455, Code::E0456, Code::E0458];
 }
 
 impl fmt::Display for Code {
@@ -201,6 +207,11 @@ codes! {
     E0452: "raw tracepoint not found",
     E0453: "offset on a return probe",
     E0454: "the kernel has no BPF trampolines",
+    E0455: "uprobe inside an instruction",
+    E0456: "uprobe placement cannot be checked",
+    E0457: "uprobe offset outside its function",
+    E0458: "uprobe address in no known function",
+    E0459: "uretprobe inside a function",
     E0470: "uaddr() outside a user probe",
     E0471: "uaddr() needs a literal",
     E0472: "uaddr() symbol not found",

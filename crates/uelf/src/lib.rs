@@ -3,7 +3,9 @@
 //! to file offsets (the kernel attaches uprobes at file offsets), the
 //! `.note.stapsdt` probes with their argument specs, plus the two system
 //! tables used to find a library by short name (`/etc/ld.so.cache` and
-//! `/proc/PID/maps`). Nothing here opens a file: callers pass bytes/text.
+//! `/proc/PID/maps`), and x86-64 instruction lengths, so a uprobe goes
+//! only where an instruction begins. Nothing here opens a file: callers
+//! pass bytes/text.
 //!
 //! Only 64-bit little-endian ELF and x86_64 argument specs are understood.
 
@@ -22,4 +24,6 @@ pub use ldcache::parse_ld_so_cache;
 pub use procmaps::{Backing, Mapping, ProcessMaps, mapped_files};
 pub use usdt::UsdtNote;
 pub use usdt_args::{ArgLocation, ArgSpecError, UsdtArg, parse_arg_specs};
-pub use x86::{is_vector_instruction, vector_instruction_len};
+pub use x86::{
+    DecodeError, Encoding, Instruction, Placement, decode, is_vector_instruction, place,
+};

@@ -7,7 +7,8 @@
 
 /// Virtual address of file offset 0.
 pub const LOAD_VADDR: u64 = 0x10000;
-/// File offset of the first function; each function is 16 bytes of `ret`.
+/// File offset of the first function; each function is 16 bytes of `ret`
+/// (or of the code [`with_code`] puts there).
 pub const TEXT_OFFSET: u64 = 0x1000;
 
 /// A USDT probe to put in the file's `.note.stapsdt` (semaphore is an address or 0).
@@ -210,4 +211,14 @@ pub fn tiny_library(functions: &[&str], probes: &[Probe<'_>], needed: &[&str]) -
     push_u64(&mut h, 0x1000);
     f[..h.len()].copy_from_slice(&h);
     f
+}
+
+/// `elf` (made by [`tiny_elf`] or [`tiny_library`]) with the first bytes of
+/// its `index`-th function replaced by `code` (machine code, at most its 16
+/// bytes; the rest stays `ret`), for tests that decode instructions.
+pub fn with_code(mut elf: Vec<u8>, index: usize, code: &[u8]) -> Vec<u8> {
+    assert!(code.len() <= 16, "a tiny ELF function has 16 bytes");
+    let at = TEXT_OFFSET as usize + 16 * index;
+    elf[at..at + code.len()].copy_from_slice(code);
+    elf
 }

@@ -123,7 +123,7 @@ fn vector_instruction_at(path: &str, offset: u64) -> Option<VectorInstruction> {
         .ok()?;
     let code = &code[..n];
     uelf::is_vector_instruction(code).then(|| VectorInstruction {
-        len: uelf::vector_instruction_len(code),
+        len: uelf::decode(code).ok().map(|i| i.len),
     })
 }
 

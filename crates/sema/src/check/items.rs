@@ -44,6 +44,7 @@ fn attach_point_refs(aps: &[syntax::ast::AttachPoint]) -> Vec<AttachPointRef<'_>
             provider: &ap.provider,
             parts: &ap.parts,
             span: ap.span,
+            unchecked: false,
         })
         .collect()
 }
@@ -128,10 +129,14 @@ pub(super) fn collect(
                 for (stage, clause) in st.stages.iter().enumerate() {
                     let aps = attach_point_refs(&clause.attach_points);
                     #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
-                    let (found, ds) =
-                        resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
-                            resolve_for(r, kernel, opts.pid_filter)
-                        });
+                    let (found, ds) = resolve_list(
+                        &aps,
+                        missing_policy,
+                        opts.unsafe_mode,
+                        kernel,
+                        opts.pid_filter,
+                        |r| resolve_for(r, kernel, opts.pid_filter),
+                    );
                     diags.extend(ds);
                     instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
                         item: index,
@@ -143,11 +148,17 @@ pub(super) fn collect(
             Item::Probe(probe) => {
                 let aps = attach_point_refs(&probe.attach_points);
                 #[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
-                let (found, ds) =
-                    resolve_list(&aps, missing_policy, kernel, opts.pid_filter, |r| {
+                let (found, ds) = resolve_list(
+                    &aps,
+                    missing_policy,
+                    opts.unsafe_mode,
+                    kernel,
+                    opts.pid_filter,
+                    |r| {
                         let planned = plan_of.get(&r.span).copied();
                         crate::mechanism::resolve_probe(r, planned, kernel, opts.pid_filter)
-                    });
+                    },
+                );
                 diags.extend(ds);
                 instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
                     item: index,

@@ -15,11 +15,16 @@
 //! missing: since glibc 2.34 `libpthread.so.0` is empty and
 //! `pthread_create` is in `libc.so.6`, where every call lands. The probe is
 //! placed there, with a warning that says so.
+//!
+//! A uprobe placement weft cannot vouch for (inside an instruction, or
+//! where it cannot tell) is not missing: it is an error, which `--unsafe`
+//! turns into a warning while the probe is placed unchecked
+//! ([`super::placement`]).
 
 use ktypes::KernelInfo;
 use source::{Code, Diagnostic, Severity};
 
-use super::{AttachPointRef, ResolvedProbe, userbin};
+use super::{AttachPointRef, ResolvedProbe, placement, userbin};
 use crate::config::MissingProbes;
 
 /// Whether a diagnostic says that an attach point does not exist on this
@@ -30,12 +35,14 @@ fn is_missing(d: &Diagnostic) -> bool {
 }
 
 /// Resolves the attach points of one probe, applying the missing-probe rule
-/// (`policy` from the script's config; `None`: the rule of bpftrace's tools).
+/// (`policy` from the script's config; `None`: the rule of bpftrace's tools)
+/// and `--unsafe` (`unsafe_mode`) to placements weft cannot vouch for.
 /// Returns, for each attach point that resolved, its index and probes, and
 /// the diagnostics (errors and warnings) to report.
 pub(crate) fn resolve_list(
     aps: &[AttachPointRef<'_>],
     policy: Option<MissingProbes>,
+    unsafe_mode: bool,
     kernel: &dyn KernelInfo,
     pid: Option<u32>,
     mut resolve: impl FnMut(&AttachPointRef<'_>) -> Result<Vec<ResolvedProbe>, Diagnostic>,
@@ -55,6 +62,22 @@ pub(crate) fn resolve_list(
                 }
                 None => missing.push(d),
             },
+            Err(d) if placement::is_unsafe_placement(&d) && unsafe_mode => {
+                let unchecked = AttachPointRef {
+                    unchecked: true,
+                    ..ap.clone()
+                };
+                match resolve(&unchecked) {
+                    Ok(probes) => {
+                        diags.push(placement::unsafe_placement(d, true));
+                        found.push((i, probes));
+                    }
+                    Err(e) => diags.push(e),
+                }
+            }
+            Err(d) if placement::is_unsafe_placement(&d) => {
+                diags.push(placement::unsafe_placement(d, false))
+            }
             Err(d) => diags.push(d),
         }
     }

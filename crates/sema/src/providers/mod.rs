@@ -12,6 +12,7 @@
 
 mod missing;
 mod perf_event;
+mod placement;
 mod planned;
 pub mod userbin;
 
@@ -30,6 +31,10 @@ pub struct AttachPointRef<'a> {
     /// The `:`-separated parts after the provider.
     pub parts: &'a [String],
     pub span: Span,
+    /// Resolve even where weft cannot vouch that a uprobe's place is safe:
+    /// `--unsafe`, after the checked resolution refused it
+    /// ([`placement::unsafe_placement`]).
+    pub unchecked: bool,
 }
 
 /// What a program's context pointer points to.

@@ -13,6 +13,9 @@
 //! - An indirect function (glibc's `strlen`, `memcpy`, ...) is probed where
 //!   its calls land: the implementation its resolver picked on this machine
 //!   (bpftrace probes the resolver itself, which runs once at load time).
+//! - `FUNCTION+OFFSET` and an address must be where an instruction begins
+//!   (and a uretprobe's address where a function does); see
+//!   [`super::placement`].
 //!
 //! The context is the thread's `struct pt_regs`: `arg0`..`argN` (uprobe),
 //! `retval` (uretprobe) and `func` read it.
@@ -20,6 +23,7 @@
 use ktypes::KernelInfo;
 use source::Diagnostic;
 
+use super::placement::{self, Function};
 use super::userbin::{self, UserBinary};
 use super::{AttachPointRef, Context, ListQuery, Needs, ProviderDef, ResolvedProbe, glob_match};
 use crate::diagnostics as diag;
@@ -92,12 +96,28 @@ pub fn resolve(
     // A separate debug file is read only when the binary's own symbols
     // cannot answer: wildcards (bpftrace matches debug symbols too) and
     // names it lacks.
+    // They also tell how long an indirect function's implementation is, and
+    // which function holds an address, for the placement checks.
     let named = target.split_once('+').map_or(target.as_str(), |(n, _)| n);
     let numeric = target.starts_with(|c: char| c.is_ascii_digit());
-    if !numeric && (from_wildcard || user.binary.function(named).is_none()) {
+    let needs_debug_symbols = if numeric {
+        parse_number(target)
+            .is_some_and(|a| placement::function_holding(&user.binary, a).is_none())
+    } else {
+        from_wildcard
+            || match user.binary.function(named) {
+                None => true,
+                Some(sym) => sym.ifunc && named != target.as_str(),
+            }
+    };
+    if needs_debug_symbols {
         user.load_debug_symbols(kernel);
     }
-    let UserBinary { path, binary } = &user;
+    let UserBinary {
+        path,
+        binary,
+        bytes,
+    } = &user;
     let probe = |func: &str, label: &str, address: u64| -> Result<ResolvedProbe, Diagnostic> {
         let offset = binary
             .file_offset(address)
@@ -125,9 +145,31 @@ pub fn resolve(
     if target.starts_with(|c: char| c.is_ascii_digit()) {
         let address =
             parse_number(target).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
-        let func = binary
-            .function_at(address)
-            .map_or_else(|| format!("{address:#x}"), |s| s.name.clone());
+        if binary.file_offset(address).is_none() {
+            return Err(diag::address_not_mapped(ap.span, path, address));
+        }
+        let holder = placement::function_holding(binary, address);
+        match holder {
+            Some(sym) if retprobe && address != sym.address => {
+                let place = format!("{}+{}", sym.name, address - sym.address);
+                return Err(diag::uretprobe_inside_function(
+                    ap.span, address, &place, &sym.name, path,
+                ));
+            }
+            Some(sym) => {
+                let func = Function {
+                    name: &sym.name,
+                    entry: sym.address,
+                    size: Some(sym.size).filter(|&size| size > 0),
+                    by_address: true,
+                };
+                let offset = address - sym.address;
+                placement::check(ap.span, binary, bytes, &func, offset, ap.unchecked)?;
+            }
+            None if ap.unchecked => {}
+            None => return Err(diag::uprobe_address_in_no_function(ap.span, path, address)),
+        }
+        let func = holder.map_or_else(|| format!("{address:#x}"), |s| s.name.clone());
         return probe(&func, target, address).map(|p| vec![p]);
     }
     // Where calls to a function land: an indirect function's implementation.
@@ -170,6 +212,20 @@ pub fn resolve(
         return Err(diag::symbol_not_found(ap.span, path, name, &known));
     };
     let at = entry(sym).map_err(|why| diag::ifunc_unresolved(ap.span, path, name, &why))?;
+    if extra != 0 {
+        let size = if sym.ifunc {
+            placement::size_of_function_at(binary, at)
+        } else {
+            Some(sym.size).filter(|&size| size > 0)
+        };
+        let func = Function {
+            name,
+            entry: at,
+            size,
+            by_address: false,
+        };
+        placement::check(ap.span, binary, bytes, &func, extra, ap.unchecked)?;
+    }
     probe(name, target, at + extra).map(|p| vec![p])
 }
 

@@ -14,6 +14,8 @@ use crate::diagnostics as diag;
 pub struct UserBinary {
     pub path: String,
     pub binary: Binary,
+    /// The file itself, for what the parsed facts leave out (instructions).
+    pub bytes: Vec<u8>,
 }
 
 impl UserBinary {
@@ -133,7 +135,11 @@ pub fn open(
     let (path, bytes) = find(name, pid, kernel, span)?;
     let binary =
         Binary::parse(&bytes).map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?;
-    Ok(UserBinary { path, binary })
+    Ok(UserBinary {
+        path,
+        binary,
+        bytes,
+    })
 }
 
 /// When the binary `name` does not define `symbol` but a library it needs
