@@ -45,8 +45,17 @@ enum Action {
     },
 }
 
-/// A callback between waits: the session and the symbol tables.
-pub type Tick<'a> = dyn FnMut(&Session, &mut crate::stacks::Symbols) + 'a;
+/// A callback between waits (the session and the symbol tables), and once
+/// more when the probes stop firing ([`Phase::Stopped`]), before anything is
+/// printed at exit.
+pub type Tick<'a> = dyn FnMut(&Session, &mut crate::stacks::Symbols, Phase) + 'a;
+
+/// Where a run is when [`Tick`] is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Running,
+    Stopped,
+}
 
 pub struct RunOptions<'a> {
     pub quiet: bool,
@@ -158,7 +167,7 @@ pub fn run(
                 status.tick(session, pump.records);
             }
             if let Some(tick) = opts.on_tick.as_deref_mut() {
-                tick(session, &mut pump.symbols);
+                tick(session, &mut pump.symbols, Phase::Running);
             }
             pump.symbols.resolve_live_user(session, &manifest);
             if stop || stopped() {
@@ -171,6 +180,9 @@ pub fn run(
                 break;
             }
         }
+    }
+    if let Some(tick) = opts.on_tick.as_deref_mut() {
+        tick(session, &mut pump.symbols, Phase::Stopped);
     }
     if let Some(status) = opts.status.as_deref_mut() {
         status.clear();

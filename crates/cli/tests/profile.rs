@@ -595,3 +595,137 @@ fn tp_btf_sees_the_switches_into_the_workload() {
     // The same tracepoint either way.
     assert_eq!(count("@in"), count("@raw"), "{}", o.stdout);
 }
+
+#[test]
+fn jit_frames_are_named_from_the_perf_map() {
+    require_root!();
+    // The workload writes a loop into anonymous memory and names it in
+    // /tmp/perf-PID.map, as node or a JVM agent does; it has exited (and
+    // its perf map stays) when weft names the frames.
+    let path = scratch("jit.folded");
+    let cmd = format!("{} jit-spin 300", workload().display());
+    let o = run_weft(
+        &[
+            "profile",
+            "-F",
+            "499",
+            "--pid-frames",
+            "-c",
+            &cmd,
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft profile");
+    let stacks = folded(&path);
+    let _ = std::fs::remove_file(&path);
+    for pid in stacks
+        .keys()
+        .filter_map(|s| s.strip_prefix("weftwl-")?.split(';').next())
+    {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+    let all = total_where(&stacks, |s| s.starts_with("weftwl-"));
+    let jit = total_where(&stacks, |s| {
+        s.starts_with("weftwl-") && s.ends_with(";weft_jit_spin_[j]")
+    });
+    assert!(all >= 100, "{all} samples:\n{stacks:#?}");
+    assert!(
+        jit * 10 >= all * 9,
+        "{jit} of {all} in JIT code:\n{stacks:#?}"
+    );
+}
+
+#[test]
+fn a_stripped_pie_is_named_through_its_debug_file() {
+    require_root!();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_target.c");
+    let full = scratch("pt-full").display().to_string();
+    let stripped = scratch("pt-stripped").display().to_string();
+    let debug = scratch("pt-stripped.debug").display().to_string();
+    let run_ok = |cmd: &str, args: &[&str]| {
+        Command::new(cmd)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let link = format!("--add-gnu-debuglink={debug}");
+    let built = run_ok(
+        "cc",
+        &[
+            "-O1",
+            "-g",
+            "-fpie",
+            "-pie",
+            "-o",
+            &full,
+            src.to_str().unwrap(),
+        ],
+    ) && run_ok("objcopy", &["--only-keep-debug", &full, &debug])
+        && run_ok("objcopy", &["--strip-all", &link, &full, &stripped]);
+    testgate::require!(
+        built,
+        "cc and objcopy (scripts/setup.sh installs gcc; binutils comes with it)"
+    );
+    let path = scratch("pt.folded");
+    let o = run_weft(
+        &[
+            "profile",
+            "-F",
+            "499",
+            "-c",
+            &stripped,
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft profile");
+    let stacks = folded(&path);
+    for p in [&full, &stripped, &debug] {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(&path);
+    let all = total_where(&stacks, |s| s.starts_with("weftpie;"));
+    let named = total_where(&stacks, |s| {
+        s.starts_with("weftpie;") && s.ends_with(";hot_local")
+    });
+    assert!(all >= 100, "{all} samples:\n{stacks:#?}");
+    assert!(
+        named * 10 >= all * 9,
+        "{named} of {all} in hot_local:\n{stacks:#?}"
+    );
+}
+
+#[test]
+fn off_cpu_state_and_max_us_filters() {
+    require_root!();
+    testgate::require!(
+        Command::new("chrt").arg("--help").output().is_ok(),
+        "chrt (util-linux) is not installed"
+    );
+    let cmd = format!("chrt -f 10 {} nanosleep 10000000 10", workload().display());
+    let path = scratch("offcpu-filters.folded");
+    // nanosleep sleeps interruptibly (S): D keeps none of it, S keeps it all.
+    let sleeping = |extra: &[&str]| -> u64 {
+        let mut args = vec!["offcpu", "-c", cmd.as_str(), "-o", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = run_weft(&args, TIMEOUT);
+        assert!(!o.timed_out);
+        if o.status != Some(0) {
+            assert!(o.stderr.contains("no off-CPU time"), "{}", o.stderr);
+            return 0;
+        }
+        total_where(&folded(&path), |s| {
+            s.starts_with("weftwl;") && s.contains("do_nanosleep_[k]")
+        })
+    };
+    let s = sleeping(&["--state", "S"]);
+    let d = sleeping(&["--state", "D"]);
+    let short = sleeping(&["--max-us", "5000"]);
+    let _ = std::fs::remove_file(&path);
+    assert!((90_000..=110_000).contains(&s), "--state S: {s} us");
+    assert_eq!(d, 0, "--state D");
+    assert_eq!(short, 0, "--max-us 5000");
+}

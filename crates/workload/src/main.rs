@@ -30,6 +30,9 @@ Steps:
   spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
                          had MS milliseconds of CPU time (however loaded the machine
                          is, so profiles can count exact samples)
+  jit-spin MS            spins MS milliseconds of CPU time in code it wrote to
+                         anonymous memory, named `weft_jit_spin` in /tmp/perf-PID.map
+                         (as a JIT runtime names its code; the file is left behind)
   pingpong N             two threads pass one byte back and forth over two pipes
                          N times: each blocks in read() until the other writes,
                          about 2N context switches (off-CPU benchmarks)
@@ -167,6 +170,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 std::hint::black_box(weft_workload_spin_cpu(ms));
             }
             "pingpong" => pingpong(count(next("N")?)?)?,
+            "jit-spin" => jit_spin(count(next("MS")?)?)?,
             "call" => {
                 let n = count(next("N")?)?;
                 for i in 0..n {
@@ -249,6 +253,51 @@ pub extern "C" fn weft_workload_spin(ms: u64) -> u64 {
         }
     }
     x
+}
+
+/// Writes a countdown loop into anonymous executable memory, names it in
+/// `/tmp/perf-PID.map` as a JIT runtime does, and runs it until the thread
+/// has had `ms` ms of CPU time.
+fn jit_spin(ms: u64) -> Result<(), String> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err("jit-spin writes x86-64 code".into());
+    }
+    // mov rax, rdi; 1: dec rax; jnz 1b; ret
+    const CODE: [u8; 9] = [0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3];
+    // SAFETY: a fresh private anonymous mapping; checked below.
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if page == libc::MAP_FAILED {
+        return Err("mmap failed".into());
+    }
+    // SAFETY: the page is ours, writable and larger than the code; then it
+    // becomes executable (and no longer writable) before it runs.
+    let spin: extern "C" fn(u64) -> u64 = unsafe {
+        std::ptr::copy_nonoverlapping(CODE.as_ptr(), page.cast::<u8>(), CODE.len());
+        if libc::mprotect(page, 4096, libc::PROT_READ | libc::PROT_EXEC) != 0 {
+            return Err("mprotect failed".into());
+        }
+        std::mem::transmute::<*mut libc::c_void, extern "C" fn(u64) -> u64>(page)
+    };
+    let map = format!("/tmp/perf-{}.map", std::process::id());
+    std::fs::write(
+        &map,
+        format!("{:x} {:x} weft_jit_spin\n", page as usize, CODE.len()),
+    )
+    .map_err(|e| format!("cannot write {map}: {e}"))?;
+    let until = thread_cpu_ns() + ms * 1_000_000;
+    while thread_cpu_ns() < until {
+        std::hint::black_box(spin(std::hint::black_box(1_000_000)));
+    }
+    Ok(())
 }
 
 /// Two threads passing a byte back and forth `n` times over two pipes.

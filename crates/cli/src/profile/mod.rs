@@ -169,9 +169,13 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     );
     let mut progress = Progress::new(args, &out.compiled.manifest);
     let mut met = MetProcesses::new(&out.compiled.manifest);
-    let mut tick = |s: &Session, symbols: &mut Symbols| {
-        progress.tick(s);
-        met.keep_new(s, symbols);
+    let mut tick = |s: &Session, symbols: &mut Symbols, phase: crate::run::Phase| match phase {
+        crate::run::Phase::Running => {
+            progress.tick(s);
+            met.keep_new(s, symbols);
+        }
+        // The line goes before anything is said at exit.
+        crate::run::Phase::Stopped => progress.clear(),
     };
     let mut times = SymbolTimes::default();
     let started = Instant::now();
