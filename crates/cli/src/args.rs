@@ -49,7 +49,7 @@ OPTIONS:
                       reads too): the first failure of each call as it happens, counts at exit
     -I DIR            look for #include'd headers in DIR first (repeatable)
     --include FILE    read FILE as if the script began with #include \"FILE\" (repeatable)
-    -q                quiet: no 'Attaching N probes...' line
+    -q                quiet: no 'Attached N probes' line
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
     --emit-elf FILE   write the compiled BPF ELF object to FILE and exit

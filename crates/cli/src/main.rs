@@ -347,7 +347,9 @@ fn trace(args: &Args) -> Result<(), String> {
         None => None,
     };
     let mut sink: Box<dyn Sink> = match args.format.unwrap_or(OutputFormat::Text) {
-        OutputFormat::Text => Box::new(TextSink::new(writer)),
+        OutputFormat::Text => {
+            Box::new(TextSink::new(writer).with_messages(Box::new(status::MessagesToStderr)))
+        }
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
     let profiling = args.flamegraph.is_some() || args.folded.is_some();

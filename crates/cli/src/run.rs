@@ -96,10 +96,6 @@ pub fn run(
 ) -> Result<(), RunError> {
     let manifest = session.manifest().clone();
     let probes = manifest.programs.len() as u64;
-    if !opts.quiet {
-        sink.attached_probes(probes).map_err(io_error)?;
-        sink.flush().map_err(io_error)?;
-    }
     let target = opts.pid.map(ProcessWatch::new);
     let mut pump = Pump {
         manifest: &manifest,
@@ -111,13 +107,19 @@ pub fn run(
         helper_failures: Vec::new(),
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
-    // before any probe fires), then every probe is attached, and only then
-    // is BEGIN's output read. An attach failure ends the run with the
-    // error, before any output of BEGIN and without printing the maps.
+    // before any probe fires), then every probe is attached, `Attached N
+    // probes` is said, and only then is BEGIN's output read. An attach
+    // failure ends the run with the error, before any output of BEGIN and
+    // without printing the maps.
     session.run_begin()?;
     session.attach()?;
     for refused in session.skipped() {
         eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
+    }
+    if !opts.quiet {
+        sink.attached_probes(probes.saturating_sub(session.skipped().len() as u64))
+            .map_err(io_error)?;
+        sink.flush().map_err(io_error)?;
     }
     if opts.notify_attached {
         eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
@@ -140,7 +142,14 @@ pub fn run(
     let mut lost_reported = 0u64;
     // `exit()` in BEGIN: the run ends without starting the command.
     let stop = pump.run(session, sink, Duration::ZERO)?;
-    if !stop {
+    // With nothing but BEGIN and END, nothing can happen after BEGIN: the
+    // run ends, as bpftrace's does (a `-c` command still runs to its end).
+    let nothing_after_begin = opts.child.is_none()
+        && manifest
+            .programs
+            .iter()
+            .all(|p| matches!(p.attach, abi::Attach::Begin | abi::Attach::End));
+    if !stop && !nothing_after_begin {
         if let Some(child) = opts.child.as_deref_mut() {
             let exit_maps =
                 crate::stacks::needs_user_symbols(&manifest).then(|| pump.symbols.exit_maps());
@@ -212,7 +221,14 @@ pub fn run(
         .collect();
     by_name.sort_by(|a, b| a.0.name.as_bytes().cmp(b.0.name.as_bytes()));
     for (spec, zeroed) in by_name {
-        print_map(session, sink, spec, zeroed, 0, 0, &mut pump.symbols)?;
+        print_map(
+            session,
+            sink,
+            spec,
+            zeroed,
+            Shown::AtExit,
+            &mut pump.symbols,
+        )?;
     }
     sink.flush().map_err(io_error)?;
     let counters = session.counters()?;
@@ -528,7 +544,8 @@ fn handle_actions(
             Action::Print { map, top, div } => {
                 if let Some(spec) = manifest.maps.get(map) {
                     let kept = zeroed.get(map).copied().unwrap_or(false);
-                    print_map(session, sink, spec, kept, top, div, symbols)?;
+                    let shown = Shown::Print { top, div };
+                    print_map(session, sink, spec, kept, shown, symbols)?;
                 }
             }
             Action::Printf { site, mut args } => {
@@ -572,16 +589,23 @@ fn handle_actions(
     Ok(exit)
 }
 
-/// `print(@m, top, div)`: reads the map into flat buffers (values merged
-/// over CPUs while reading), then prints it entry by entry, resolving stacks
-/// and symbols on the way. `zeroed`: see `output::decode_map_with`.
+/// When a map is printed.
+enum Shown {
+    /// `print(@m, top, div)`: a keyless map without an entry shows its zero.
+    Print { top: u64, div: u64 },
+    /// The dump at exit: a map without entries prints nothing.
+    AtExit,
+}
+
+/// Reads the map into flat buffers (values merged over CPUs while reading),
+/// then prints it entry by entry, resolving stacks and symbols on the way.
+/// `zeroed`: see `output::decode_map_with`.
 fn print_map(
     session: &Session,
     sink: &mut dyn Sink,
     spec: &abi::MapSpec,
     zeroed: bool,
-    top: u64,
-    div: u64,
+    shown: Shown,
     symbols: &mut crate::stacks::Symbols,
 ) -> Result<(), RunError> {
     let entries = session.map_entries_merged(
@@ -596,7 +620,11 @@ fn print_map(
         value_size: entries.value_size(),
     };
     let mut resolver = symbols.resolver(session);
-    let mut map = output::FlatMap::new(spec, raw, Some(&mut resolver));
+    let map = output::FlatMap::new(spec, raw, Some(&mut resolver));
+    let (mut map, top, div) = match shown {
+        Shown::Print { top, div } => (map.zero_when_empty(), top, div),
+        Shown::AtExit => (map, 0, 0),
+    };
     sink.flat_map(&mut map, top, div).map_err(io_error)
 }
 

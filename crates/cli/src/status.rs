@@ -37,6 +37,21 @@ pub fn clear_for_stderr() {
     }
 }
 
+/// stderr for the messages the text output writes there (`Attached N
+/// probes`, `Lost N events`), taking the status line off the screen first.
+pub struct MessagesToStderr;
+
+impl Write for MessagesToStderr {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        clear_for_stderr();
+        io::stderr().write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
 /// What the line and the output writer share.
 #[derive(Debug)]
 struct Shared {

@@ -36,7 +36,7 @@ fn profile_user_stacks_name_the_spinning_function() {
         &[],
     );
     assert!(
-        out.stdout.contains("\n    weft_workload_spin+"),
+        out.stdout.contains("\n        weft_workload_spin+"),
         "weft_workload_spin is not in the stacks:\n{}",
         out.stdout
     );
@@ -47,7 +47,7 @@ fn profile_user_stacks_name_the_spinning_function() {
         "{samples} samples:\n{}",
         out.stdout
     );
-    assert!(out.stdout.contains("@[\n    "), "{}", out.stdout);
+    assert!(out.stdout.contains("@[\n        "), "{}", out.stdout);
 }
 
 #[test]
@@ -147,8 +147,12 @@ tracepoint:sched:sched_switch /args->next_pid == cpid && @blocked[args->next_pid
     delete(@blocked[args->next_pid]);
 }";
     let out = trace_workload(script, "nanosleep 20000000 5", &[]);
-    assert!(out.stdout.contains("@us[\n    "), "{}", out.stdout);
-    assert!(out.stdout.contains("\n    __schedule+"), "{}", out.stdout);
+    assert!(out.stdout.contains("@us[\n        "), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\n        __schedule+"),
+        "{}",
+        out.stdout
+    );
     // Five 20 ms sleeps: at least 100 ms off CPU in total.
     let us = total(&out.stdout);
     assert!(us >= 100_000, "{us} us off CPU:\n{}", out.stdout);
@@ -179,7 +183,7 @@ tracepoint:sched:sched_switch /args->prev_pid == 0 && @blocked[args->next_pid, k
         .collect();
     let sleeps: Vec<&&str> = keys
         .iter()
-        .filter(|k| k.contains("\n    do_nanosleep+"))
+        .filter(|k| k.contains("\n        do_nanosleep+"))
         .collect();
     assert_eq!(sleeps.len(), 1, "{}", out.stdout);
     assert!(
@@ -189,7 +193,7 @@ tracepoint:sched:sched_switch /args->prev_pid == 0 && @blocked[args->next_pid, k
     );
     assert!(
         keys.iter()
-            .all(|k| k.contains("\n    __schedule+") || k.contains("\n    schedule+")),
+            .all(|k| k.contains("\n        __schedule+") || k.contains("\n        schedule+")),
         "{}",
         out.stdout
     );

@@ -100,7 +100,7 @@ fn the_status_line_updates_and_keeps_out_of_output_lines() {
     // The output is exactly what bpftrace prints: no status bytes in it.
     let ticks = output.lines().filter(|l| *l == "tick").count();
     assert!(ticks >= 15, "{output:?}");
-    assert!(output.starts_with("Attaching 2 probes...\n"), "{output:?}");
+    assert!(output.starts_with("Attached 2 probes\n"), "{output:?}");
     assert!(
         output.ends_with(&format!("\n\n@ticks: {ticks}\n")),
         "{output:?}"

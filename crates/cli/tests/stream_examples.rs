@@ -204,7 +204,7 @@ fn read_latency_emits_the_slow_reads_with_their_fd_and_bytes() {
     }
     // The handler's histogram holds every read of the workload, slow or not.
     assert!(
-        hist_total(&out.stdout, "@us[weftwl]: ") >= 3,
+        hist_total(&out.stdout, "@us[weftwl]:") >= 3,
         "{}",
         out.stdout
     );
@@ -285,7 +285,7 @@ fn runqueue_counts_each_wakeup_under_the_woken_task() {
     // 20 sleeps of 2 ms: 20 wakeups of the workload, mostly by the timer
     // interrupt in another task's context (the waker's comm is `swapper/N`).
     let out = run_example("runqueue.bt", "nanosleep 2000000 20", &[]);
-    let total = hist_total(&out.stdout, "@runq_us[weftwl]: ");
+    let total = hist_total(&out.stdout, "@runq_us[weftwl]:");
     assert!(total >= 20, "{total}\n{}", out.stdout);
 }
 

@@ -276,9 +276,9 @@ fn ustack_of_an_exited_command_keeps_its_symbols() {
         let got = lines(&out);
         assert_eq!(got.len(), 8, "{bin}\n{out}");
         assert_eq!(got[0], "@[", "{bin}\n{out}");
-        assert_eq!(got[1], "    marker+0", "{bin}\n{out}");
+        assert_eq!(got[1], "        marker+0", "{bin}\n{out}");
         assert!(
-            got[2].starts_with("    __libc_start_call_main+"),
+            got[2].starts_with("        __libc_start_call_main+"),
             "{bin}\n{out}"
         );
         assert_eq!(got[3], "]: 7", "{bin}\n{out}");
@@ -613,7 +613,8 @@ fn an_attach_failure_comes_before_begin() {
         let script = format!("uprobe:{bin}:vector_entry {{ @ = count(); }} BEGIN {{ {begin} }}");
         let out = run_weft(&["-e", &script], Duration::from_secs(30));
         assert_eq!(out.status, Some(1), "{script}\n{}", out.stderr);
-        assert_eq!(out.stdout, "Attaching 2 probes...\n", "{script}");
+        assert_eq!(out.stdout, "", "{script}");
+        assert!(!out.stderr.contains("Attached"), "{}", out.stderr);
         assert!(
             out.stderr.contains("weft places no uprobe on a vector"),
             "{}",

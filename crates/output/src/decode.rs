@@ -82,23 +82,15 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
 }
 
 /// Decodes a map key into its arguments (`@m[a, b]` has a tuple key whose
-/// fields are the arguments). bpftrace prints 8-byte integer keys as `int64`
-/// whatever their sign, so unsigned ones are reinterpreted here.
+/// fields are the arguments).
 pub fn decode_key(layout: Option<&Layout>, bytes: &[u8]) -> Vec<Value> {
     match layout {
         None => Vec::new(),
         Some(Layout::Tuple { fields, .. }) => fields
             .iter()
-            .map(|f| key_argument(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
+            .map(|f| decode(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
             .collect(),
-        Some(layout) => vec![key_argument(layout, bytes)],
-    }
-}
-
-fn key_argument(layout: &Layout, bytes: &[u8]) -> Value {
-    match (layout, decode(layout, bytes)) {
-        (Layout::Int { size: 8, .. }, Value::UInt(v)) => Value::Int(v as i64),
-        (_, value) => value,
+        Some(layout) => vec![decode(layout, bytes)],
     }
 }
 
@@ -114,7 +106,7 @@ pub fn decode_map(spec: &MapSpec, entries: &[(Vec<u8>, Vec<Vec<u8>>)]) -> MapDum
 ///
 /// A keyless aggregation may live in a one-entry array whose entry always
 /// exists: all-zero values then mean "never fired", and it prints like a
-/// missing entry (count() and sum() excepted: their zero is a value). bpftrace
+/// missing entry (nothing; sum() excepted: its zero is a value). bpftrace
 /// keeps a zeroed entry, so after `zero()` of a map that had fired
 /// (`zeroed`), zeros print.
 pub fn decode_map_with(
@@ -134,19 +126,7 @@ pub fn decode_map_with(
             (key.as_slice(), entry)
         })
         .collect();
-    sort_for_print(&spec.value, &mut decoded);
-    // bpftrace 0.17 prints a keyless count() that never fired as `@c: 0`
-    // (its other empty maps print nothing).
-    if decoded.is_empty() && spec.key.is_none() && spec.value == MapValue::Agg(Aggregation::Count) {
-        let key: &[u8] = &[];
-        decoded.push((
-            key,
-            MapEntry {
-                key: Vec::new(),
-                value: MapEntryValue::Count(0),
-            },
-        ));
-    }
+    sort_for_print(spec, &mut decoded);
     MapDump {
         name: spec.name.clone(),
         kind,
@@ -162,11 +142,13 @@ fn fired<B: AsRef<[u8]>>(value: &MapValue, per_cpu: &[B]) -> bool {
     always_fired(value) || per_cpu.iter().any(|cpu| any_nonzero(cpu.as_ref()))
 }
 
-/// count() and sum() (and plain values) count as seen even when zero.
+/// sum() (and plain values) count as seen even when zero: a sum is never
+/// kept in an array, so an entry is one that was written. A count() is
+/// never zero once it has fired (unless `zero()` kept it).
 fn always_fired(value: &MapValue) -> bool {
     matches!(
         value,
-        MapValue::Plain(_) | MapValue::Agg(Aggregation::Count | Aggregation::Sum { .. })
+        MapValue::Plain(_) | MapValue::Agg(Aggregation::Sum { .. })
     )
 }
 
@@ -371,21 +353,21 @@ fn put_word(out: &mut [u8], index: usize, value: u64) {
     }
 }
 
-/// Puts entries in bpftrace 0.17's print order (`BPFtrace::print_map*`):
+/// Puts entries in bpftrace's print order (`BPFtrace::print_map*`):
 /// integer-valued maps by value, avg/stats by average and hist/lhist by
 /// total count (ties in key-byte order, as bpftrace gathers them in a
 /// `std::map`), anything else by key arguments. Sorts are stable so that
 /// remaining ties keep the kernel's iteration order, as bpftrace's small
 /// `std::sort` does.
-fn sort_for_print(value: &MapValue, entries: &mut [(&[u8], MapEntry)]) {
-    match sort_rule(value) {
+fn sort_for_print(spec: &MapSpec, entries: &mut [(&[u8], MapEntry)]) {
+    match sort_rule(&spec.value) {
         SortRule::ByValue { key_bytes_first } => {
             if key_bytes_first {
                 entries.sort_by(|a, b| a.0.cmp(b.0));
             }
             entries.sort_by_key(|(_, e)| sort_value(&e.value));
         }
-        SortRule::ByKeyArguments => sort_by_key_arguments(entries),
+        SortRule::ByKeyArguments => sort_by_key_arguments(spec.key.as_ref(), entries),
     }
 }
 
@@ -445,9 +427,9 @@ pub(crate) fn merged_sort_value(value: &MapValue, merged: &[u8]) -> Option<i128>
 }
 
 /// How bpftrace's `sort_by_key` compares argument `index` of two keys
-/// (decoded by `key_layout`): integers as unsigned 64-bit, strings like
-/// `strncmp`, anything else equal. Strings and integers are compared
-/// without decoding.
+/// (decoded by `key_layout`): integers as signed integers of their size
+/// (whatever their type's sign), strings like `strncmp`, anything else
+/// equal. Strings and integers are compared without decoding.
 pub(crate) fn compare_key_argument(
     key_layout: Option<&Layout>,
     index: usize,
@@ -475,10 +457,11 @@ pub(crate) fn compare_key_argument(
             }
             text(a, *size as usize).cmp(text(b, *size as usize))
         }
-        Layout::Int { .. } => key_argument(layout, a)
-            .as_bits()
-            .cmp(&key_argument(layout, b).as_bits()),
-        _ => compare_arguments(&key_argument(layout, a), &key_argument(layout, b)),
+        Layout::Int { size, .. } => {
+            let size = usize::from(*size).min(8);
+            sign_extend(read_uint(a, size), size).cmp(&sign_extend(read_uint(b, size), size))
+        }
+        _ => Ordering::Equal,
     }
 }
 
@@ -491,26 +474,11 @@ pub(crate) fn key_arity(key_layout: Option<&Layout>) -> usize {
     }
 }
 
-fn compare_arguments(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::Str(x), Value::Str(y)) => x.cmp(y),
-        (x @ (Value::Int(_) | Value::UInt(_)), y) => x.as_bits().cmp(&y.as_bits()),
-        _ => Ordering::Equal,
-    }
-}
-
 /// bpftrace's `sort_by_key`: stable sorts from the last key argument to the
-/// first; integers compare as unsigned 64-bit, strings like `strncmp`, other
-/// argument types are left in place.
-fn sort_by_key_arguments(entries: &mut [(&[u8], MapEntry)]) {
-    let arity = entries.first().map_or(0, |(_, e)| e.key.len());
-    for index in (0..arity).rev() {
-        entries.sort_by(
-            |(_, a), (_, b)| match (a.key.get(index), b.key.get(index)) {
-                (Some(x), Some(y)) => compare_arguments(x, y),
-                _ => Ordering::Equal,
-            },
-        );
+/// first, each compared as [`compare_key_argument`] says.
+fn sort_by_key_arguments(key_layout: Option<&Layout>, entries: &mut [(&[u8], MapEntry)]) {
+    for index in (0..key_arity(key_layout)).rev() {
+        entries.sort_by(|(a, _), (b, _)| compare_key_argument(key_layout, index, a, b));
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use abi::{Aggregation, MapSpec, MapValue};
+use abi::MapSpec;
 
 use crate::decode::{
     SortRule, compare_key_argument, decode_key, key_arity, map_kind, merge_value,
@@ -64,8 +64,8 @@ pub struct FlatMap<'a> {
     raw: RawEntries<'a>,
     /// Indices into `raw`, in bpftrace's print order.
     order: Vec<u32>,
-    /// bpftrace's `@c: 0` for a keyless count() that never fired.
-    unfired_count: bool,
+    /// `print()` of a keyless map without an entry shows its zero value.
+    zero_when_empty: bool,
     resolver: Option<&'a mut dyn StackResolver>,
 }
 
@@ -101,16 +101,21 @@ impl<'a> FlatMap<'a> {
                 }
             }
         }
-        let unfired_count = order.is_empty()
-            && spec.key.is_none()
-            && spec.value == MapValue::Agg(Aggregation::Count);
         FlatMap {
             spec,
             raw,
             order,
-            unfired_count,
+            zero_when_empty: false,
             resolver,
         }
+    }
+
+    /// As `print(@m)` shows a keyless map: when it has no entry (never
+    /// assigned, cleared), its value's zero (`@: 0`, `@s: { .count = 0, ...
+    /// }`), as bpftrace's `print()` does; histograms still print nothing.
+    pub fn zero_when_empty(mut self) -> Self {
+        self.zero_when_empty = self.spec.key.is_none() && !self.kind().is_hist();
+        self
     }
 
     /// What the map holds (its key layout tells a profile's stacks apart).
@@ -133,7 +138,7 @@ impl<'a> FlatMap<'a> {
 
     /// The number of entries printed.
     pub fn len(&self) -> usize {
-        if self.unfired_count {
+        if self.zero_when_empty && self.order.is_empty() {
             1
         } else {
             self.order.len()
@@ -147,10 +152,7 @@ impl<'a> FlatMap<'a> {
     /// Entry `index` in print order, decoded and resolved.
     pub fn entry(&mut self, index: usize) -> MapEntry {
         let Some(&at) = self.order.get(index) else {
-            return MapEntry {
-                key: Vec::new(),
-                value: MapEntryValue::Count(0),
-            };
+            return zero_entry(self.spec);
         };
         let at = at as usize;
         let mut entry = MapEntry {
@@ -176,6 +178,14 @@ impl<'a> FlatMap<'a> {
             keyed: self.keyed(),
             entries: (0..self.len()).map(|i| self.entry(i)).collect(),
         }
+    }
+}
+
+/// The entry of a keyless map whose value bytes are all zero.
+pub fn zero_entry(spec: &MapSpec) -> MapEntry {
+    MapEntry {
+        key: Vec::new(),
+        value: merge_value(&spec.value, &[&[][..]]),
     }
 }
 
@@ -233,11 +243,10 @@ impl EntrySource for FlatMap<'_> {
 }
 
 /// The indices of the entries `print(@m, top)` shows: the last `top` (the
-/// largest, as entries are in ascending order). bpftrace ignores `top` for
-/// stats maps.
-pub(crate) fn shown_range(len: usize, kind: MapKind, top: u64) -> std::ops::Range<usize> {
+/// largest, as entries are in ascending order).
+pub(crate) fn shown_range(len: usize, top: u64) -> std::ops::Range<usize> {
     let top = usize::try_from(top).unwrap_or(usize::MAX);
-    if top == 0 || kind == MapKind::Stats || len <= top {
+    if top == 0 || len <= top {
         0..len
     } else {
         len - top..len

@@ -1,13 +1,16 @@
-//! `-f json`: one JSON object per line, byte for byte like bpftrace 0.17's
-//! `JsonOutput` (spacing, key joining and its string escaping included).
+//! `-f json`: one JSON object per line, byte for byte like bpftrace's
+//! current `JsonOutput` (spacing, key joining and its string escaping
+//! included): maps and `print()`ed values with their types, numbers that a
+//! double cannot hold exactly as strings, and the `attached_probes` and
+//! `lost_events` records with their `count`.
 
 use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
-use crate::hist::{hist_range, lhist_range};
+use crate::hist::{Bucket, Label, hist_buckets, lhist_buckets};
 use crate::sink::Sink;
 use crate::stream::StreamRecord;
-use crate::text::{key_text, step_start};
+use crate::text::key_text;
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
 /// Writes bpftrace's JSON lines.
@@ -35,14 +38,14 @@ impl<W: Write> Sink for JsonSink<W> {
     fn attached_probes(&mut self, count: u64) -> io::Result<()> {
         writeln!(
             self.out,
-            "{{\"type\": \"attached_probes\", \"data\": {{\"probes\": {count}}}}}"
+            "{{\"type\": \"attached_probes\", \"count\": {count}, \"data\": {{\"probes\": {count}}}}}"
         )
     }
 
     fn lost_events(&mut self, count: u64) -> io::Result<()> {
         writeln!(
             self.out,
-            "{{\"type\": \"lost_events\", \"data\": {{\"events\": {count}}}}}"
+            "{{\"type\": \"lost_events\", \"count\": {count}, \"data\": {{\"events\": {count}}}}}"
         )
     }
 
@@ -93,8 +96,8 @@ impl<W: Write> Sink for JsonSink<W> {
     }
 
     fn exit_separator(&mut self) -> io::Result<()> {
-        // bpftrace writes these to stdout even in JSON mode.
-        self.out.write_all(b"\n\n")
+        // bpftrace's JSON output writes nothing between the run and the maps.
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -110,7 +113,10 @@ pub fn map_json(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
     out
 }
 
-/// [`map_json`], written entry by entry.
+/// [`map_json`], written entry by entry: `{"type": "map", "data": {"@m":
+/// VALUE}}` for a keyless map, `{"@m": {"KEY": VALUE, ...}}` for a keyed
+/// one (the key's text without spaces); type `hist` or `stats` for those
+/// maps.
 fn write_map_json<W: Write + ?Sized>(
     out: &mut W,
     map: &mut dyn EntrySource,
@@ -124,10 +130,10 @@ fn write_map_json<W: Write + ?Sized>(
     }
     let kind = map.kind();
     let keyed = map.keyed();
-    let label = if kind.is_hist() {
-        "hist"
-    } else if kind.is_stats() {
+    let label = if kind.is_stats() {
         "stats"
+    } else if kind.is_hist() {
+        "hist"
     } else {
         "map"
     };
@@ -138,20 +144,25 @@ fn write_map_json<W: Write + ?Sized>(
         text.push(b'{');
     }
     out.write_all(&text)?;
-    for (index, at) in shown_range(len, kind, top).enumerate() {
+    for (index, at) in shown_range(len, top).enumerate() {
         let entry = map.entry(at);
         text.clear();
         if index > 0 {
             text.extend_from_slice(b", ");
         }
-        if !entry.key.is_empty() {
-            let joined: Vec<Vec<u8>> = entry.key.iter().map(key_text).collect();
+        if keyed {
+            let mut key = key_text(&entry.key);
+            key.retain(|&b| b != b' ');
             text.push(b'"');
-            text.extend_from_slice(&escape(&joined.join(&b","[..])));
+            text.extend_from_slice(&escape(&key));
             text.extend_from_slice(b"\": ");
         }
         entry_value_json(&entry.value, div, &mut text);
         out.write_all(&text)?;
+        if !keyed {
+            // A keyless map has one entry.
+            break;
+        }
     }
     if keyed {
         out.write_all(b"}")?;
@@ -160,74 +171,122 @@ fn write_map_json<W: Write + ?Sized>(
 }
 
 fn entry_value_json(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
-    let text = match value {
-        MapEntryValue::Plain(v) => {
-            out.extend_from_slice(&value_json(v, div));
-            return;
-        }
-        MapEntryValue::Count(n) => (n / div).to_string(),
+    match value {
+        MapEntryValue::Plain(v) => out.extend_from_slice(&value_json(v, div)),
+        MapEntryValue::Count(n) => out.extend_from_slice(&unsigned(n / div)),
         MapEntryValue::Sum(n) | MapEntryValue::Min(n) | MapEntryValue::Max(n) => {
-            n.divided(div).to_string()
+            out.extend_from_slice(&integer(n.divided(div)))
         }
-        MapEntryValue::Avg { count, total } => Integer::Signed(average(*count, *total))
-            .divided(div)
-            .to_string(),
-        MapEntryValue::Stats { count, total } => format!(
-            "{{\"count\": {}, \"average\": {}, \"total\": {}}}",
-            *count as i64,
-            average(*count, *total),
-            total
-        ),
-        MapEntryValue::Hist(buckets) => hist_json(buckets, div),
+        MapEntryValue::Avg { count, total } => out.extend_from_slice(&integer(
+            Integer::Signed(average(*count, *total)).divided(div),
+        )),
+        MapEntryValue::Stats { count, total } => {
+            out.extend_from_slice(b"{\"count\": ");
+            out.extend_from_slice(&unsigned(*count));
+            out.extend_from_slice(b", \"average\": ");
+            out.extend_from_slice(&integer(
+                Integer::Signed(average(*count, *total)).divided(div),
+            ));
+            out.extend_from_slice(b", \"total\": ");
+            out.extend_from_slice(&signed(*total));
+            out.push(b'}');
+        }
+        MapEntryValue::Hist(buckets) => histogram_json(&hist_buckets(buckets, 0, div), out),
         MapEntryValue::Lhist {
             min,
             max,
             step,
             buckets,
-        } => lhist_json(buckets, *min, *max, *step),
-    };
-    out.extend_from_slice(text.as_bytes());
-}
-
-/// A value in JSON: strings quoted, tuples as arrays without spaces.
-pub fn value_json(value: &Value, div: u64) -> Vec<u8> {
-    let div = div.max(1);
-    match value {
-        Value::Int(v) => Integer::Signed(*v).divided(div).to_string().into_bytes(),
-        Value::UInt(v) => (v / div).to_string().into_bytes(),
-        Value::Pointer(v) => Integer::Signed(*v as i64)
-            .divided(div)
-            .to_string()
-            .into_bytes(),
-        Value::Bool(b) => b.to_string().into_bytes(),
-        Value::Str(_)
-        | Value::Bytes(_)
-        | Value::Stack(_)
-        | Value::Sym(_)
-        | Value::CgroupPath(_) => {
-            let mut out = vec![b'"'];
-            out.extend_from_slice(&escape(&crate::text::value_text(value)));
-            out.push(b'"');
-            out
-        }
-        Value::Tuple(fields) => {
-            let mut out = vec![b'['];
-            for (i, field) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&value_json(field, div));
-            }
-            out.push(b']');
-            out
-        }
-        Value::None => Vec::new(),
+        } => histogram_json(&lhist_buckets(buckets, *min, *max, *step), out),
     }
 }
 
-/// bpftrace's `json_escape`. It tests `c <= '\x1f'` on a signed `char`, so
-/// every byte >= 0x80 is also escaped, as the sign-extended `int` in hex
-/// (`é` becomes `\uffffffc3\uffffffa9`).
+/// A value in JSON: strings quoted, tuples and arrays as arrays without
+/// spaces, records as objects, pointers as numbers, integers divided by
+/// `div`.
+pub fn value_json(value: &Value, div: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_value_json(&mut out, value, div.max(1));
+    out
+}
+
+fn write_value_json(out: &mut Vec<u8>, value: &Value, div: u64) {
+    match value {
+        Value::Int(v) => out.extend_from_slice(&integer(Integer::Signed(*v).divided(div))),
+        Value::UInt(v) => out.extend_from_slice(&unsigned(v / div)),
+        Value::Pointer(v) => out.extend_from_slice(&unsigned(*v)),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Str(_) | Value::Stack(_) | Value::Sym(_) | Value::CgroupPath(_) => {
+            out.push(b'"');
+            out.extend_from_slice(&escape(&crate::text::value_text(value)));
+            out.push(b'"');
+        }
+        // bpftrace emits a buffer's bytes as (signed) chars.
+        Value::Bytes(bytes) => {
+            out.push(b'[');
+            for (i, &b) in bytes.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice((b as i8).to_string().as_bytes());
+            }
+            out.push(b']');
+        }
+        Value::Tuple(items) | Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value_json(out, item, div);
+            }
+            out.push(b']');
+        }
+        Value::Record(fields) => {
+            out.push(b'{');
+            for (i, (name, field)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.push(b'"');
+                out.extend_from_slice(&escape(name.as_bytes()));
+                out.extend_from_slice(b"\": ");
+                write_value_json(out, field, div);
+            }
+            out.push(b'}');
+        }
+        Value::None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// An integer as bpftrace writes it: a number when a double holds it
+/// exactly (RFC 8259's advice), else its digits as a string.
+fn integer(value: Integer) -> Vec<u8> {
+    match value {
+        Integer::Signed(v) => signed(v),
+        Integer::Unsigned(v) => unsigned(v),
+    }
+}
+
+fn signed(v: i64) -> Vec<u8> {
+    number_text(v.to_string(), (v as f64) as i128 == i128::from(v))
+}
+
+fn unsigned(v: u64) -> Vec<u8> {
+    number_text(v.to_string(), (v as f64) as i128 == i128::from(v))
+}
+
+fn number_text(digits: String, exact: bool) -> Vec<u8> {
+    if exact {
+        digits.into_bytes()
+    } else {
+        format!("\"{digits}\"").into_bytes()
+    }
+}
+
+/// bpftrace's JSON string escaping. It tests `c <= '\x1f'` on a signed
+/// `char`, so every byte >= 0x80 is also escaped, as the sign-extended `int`
+/// in hex (`é` becomes `\uffffffc3\uffffffa9`).
 pub fn escape(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     for &b in text {
@@ -247,61 +306,35 @@ pub fn escape(text: &[u8]) -> Vec<u8> {
     out
 }
 
-fn hist_json(buckets: &[u64], div: u64) -> String {
-    let Some(range) = hist_range(buckets) else {
-        return "[]".to_string();
+/// The shown buckets as `[{"min": A, "max": B, "count": N},...]`: `max`
+/// is the closed upper bound, the first bucket may lack `min` and the
+/// last `max`.
+fn histogram_json(buckets: &[Bucket], out: &mut Vec<u8>) {
+    let bound = |label: &Label| match label {
+        Label::Int(v) => signed(*v),
+        Label::Symbolic { value, .. } => unsigned(*value),
     };
-    let mut items = Vec::new();
-    let shown = buckets
-        .iter()
-        .enumerate()
-        .take(range.last + 1)
-        .skip(range.first);
-    for (index, &count) in shown {
-        let bounds = match index {
-            0 => "\"max\": -1, ".to_string(),
-            1 => "\"min\": 0, \"max\": 0, ".to_string(),
-            2 => "\"min\": 1, \"max\": 1, ".to_string(),
-            _ => {
-                // bpftrace computes `1 << n` in a 32-bit `int`; from 2^31 on the
-                // bounds wrap as on x86 (shift count taken mod 32).
-                let power = (index - 2) as u32;
-                let low = 1i32.wrapping_shl(power);
-                let high = 1i32.wrapping_shl(power + 1).wrapping_sub(1);
-                format!("\"min\": {low}, \"max\": {high}, ")
-            }
-        };
-        items.push(format!("{{{bounds}\"count\": {}}}", count / div));
+    out.push(b'[');
+    for (i, bucket) in buckets.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        if let Some(lower) = &bucket.lower {
+            out.extend_from_slice(b"\"min\": ");
+            out.extend_from_slice(&bound(lower));
+            out.extend_from_slice(b", ");
+        }
+        if let Some(upper) = &bucket.upper {
+            out.extend_from_slice(b"\"max\": ");
+            out.extend_from_slice(&signed(upper.one_less()));
+            out.extend_from_slice(b", ");
+        }
+        out.extend_from_slice(b"\"count\": ");
+        out.extend_from_slice(&unsigned(bucket.count));
+        out.push(b'}');
     }
-    format!("[{}]", items.join(", "))
-}
-
-fn lhist_json(buckets: &[u64], min: i64, max: i64, step: i64) -> String {
-    let Some(range) = lhist_range(buckets, min, max, step) else {
-        return "[]".to_string();
-    };
-    let mut items = Vec::new();
-    let shown = buckets
-        .iter()
-        .enumerate()
-        .take(range.last + 1)
-        .skip(range.first);
-    for (index, &count) in shown {
-        let i = index as i64;
-        let bounds = if index == 0 {
-            format!("\"max\": {}, ", min.wrapping_sub(1))
-        } else if i == range.steps.saturating_add(1) {
-            format!("\"min\": {max}, ")
-        } else {
-            format!(
-                "\"min\": {}, \"max\": {}, ",
-                step_start(i - 1, step, min),
-                step_start(i, step, min).wrapping_sub(1)
-            )
-        };
-        items.push(format!("{{{bounds}\"count\": {}}}", count));
-    }
-    format!("[{}]", items.join(", "))
+    out.push(b']');
 }
 
 /// Writes one record as one JSON line (the `-f json` format), in bpftrace's
@@ -314,7 +347,8 @@ fn lhist_json(buckets: &[u64], min: i64, max: i64, step: i64) -> String {
 /// `end_ns` and `duration_ns` are 0 for an incomplete record; a stage's
 /// `ts_ns` is its first hit (its last with `keep last`), `last_ns` its last,
 /// and both with `delta_ns` are 0 for a stage never reached. Field values are written
-/// as `print()` writes them in JSON (`null` for a value without one).
+/// as `print()` writes them in JSON (`null` for a value without one), but
+/// a `buf()` as its text.
 pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
     out.write_all(b"{\"type\": \"stream\", \"data\": {\"stream\": \"")?;
     out.write_all(&escape(record.stream.as_bytes()))?;
@@ -353,6 +387,12 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
             Value::Int(v) => write!(out, "{v}")?,
             Value::UInt(v) => write!(out, "{v}")?,
             Value::None => out.write_all(b"null")?,
+            // A buffer as its text (`print()` gives its bytes as numbers).
+            Value::Bytes(_) => {
+                out.write_all(b"\"")?;
+                out.write_all(&escape(&crate::text::value_text(value)))?;
+                out.write_all(b"\"")?;
+            }
             other => out.write_all(&value_json(other, 1))?,
         }
     }

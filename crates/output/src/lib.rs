@@ -1,9 +1,12 @@
-//! Everything weft prints, byte for byte like bpftrace 0.17.
+//! Everything weft prints, byte for byte like bpftrace's current release
+//! (bpftrace 0.17 printed maps, stats and histograms a little differently;
+//! `tests/golden/README.md` lists how).
 //!
 //! - [`value`]: the value model ([`Value`], [`MapDump`]), free of any format;
 //! - [`decode`]: raw map and record bytes into values, using the `abi` layouts;
 //! - [`flat`]: maps read into flat buffers, sorted by index and decoded
 //!   entry by entry while printed;
+//! - `hist`: the buckets of histograms and their labels;
 //! - [`printf`]: bpftrace's printf rendered per event (parsed once, by `abi::printf`);
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;

@@ -9,7 +9,7 @@ use crate::value::{MapDump, Value};
 /// One output format. Methods write whole messages; callers buffer the
 /// underlying writer and flush when they wait for events.
 pub trait Sink {
-    /// "Attaching N probes..." before the first event.
+    /// `Attached N probes` once every probe is attached.
     fn attached_probes(&mut self, count: u64) -> io::Result<()>;
     /// Events dropped because the ring buffer was full.
     fn lost_events(&mut self, count: u64) -> io::Result<()>;
@@ -53,9 +53,9 @@ pub trait Sink {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// The end-of-run dump: bpftrace writes two newlines (in every format), then
-/// every map in name order (its maps are created from a name-sorted
-/// `std::map`), empty ones included.
+/// The end-of-run dump: what the format writes at the end of the run (two
+/// newlines in text), then every map in name order (bpftrace keeps its maps
+/// in a name-sorted `std::map`); empty maps print nothing.
 pub fn print_maps_at_exit(sink: &mut dyn Sink, maps: &[MapDump]) -> io::Result<()> {
     sink.exit_separator()?;
     let mut ordered: Vec<&MapDump> = maps.iter().collect();

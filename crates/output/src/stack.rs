@@ -90,9 +90,14 @@ pub fn resolve_value(value: &mut Value, resolver: &mut dyn StackResolver) {
         Value::CgroupPath(cg) if cg.path.is_none() => {
             cg.path = resolver.cgroup_path(cg.id, cg.filter);
         }
-        Value::Tuple(items) => {
+        Value::Tuple(items) | Value::Array(items) => {
             for item in items {
                 resolve_value(item, resolver);
+            }
+        }
+        Value::Record(fields) => {
+            for (_, field) in fields {
+                resolve_value(field, resolver);
             }
         }
         _ => {}
@@ -116,7 +121,8 @@ pub fn needs_resolving(value: &Value) -> bool {
     match value {
         Value::Stack(_) | Value::Sym(_) => true,
         Value::CgroupPath(cg) => cg.path.is_none(),
-        Value::Tuple(items) => items.iter().any(needs_resolving),
+        Value::Tuple(items) | Value::Array(items) => items.iter().any(needs_resolving),
+        Value::Record(fields) => fields.iter().any(|(_, v)| needs_resolving(v)),
         _ => false,
     }
 }

@@ -1,9 +1,13 @@
-//! The default text output, byte for byte like bpftrace 0.17's `TextOutput`.
+//! The default text output, byte for byte like bpftrace's current
+//! `TextOutput`: maps as `@m[key]: value` lines (histograms under an
+//! `@m[key]:` header), `print(value)` as the value alone, and the messages
+//! (`Attached N probes`, lost events) on a stream of their own, as bpftrace
+//! writes them to stderr.
 
 use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
-use crate::hist::{bar_width, hist_range, lhist_range};
+use crate::hist::{Bucket, bar_width, hist_buckets, lhist_buckets};
 use crate::sink::Sink;
 use crate::stream::StreamRecord;
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
@@ -11,26 +15,50 @@ use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 /// Writes bpftrace's human-readable output.
 pub struct TextSink<W: Write> {
     out: W,
+    /// Where `Attached N probes` and `Lost N events` go (bpftrace: stderr);
+    /// nowhere when not given.
+    messages: Option<Box<dyn Write>>,
 }
 
 impl<W: Write> TextSink<W> {
     pub fn new(out: W) -> Self {
-        TextSink { out }
+        TextSink {
+            out,
+            messages: None,
+        }
+    }
+
+    /// Sends the messages bpftrace writes to stderr to `messages`.
+    pub fn with_messages(mut self, messages: Box<dyn Write>) -> Self {
+        self.messages = Some(messages);
+        self
     }
 
     pub fn into_inner(self) -> W {
         self.out
+    }
+
+    fn message(&mut self, text: &str) -> io::Result<()> {
+        match &mut self.messages {
+            Some(m) => {
+                // Output already written comes first, as bpftrace's streams do.
+                self.out.flush()?;
+                m.write_all(text.as_bytes())?;
+                m.flush()
+            }
+            None => Ok(()),
+        }
     }
 }
 
 impl<W: Write> Sink for TextSink<W> {
     fn attached_probes(&mut self, count: u64) -> io::Result<()> {
         let noun = if count == 1 { "probe" } else { "probes" };
-        writeln!(self.out, "Attaching {count} {noun}...")
+        self.message(&format!("Attached {count} {noun}\n"))
     }
 
     fn lost_events(&mut self, count: u64) -> io::Result<()> {
-        writeln!(self.out, "Lost {count} events")
+        self.message(&format!("Lost {count} events\n"))
     }
 
     fn printf(&mut self, text: &[u8]) -> io::Result<()> {
@@ -76,7 +104,7 @@ impl<W: Write> Sink for TextSink<W> {
     }
 }
 
-/// One map as `print(@m, top, div)` writes it, trailing newlines included.
+/// One map as `print(@m, top, div)` writes it: nothing for an empty map.
 pub fn map_text(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
@@ -84,7 +112,9 @@ pub fn map_text(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
     out
 }
 
-/// [`map_text`], written entry by entry.
+/// [`map_text`], written entry by entry: `@m[key]: value` per entry (the
+/// key's arguments joined by `, `), `@m[key]:` then the histogram's lines
+/// and an empty line for hist and lhist maps.
 pub(crate) fn write_map_text<W: Write + ?Sized>(
     out: &mut W,
     map: &mut dyn EntrySource,
@@ -94,41 +124,34 @@ pub(crate) fn write_map_text<W: Write + ?Sized>(
     let div = div.max(1);
     let kind = map.kind();
     let name = map.name().as_bytes().to_vec();
+    let keyed = map.keyed();
     let mut text = Vec::new();
-    for (index, at) in shown_range(map.len(), kind, top).enumerate() {
+    for at in shown_range(map.len(), top) {
         let entry = map.entry(at);
         text.clear();
-        if index > 0 {
-            text.push(b'\n');
-        }
         text.extend_from_slice(&name);
-        if !entry.key.is_empty() {
+        if keyed || !entry.key.is_empty() {
             text.push(b'[');
-            for (i, arg) in entry.key.iter().enumerate() {
-                if i > 0 {
-                    text.extend_from_slice(b", ");
-                }
-                text.extend_from_slice(&key_text(arg));
-            }
+            text.extend_from_slice(&key_text(&entry.key));
             text.push(b']');
         }
-        text.extend_from_slice(b": ");
         if kind.is_hist() {
+            text.extend_from_slice(b":\n");
+            entry_value_text(&entry.value, div, &mut text);
+            text.push(b'\n');
+        } else {
+            text.extend_from_slice(b": ");
+            entry_value_text(&entry.value, div, &mut text);
             text.push(b'\n');
         }
-        entry_value_text(&entry.value, div, &mut text);
         out.write_all(&text)?;
-    }
-    out.write_all(b"\n")?;
-    if kind.is_stats() {
-        out.write_all(b"\n")?;
     }
     Ok(())
 }
 
 fn entry_value_text(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
     match value {
-        MapEntryValue::Plain(v) => out.extend_from_slice(&value_text_divided(v, div)),
+        MapEntryValue::Plain(v) => write_value(out, v, div),
         MapEntryValue::Count(n) => out.extend_from_slice((n / div).to_string().as_bytes()),
         MapEntryValue::Sum(n) | MapEntryValue::Min(n) | MapEntryValue::Max(n) => {
             out.extend_from_slice(n.divided(div).to_string().as_bytes())
@@ -139,68 +162,106 @@ fn entry_value_text(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
         }
         MapEntryValue::Stats { count, total } => out.extend_from_slice(
             format!(
-                "count {}, average {}, total {}",
-                *count as i64,
-                average(*count, *total),
-                total
+                "{{ .count = {count}, .average = {}, .total = {total} }}",
+                Integer::Signed(average(*count, *total)).divided(div),
             )
             .as_bytes(),
         ),
-        MapEntryValue::Hist(buckets) => hist_text(buckets, div, out),
+        MapEntryValue::Hist(buckets) => histogram_text(&hist_buckets(buckets, 0, div), out),
         MapEntryValue::Lhist {
             min,
             max,
             step,
             buckets,
-        } => lhist_text(buckets, *min, *max, *step, out),
+        } => histogram_text(&lhist_buckets(buckets, *min, *max, *step), out),
     }
 }
 
 /// A value as `print(value)` and map values show it.
 pub fn value_text(value: &Value) -> Vec<u8> {
-    value_text_divided(value, 1)
+    let mut out = Vec::new();
+    write_value(&mut out, value, 1);
+    out
 }
 
-fn value_text_divided(value: &Value, div: u64) -> Vec<u8> {
-    let div = div.max(1);
+/// A value's text, integers divided by `div` (`print(@m, top, div)`).
+fn write_value(out: &mut Vec<u8>, value: &Value, div: u64) {
     match value {
-        Value::Int(v) => Integer::Signed(*v).divided(div).to_string().into_bytes(),
-        Value::UInt(v) => (v / div).to_string().into_bytes(),
-        // bpftrace 0.17 has no pointer case for values: it prints the int64.
-        Value::Pointer(v) => Integer::Signed(*v as i64)
-            .divided(div)
-            .to_string()
-            .into_bytes(),
-        Value::Str(bytes) => bytes.clone(),
-        Value::Bool(b) => b.to_string().into_bytes(),
+        Value::Int(v) => {
+            out.extend_from_slice(Integer::Signed(*v).divided(div).to_string().as_bytes())
+        }
+        Value::UInt(v) => out.extend_from_slice((v / div).to_string().as_bytes()),
+        Value::Pointer(v) => out.extend_from_slice(format!("0x{v:x}").as_bytes()),
+        Value::Str(bytes) => out.extend_from_slice(bytes),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Tuple(fields) => {
-            let mut out = vec![b'('];
+            out.push(b'(');
             for (i, field) in fields.iter().enumerate() {
                 if i > 0 {
                     out.extend_from_slice(b", ");
                 }
-                out.extend_from_slice(&value_text_divided(field, div));
+                write_value(out, field, div);
             }
             out.push(b')');
-            out
         }
-        Value::Bytes(bytes) => hex_buffer(bytes),
-        Value::None => Vec::new(),
-        Value::Stack(stack) => crate::stack::stack_text(stack, 4),
-        Value::Sym(sym) => crate::stack::sym_text(sym),
-        Value::CgroupPath(cg) => crate::stack::cgroup_path_text(cg),
+        Value::Record(fields) if fields.is_empty() => out.extend_from_slice(b"{}"),
+        Value::Record(fields) => {
+            out.extend_from_slice(b"{ ");
+            for (i, (name, field)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.push(b'.');
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b" = ");
+                write_value(out, field, div);
+            }
+            out.extend_from_slice(b" }");
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item, div);
+            }
+            out.push(b']');
+        }
+        Value::Bytes(bytes) => out.extend_from_slice(&hex_buffer(bytes)),
+        Value::None => out.extend_from_slice(b"null"),
+        Value::Stack(stack) => out.extend_from_slice(&crate::stack::stack_text(stack, 8)),
+        Value::Sym(sym) => out.extend_from_slice(&crate::stack::sym_text(sym)),
+        Value::CgroupPath(cg) => out.extend_from_slice(&crate::stack::cgroup_path_text(cg)),
     }
 }
 
-/// A key argument as bpftrace's `MapKey::argument_value` shows it.
-pub(crate) fn key_text(arg: &Value) -> Vec<u8> {
-    match arg {
-        Value::Pointer(v) => format!("0x{v:x}").into_bytes(),
-        other => value_text(other),
+/// A key as its map line shows it: the arguments joined by `, ` (a single
+/// tuple argument loses its parentheses too, as bpftrace strips them from
+/// the key's text).
+pub(crate) fn key_text(key: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match key {
+        [single] => {
+            write_value(&mut out, single, 1);
+            if out.len() >= 2 && out[0] == b'(' && out[out.len() - 1] == b')' {
+                out.pop();
+                out.remove(0);
+            }
+        }
+        args => {
+            for (i, arg) in args.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                write_value(&mut out, arg, 1);
+            }
+        }
     }
+    out
 }
 
-/// `resolve_buf`: printable ASCII kept, other bytes as `\xNN`.
+/// `hex_format_buffer`: printable ASCII kept, other bytes as `\xNN`.
 fn hex_buffer(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for &b in bytes {
@@ -213,90 +274,16 @@ fn hex_buffer(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn hist_text(buckets: &[u64], div: u64, out: &mut Vec<u8>) {
-    let Some(range) = hist_range(buckets) else {
-        return;
-    };
-    let shown = buckets
-        .iter()
-        .enumerate()
-        .take(range.last + 1)
-        .skip(range.first);
-    for (index, &count) in shown {
-        let label = match index {
-            0 => "(..., 0)".to_string(),
-            1 => "[0]".to_string(),
-            2 => "[1]".to_string(),
-            _ => format!("[{}, {})", power_label(index - 2), power_label(index - 1)),
-        };
-        bucket_line(&label, count / div, bar_width(count, range.max_count), out);
+/// One line per shown bucket: `std::setw(16) << std::left << header <<
+/// std::setw(8) << std::right << count << " |" << std::setw(52) <<
+/// std::left << bar << "|"`.
+fn histogram_text(buckets: &[Bucket], out: &mut Vec<u8>) {
+    let max_count = buckets.iter().map(|b| b.count).max().unwrap_or(0);
+    for bucket in buckets {
+        let bar = "@".repeat(bar_width(bucket.count, max_count));
+        let line = format!("{:<16}{:>8} |{bar:<52}|\n", bucket.header(), bucket.count);
+        out.extend_from_slice(line.as_bytes());
     }
-}
-
-fn lhist_text(buckets: &[u64], min: i64, max: i64, step: i64, out: &mut Vec<u8>) {
-    let Some(range) = lhist_range(buckets, min, max, step) else {
-        return;
-    };
-    let shown = buckets
-        .iter()
-        .enumerate()
-        .take(range.last + 1)
-        .skip(range.first);
-    for (index, &count) in shown {
-        let i = index as i64;
-        let label = if index == 0 {
-            format!("(..., {})", number_label(min))
-        } else if i == range.steps.saturating_add(1) {
-            format!("[{}, ...)", number_label(max))
-        } else {
-            format!(
-                "[{}, {})",
-                number_label(step_start(i - 1, step, min)),
-                number_label(step_start(i, step, min))
-            )
-        };
-        bucket_line(&label, count, bar_width(count, range.max_count), out);
-    }
-}
-
-/// `std::setw(16) << std::left << label << std::setw(8) << std::right << count
-/// << " |" << std::setw(52) << std::left << bar << "|"`.
-fn bucket_line(label: &str, count: u64, bar: usize, out: &mut Vec<u8>) {
-    let line = format!("{label:<16}{count:>8} |{:<52}|\n", "@".repeat(bar));
-    out.extend_from_slice(line.as_bytes());
-}
-
-/// `TextOutput::hist_index_label`: 2^power with a K/M/G/T suffix.
-fn power_label(power: usize) -> String {
-    let (power, suffix) = match power {
-        40.. => (power - 40, "T"),
-        30.. => (power - 30, "G"),
-        20.. => (power - 20, "M"),
-        10.. => (power - 10, "K"),
-        _ => (power, ""),
-    };
-    // bpftrace computes `1 << power` in an `int`; power stays below 24 here.
-    format!("{}{suffix}", 1i64 << power.min(62))
-}
-
-/// `TextOutput::lhist_index_label`: exact multiples of 1M or 1K get a suffix.
-fn number_label(number: i64) -> String {
-    const KILO: i64 = 1024;
-    const MEGA: i64 = 1024 * 1024;
-    if number == 0 {
-        "0".to_string()
-    } else if number % MEGA == 0 {
-        format!("{}M", number / MEGA)
-    } else if number % KILO == 0 {
-        format!("{}K", number / KILO)
-    } else {
-        number.to_string()
-    }
-}
-
-/// The lower bound of lhist step `index` (wrapping, as garbage specs must not panic).
-pub(crate) fn step_start(index: i64, step: i64, min: i64) -> i64 {
-    index.wrapping_mul(step).wrapping_add(min)
 }
 
 /// A duration for people (see [`crate::stream::duration_text`]).

@@ -400,7 +400,8 @@ fn json_string(out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
-/// A value as JSON: numbers, booleans, strings, tuples as arrays; pointers,
+/// A value as JSON: numbers, booleans, strings, tuples and arrays as arrays,
+/// records as objects; pointers,
 /// `buf()` bytes, stacks and symbols as the strings `print()` shows.
 fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
     match value {
@@ -412,7 +413,7 @@ fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
         Value::Bytes(_) | Value::Stack(_) | Value::Sym(_) | Value::CgroupPath(_) => {
             json_string(out, &value_text(value))
         }
-        Value::Tuple(items) => {
+        Value::Tuple(items) | Value::Array(items) => {
             out.write_all(b"[")?;
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
@@ -421,6 +422,18 @@ fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
                 json_value(out, item)?;
             }
             out.write_all(b"]")
+        }
+        Value::Record(fields) => {
+            out.write_all(b"{")?;
+            for (index, (name, field)) in fields.iter().enumerate() {
+                if index > 0 {
+                    out.write_all(b", ")?;
+                }
+                json_string(out, name.as_bytes())?;
+                out.write_all(b": ")?;
+                json_value(out, field)?;
+            }
+            out.write_all(b"}")
         }
         Value::None => out.write_all(b"null"),
     }

@@ -13,8 +13,15 @@ pub enum Value {
     Bool(bool),
     Pointer(u64),
     Tuple(Vec<Value>),
+    /// Named fields (a record, a C struct or union held by value), printed
+    /// `{ .a = 1, .b = 2 }`.
+    Record(Vec<(String, Value)>),
+    /// A C array held by value, printed `[1,2,3]`.
+    Array(Vec<Value>),
     /// Opaque bytes (`buf()`), printed like bpftrace's `hex_format_buffer`.
     Bytes(Vec<u8>),
+    /// No value (a type bpftrace cannot show, such as a `float` member):
+    /// `null`.
     None,
     /// `kstack`/`ustack` (frames filled in by [`crate::stack::resolve_value`]).
     Stack(Box<crate::stack::Stack>),

@@ -18,7 +18,13 @@ fn check(name: &str, replay: impl Fn(&mut dyn Sink)) {
     replay(&mut text);
     let mut json = JsonSink::new(Vec::new());
     replay(&mut json);
-    for (ext, got) in [("txt", text.into_inner()), ("json", json.into_inner())] {
+    let outputs = [("txt", text.into_inner()), ("json", json.into_inner())];
+    if let Ok(out) = std::env::var("WEFT_GOLDEN_DUMP") {
+        for (ext, got) in &outputs {
+            std::fs::write(format!("{out}/{name}.{ext}"), got).unwrap();
+        }
+    }
+    for (ext, got) in outputs {
         let path = format!("{dir}{name}.{ext}");
         let want = std::fs::read(&path).expect("golden file");
         assert!(

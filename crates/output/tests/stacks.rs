@@ -93,6 +93,10 @@ fn printfs(sink: &mut dyn Sink) {
 
 fn check(path: &str, got: Vec<u8>) {
     let path = format!("{}/tests/golden/{path}", env!("CARGO_MANIFEST_DIR"));
+    if let Ok(out) = std::env::var("WEFT_GOLDEN_DUMP") {
+        let name = std::path::Path::new(&path).file_name().unwrap();
+        std::fs::write(std::path::Path::new(&out).join(name), &got).unwrap();
+    }
     let want = std::fs::read(&path).expect("golden file");
     assert!(
         got == want,
