@@ -965,3 +965,35 @@ fn strftime_prints_nsecs_as_wall_clock_time() {
         "{line}"
     );
 }
+
+/// As bpftrace's current release: `print()` of a keyless map nothing has
+/// written shows its zero (weft printed nothing), a keyless count() that
+/// was cleared or deleted prints nothing at exit (weft printed `@c: 0`), and
+/// a script of only BEGIN and END ends by itself after BEGIN (weft ran
+/// until Ctrl-C).
+#[test]
+fn unassigned_and_emptied_keyless_maps_and_begin_only_scripts() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            "BEGIN { print(@); print(@s); } END { @ = 1; @s = stats(1); }",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "@: 0\n@s: { .count = 0, .average = 0, .total = 0 }\n\n\n@: 1\n@s: { .count = 1, .average = 1, .total = 1 }\n"
+    );
+    let out = run_weft(
+        &[
+            "-e",
+            "BEGIN { @c = count(); clear(@c); @d = count(); delete(@d); @e = count(); @h = hist(3); clear(@h); }",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "\n\n@e: 1\n");
+    assert_eq!(out.stderr, "Attached 1 probe\n");
+}

@@ -120,7 +120,7 @@ fn system_runs_the_command_and_prints_its_output() {
     );
     assert_eq!(
         out.stdout,
-        "{\"type\": \"syscall\", \"data\": \"hi 5\\ntwo\\n\"}\n\n\n"
+        "{\"type\": \"syscall\", \"data\": \"hi 5\\ntwo\\n\"}\n"
     );
 }
 
