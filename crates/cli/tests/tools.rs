@@ -220,11 +220,13 @@ fn kaddr_and_unary_star_read_kernel_and_user_memory() {
         })
         .expect("vfs_read in /proc/kallsyms");
     let out = common::trace_workload(
-        "tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @addr = kaddr(\"vfs_read\"); @ns[*(args->rqtp + 8)] = count(); @ns16[*(int16 *)(args->rqtp + 8)] = count(); @sec[*(uint64 *)args->rqtp] = count(); }",
+        "tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @addr = kaddr(\"vfs_read\"); @ns[*((uint64)args->rqtp + 8)] = count(); @ns16[*(int16 *)((uint64)args->rqtp + 8)] = count(); @sec[*(uint64 *)args->rqtp] = count(); }",
         "nanosleep 1234567 3",
         &[],
     );
-    // 1234567 is 0x12d687: its low 16 bits are -10617 as an int16.
+    // 1234567 is 0x12d687: its low 16 bits are -10617 as an int16. The
+    // address is cast to an integer first: `args->rqtp + 8` would move by 8
+    // timespecs, as C and bpftrace scale pointer arithmetic.
     for line in [
         format!("@addr: {vfs_read}"),
         "@ns[1234567]: 3".into(),

@@ -56,3 +56,15 @@ case!(
     branches_on_logical_predicate,
     "tracepoint:syscalls:sys_enter_getppid /pid == 42 || !(tid < 7 && cpu != 1)/ { @ = count(); }"
 );
+case!(
+    pointer_arithmetic_scales_by_the_pointee,
+    "BEGIN { $p = (int32 *)0x32; $q = $p + 3; $p++; @p = (uint64 *)0x40; @p -= 2; }"
+);
+case!(
+    pointer_index_reads_the_element,
+    "BEGIN { $p = (int16 *)0x32; $i = 5; @a = $p[2]; @b = $p[$i]; }"
+);
+case!(
+    address_of_a_variable,
+    "BEGIN { $v = (uint64)7; $p = &$v; @ = *$p; }"
+);

@@ -6,7 +6,8 @@
 //! This file holds the driver and the expression rules; beside it:
 //! `items` (the script's items resolved into concrete probes), `stmts`
 //! (statements), `maps` (map types and references), `stream_checks`
-//! (stream clauses and layouts), `members` (struct members through BTF) and
+//! (stream clauses and layouts), `members` (struct members through BTF),
+//! `pointers` (`*p`, `&x`, `p[i]`, arithmetic scaled by the pointee) and
 //! `call` (what a builtin's rule may ask: the builtins themselves are units
 //! of `crate::builtins`).
 
@@ -24,6 +25,7 @@ use crate::types::{DEFAULT_STR_SIZE, Type};
 mod call;
 mod items;
 mod maps;
+mod pointers;
 mod stmts;
 mod stream_checks;
 
@@ -276,6 +278,7 @@ impl<'a> Checker<'a> {
                     stage: None,
                     stream_args: HashMap::new(),
                     constants: HashMap::new(),
+                    scales: HashMap::new(),
                 },
                 loop_depth: 0,
             };
@@ -315,73 +318,19 @@ impl<'a> Checker<'a> {
         false
     }
 
-    /// `*expr`: what an address points to, read with one `bpf_probe_read`
-    /// (0 when unreadable). An integer is read as the `uint64` at that
-    /// address, as bpftrace does (`*kaddr("avenrun")`); a pointer as its
-    /// pointee: an integer of its width, or a pointer.
-    fn deref(&mut self, s: &mut Scope, e: &Expr, inner: &Expr, t: &Type) -> Type {
-        use crate::check::members::{MemberAccess, MemberValue};
-        let (value, ty) = match t {
-            Type::Int { .. } => (
-                MemberValue::Int {
-                    size: 8,
-                    signed: false,
-                },
-                Type::U64,
-            ),
-            Type::Pointer { c_type } => match crate::ctypes::pointee(c_type) {
-                Some(p) if crate::ctypes::pointee(p).is_some() => (
-                    MemberValue::Pointer,
-                    Type::Pointer {
-                        c_type: p.to_string(),
-                    },
-                ),
-                Some(p) => match crate::ctypes::int_type(p) {
-                    Some((size, signed)) => (
-                        MemberValue::Int { size, signed },
-                        Type::Int { size, signed },
-                    ),
-                    None => {
-                        let what = if p.contains("struct ") || p.contains("union ") {
-                            format!("`*` on a `{c_type}` (read its members with `->`)")
-                        } else {
-                            format!("`*` on a `{c_type}`")
-                        };
-                        self.error(diag::not_supported_yet(e.span, &what));
-                        return Type::I64;
-                    }
-                },
-                None => {
-                    self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
-                    return Type::I64;
-                }
-            },
-            _ => {
-                self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
-                return Type::I64;
-            }
-        };
-        s.probe.members.insert(
-            e.id,
-            MemberAccess {
-                offset: 0,
-                arrow: true,
-                value,
-            },
-        );
-        ty
-    }
-
     fn type_name(&mut self, t: &TypeName) -> Option<Type> {
         if t.pointer_depth > 0 && t.array_len.is_none() {
-            // `(uint32 *)`, `(int **)`: an address whose pointee `*` reads.
+            // `(uint32 *)`, `(void *)`, `(size_t **)`: an address whose
+            // pointee `*` reads.
             let base = t.base.trim();
-            if crate::ctypes::int_type(base).is_some() {
+            if base == "void" || self.c_value_type(base).is_some() {
                 let stars = "*".repeat(t.pointer_depth as usize);
                 return Some(Type::Pointer {
                     c_type: format!("{base} {stars}"),
                 });
             }
+            self.error(diag::unknown_c_type(t.span, base));
+            return None;
         }
         if t.pointer_depth > 0 || t.array_len.is_some() {
             self.error(diag::not_supported_yet(t.span, "pointer and array types"));
@@ -456,6 +405,10 @@ impl<'a> Checker<'a> {
                 args,
                 ..
             } => self.call(s, e, name, *name_span, args),
+            ExprKind::Unary {
+                op: UnaryOp::AddrOf,
+                expr,
+            } => self.addr_of(s, expr),
             ExprKind::Unary { op, expr } => {
                 let t = self.expr(s, expr);
                 match op {
@@ -475,18 +428,15 @@ impl<'a> Checker<'a> {
                         Type::I64
                     }
                     UnaryOp::Deref => self.deref(s, e, expr, &t),
-                    UnaryOp::AddrOf => {
-                        self.error(diag::not_supported_yet(
-                            e.span,
-                            &format!("`{}` on a value", op.as_str()),
-                        ));
-                        Type::I64
-                    }
+                    UnaryOp::AddrOf => unreachable!("checked above"),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(s, lhs), self.expr(s, rhs));
-                self.binary(e, *op, &l, &r)
+                match self.pointer_arithmetic(s, e, *op, &l, &r) {
+                    Some(t) => t,
+                    None => self.binary(e, *op, &l, &r),
+                }
             }
             ExprKind::Ternary { cond, then, else_ } => {
                 let c = self.expr(s, cond);
@@ -507,12 +457,15 @@ impl<'a> Checker<'a> {
             ExprKind::IncDec { target, .. } => match &target.kind {
                 ExprKind::Map { name, keys } => {
                     let key = self.map_key(s, keys);
-                    self.store_map(s, target, name, key, Type::I64, e.span);
-                    Type::I64
+                    let t = self.updated_map_value(name);
+                    self.scale_update(s, target, &t);
+                    self.store_map(s, target, name, key, t.clone(), e.span);
+                    t
                 }
                 ExprKind::Var(name) => match s.probe.vars.get(name).cloned() {
                     Some(t) => {
                         self.expect_int(target, &t, "`++`/`--`");
+                        self.scale_update(s, target, &t);
                         s.probe.types.insert(target.id, t.clone());
                         t
                     }
@@ -603,6 +556,9 @@ impl<'a> Checker<'a> {
                 let base = self.expr(s, expr);
                 let it = self.expr(s, index);
                 self.expect_int(index, &it, "an index");
+                if let Type::Pointer { c_type } = &base {
+                    return self.pointer_index(s, e, c_type);
+                }
                 let field = s.probe.fields.get(&expr.id).map(|f| f.field.clone());
                 match (field, &index.kind) {
                     (Some(f), ExprKind::Int { value, .. })

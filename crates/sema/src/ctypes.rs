@@ -500,7 +500,10 @@ impl<'d> DefParser<'d> {
                     break;
                 }
             }
-            self.expect(';')?;
+            // clang takes a last member without its `;` (with a warning).
+            if self.peek() != Some(&Tok::Punct('}')) {
+                self.expect(';')?;
+            }
         }
         let record = CRecord {
             c_name: c_name.clone(),

@@ -712,10 +712,12 @@ pub fn arrow_on_non_pointer(span: Span, found: &Type) -> Diagnostic {
 }
 
 pub fn dot_on_pointer(span: Span, found: &Type) -> Diagnostic {
-    Diagnostic::error(format!("`.` on the pointer `{found}`"))
-        .with_code(Code::E0354)
-        .with_label(span, "a pointer")
-        .with_help("use `->` to reach a member through a pointer")
+    Diagnostic::error(format!(
+        "`.` on the pointer `{found}`, which points to no struct or union"
+    ))
+    .with_code(Code::E0354)
+    .with_label(span, "no members here")
+    .with_help("read what it points to with `*`, or cast it to a struct pointer first")
 }
 
 pub fn member_not_supported(span: Span, ty: &str, member: &str, what: &str) -> Diagnostic {

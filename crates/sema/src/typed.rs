@@ -120,6 +120,10 @@ pub struct TypedProbe {
     pub stream_args: HashMap<NodeId, crate::streams::StreamArg>,
     /// Identifiers that name a kernel enumerator (`TCP_FIN_WAIT1`), with its value.
     pub constants: HashMap<NodeId, i64>,
+    /// The size of what a pointer points to, by node, where C scales by it:
+    /// `ptr + n` and `ptr - n` (the binary node), `ptr++`, `@p += n` (the
+    /// node that changes it) and `ptr[i]` (the index node).
+    pub scales: HashMap<NodeId, u32>,
 }
 
 /// A checked script.

@@ -89,8 +89,12 @@ case!(
     "fentry:vfs_read { @ = sum(args->buf->x); }"
 );
 case!(
-    dot_on_a_pointer,
+    dot_reads_through_a_pointer,
     "fentry:vfs_read { @ = sum(args->file.f_pos); }"
+);
+case!(
+    dot_on_a_pointer_to_no_struct,
+    "fentry:vfs_read { @ = sum(args->buf.x); }"
 );
 case!(
     bitfield_not_supported,

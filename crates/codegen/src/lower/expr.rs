@@ -46,6 +46,10 @@ impl Lower<'_> {
             ExprKind::Unary {
                 op: UnaryOp::Deref, ..
             } => self.member_scalar(e),
+            ExprKind::Unary {
+                op: UnaryOp::AddrOf,
+                expr,
+            } => self.address_of(expr),
             ExprKind::Unary { op, expr } => {
                 let v = self.scalar(expr);
                 self.set_span(e.span);
@@ -86,6 +90,9 @@ impl Lower<'_> {
                 None if self.probe.members.contains_key(&e.id) => self.member_scalar(e),
                 None => self.field_scalar(e, 0),
             },
+            ExprKind::Index { .. } if self.probe.members.contains_key(&e.id) => {
+                self.member_scalar(e)
+            }
             ExprKind::Index { expr, index } => {
                 let ExprKind::Int { value, .. } = index.kind else {
                     return self.constant(0);
@@ -264,6 +271,17 @@ impl Lower<'_> {
         let l = self.scalar(lhs);
         let r = self.scalar(rhs);
         self.set_span(e.span);
+        if let Some(&scale) = self.probe.scales.get(&e.id) {
+            // Pointer arithmetic: the integer side counts pointees.
+            let count = if matches!(lt, Type::Pointer { .. }) {
+                r
+            } else {
+                l
+            };
+            if scale != 1 {
+                self.asm.alu(AluOp::Mul, count, Src::Imm(scale as i32));
+            }
+        }
         let cond = |c_unsigned: Cond, c_signed: Cond| if signed { c_signed } else { c_unsigned };
         match op {
             Eq => self.compare(Cond::Eq, l, Src::Reg(r)),
@@ -633,7 +651,9 @@ impl Lower<'_> {
     }
 
     fn inc_dec(&mut self, op: IncDecOp, prefix: bool, target: &Expr) -> VReg {
-        let delta = if op == IncDecOp::Inc { 1 } else { -1 };
+        // A pointer moves by the size of what it points to.
+        let step = self.probe.scales.get(&target.id).copied().unwrap_or(1) as i32;
+        let delta = if op == IncDecOp::Inc { step } else { -step };
         match &target.kind {
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();

@@ -183,6 +183,12 @@ impl Lower<'_> {
             Some((op, rhs)) => {
                 let signed = self.ty(rhs).is_signed() || self.typed.maps[index].value.is_signed();
                 let r = self.scalar(rhs);
+                if let Some(&scale) = self.probe.scales.get(&target.id)
+                    && scale != 1
+                {
+                    // A pointer moves by the size of what it points to.
+                    self.asm.alu(AluOp::Mul, r, Src::Imm(scale as i32));
+                }
                 let alu = match op {
                     BinaryOp::Add => AluOp::Add,
                     BinaryOp::Sub => AluOp::Sub,

@@ -18,6 +18,9 @@ impl Lower<'_> {
     /// The address of the member a `Field` node designates (or, for `*ptr`,
     /// the pointer itself).
     fn member_addr(&mut self, e: &Expr) -> VReg {
+        if let ExprKind::Index { expr: base, index } = &e.kind {
+            return self.element_addr(e, base, index);
+        }
         let (ExprKind::Field { expr: base, .. }
         | ExprKind::Unary {
             op: UnaryOp::Deref,
@@ -40,6 +43,48 @@ impl Lower<'_> {
                 .alu(AluOp::Add, addr, Src::Imm(access.offset as i32));
         }
         addr
+    }
+
+    /// The address of `base[index]`: `base` is a pointer, and the index
+    /// counts what it points to.
+    fn element_addr(&mut self, e: &Expr, base: &Expr, index: &Expr) -> VReg {
+        let addr = self.scalar(base);
+        let scale = self.probe.scales.get(&e.id).copied().unwrap_or(1);
+        match index.kind {
+            ExprKind::Int { value, .. } => {
+                let offset = (value as i64).saturating_mul(i64::from(scale));
+                self.set_span(e.span);
+                match i32::try_from(offset) {
+                    Ok(off) => self.asm.alu(AluOp::Add, addr, Src::Imm(off)),
+                    Err(_) => {
+                        let k = self.constant(offset);
+                        self.asm.alu(AluOp::Add, addr, Src::Reg(k));
+                    }
+                }
+            }
+            _ => {
+                let i = self.scalar(index);
+                self.set_span(e.span);
+                if scale != 1 {
+                    self.asm.alu(AluOp::Mul, i, Src::Imm(scale as i32));
+                }
+                self.asm.alu(AluOp::Add, addr, Src::Reg(i));
+            }
+        }
+        addr
+    }
+
+    /// `&x`: a variable's address (its stack slot or its place in a stream
+    /// instance), or a member's.
+    pub(crate) fn address_of(&mut self, inner: &Expr) -> VReg {
+        match &inner.kind {
+            ExprKind::Var(name) => match self.var_place(name) {
+                Some(place) => self.addr(place),
+                None => self.constant(0),
+            },
+            _ if self.probe.members.contains_key(&inner.id) => self.member_addr(inner),
+            _ => self.constant(0),
+        }
     }
 
     /// An integer or pointer member, read from kernel memory.

@@ -60,6 +60,21 @@ impl Checker<'_> {
             .insert(target.id, self.maps[index].value.clone());
     }
 
+    /// The value type `@m op= n` and `@m++` store: the map's pointer type
+    /// when it holds one (`@p = (int32 *)a; @p++` stays a pointer, moved
+    /// by 4 bytes), else an integer.
+    pub(super) fn updated_map_value(&self, name: &str) -> Type {
+        let full = format!("@{name}");
+        let current = match self.map_index.get(&full) {
+            Some(&i) => Some(&self.maps[i].value),
+            None => self.known_index.get(&full).map(|&i| &self.known[i].value),
+        };
+        match current {
+            Some(t @ Type::Pointer { .. }) => t.clone(),
+            _ => Type::I64,
+        }
+    }
+
     pub(super) fn unify_key(&mut self, index: usize, key: Option<Type>, span: Span) {
         let m = &self.maps[index];
         let show = |k: &Option<Type>| k.as_ref().map_or("none".to_string(), Type::to_string);

@@ -53,7 +53,7 @@ const ANONYMOUS: &str = "(anonymous #";
 
 /// The C spelling of struct or union `id`, or for an anonymous one (such
 /// as `in6_u` in `struct in6_addr`) `union (anonymous #ID)`.
-fn struct_c_type(btf: &Btf, id: u32) -> String {
+pub(super) fn struct_c_type(btf: &Btf, id: u32) -> String {
     let id = btf.skip_aliases(id);
     let c = btf.c_type(id);
     match c.trim_end() {
@@ -92,7 +92,7 @@ fn pointee(btf: &Btf, c_type: &str) -> Option<u32> {
 }
 
 /// A struct or union type by its C spelling, qualifiers ignored.
-fn struct_named(btf: &Btf, c_type: &str) -> Option<u32> {
+pub(super) fn struct_named(btf: &Btf, c_type: &str) -> Option<u32> {
     let mut name = c_type.trim();
     loop {
         match name.split_once(' ') {
@@ -181,13 +181,13 @@ impl Checker<'_> {
         } else {
             base.clone()
         };
+        // `.` on a pointer reads through it, as `->` does (bpftrace's
+        // current dialect: `curtask.comm`, `args.rqtp.tv_sec`).
+        let written_arrow = arrow;
+        let arrow = arrow || matches!(base, Type::Pointer { .. });
         let c_type = match (&base, arrow) {
             (Type::Pointer { c_type }, true) => c_type.clone(),
             (Type::Struct { c_type }, false) => c_type.clone(),
-            (Type::Pointer { .. }, false) => {
-                self.error(diag::dot_on_pointer(e.span, &base));
-                return Type::I64;
-            }
             (_, true) => {
                 self.error(diag::arrow_on_non_pointer(base_expr.span, &base));
                 return Type::I64;
@@ -228,7 +228,9 @@ impl Checker<'_> {
                 // The cast already said the struct is unknown.
                 return Type::I64;
             }
-            if arrow {
+            if arrow && !written_arrow {
+                self.error(diag::dot_on_pointer(e.span, &base));
+            } else if arrow {
                 self.error(diag::arrow_on_non_pointer(base_expr.span, &base));
             } else {
                 self.error(diag::unknown_struct(e.span, &c_type, &[]));
@@ -450,7 +452,7 @@ impl Checker<'_> {
 
     /// The size of a type by name: an integer type, a struct of the script
     /// or of the kernel's BTF, a typedef of BTF.
-    fn type_size(&self, name: &str) -> Option<u32> {
+    pub(super) fn type_size(&self, name: &str) -> Option<u32> {
         let none = crate::ctypes::ScriptTypes::default();
         let types = self.script_types.unwrap_or(&none);
         // BTF is read only for a type the script does not define.

@@ -3,7 +3,7 @@
 //! (a variable keeps a pointer's C type and an integer's width).
 
 use source::Span;
-use syntax::ast::{AssignOp, Block, Expr, ExprKind, ForIter, Stmt, StmtKind};
+use syntax::ast::{AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, Stmt, StmtKind};
 
 use super::{Checker, Scope, is_storable};
 use crate::diagnostics as diag;
@@ -169,7 +169,12 @@ impl Checker<'_> {
                     &format!("`{}`", AssignOp::Compound(bop).as_str()),
                 );
                 let key = self.map_key(s, keys);
-                self.store_map(s, target, name, key, Type::I64, value.span);
+                let t = match bop {
+                    BinaryOp::Add | BinaryOp::Sub => self.updated_map_value(name),
+                    _ => Type::I64,
+                };
+                self.scale_update(s, target, &t);
+                self.store_map(s, target, name, key, t, value.span);
             }
             (ExprKind::Var(name), AssignOp::Assign) => {
                 let t = self.expr(s, value);
@@ -206,6 +211,9 @@ impl Checker<'_> {
                             &t,
                             &format!("`{}`", AssignOp::Compound(bop).as_str()),
                         );
+                        if matches!(bop, BinaryOp::Add | BinaryOp::Sub) {
+                            self.scale_update(s, target, &t);
+                        }
                         s.probe.types.insert(target.id, t);
                     }
                     None => self.error(diag::undefined_variable(target.span, name)),

@@ -1,0 +1,274 @@
+//! Pointers as C has them: what a C type spelling holds as a value, the
+//! size a pointer's arithmetic scales by (`(int32 *)p + 1` moves 4 bytes,
+//! `(struct A *)p - 5` moves 5 structs), `*p` of any pointer, `&x`, and
+//! `p[i]`. The code generator reads through a pointer with one
+//! `bpf_probe_read` of the pointee's width (`codegen::lower::members`).
+
+use ktypes::btf::kind;
+use syntax::ast::{BinaryOp, Expr, ExprKind};
+
+use super::members::{MemberAccess, MemberValue};
+use super::{Checker, Scope};
+use crate::ctypes::{int_type, pointee};
+use crate::diagnostics as diag;
+use crate::types::Type;
+
+/// `const struct file` → `struct file`.
+fn unqualified(c: &str) -> String {
+    c.split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "restrict" | "__restrict"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How a value of type `t` is written in C, for the pointer `&x` makes
+/// (`uint64 *`); `None` for values C has no spelling for.
+pub(crate) fn c_spelling(t: &Type) -> Option<String> {
+    match t {
+        Type::Int { size, signed } => {
+            Some(format!("{}int{}", if *signed { "" } else { "u" }, size * 8))
+        }
+        Type::Pointer { c_type } => Some(c_type.trim_end().to_string()),
+        Type::Struct { c_type } => Some(c_type.clone()),
+        Type::Str { .. } => Some("char".into()),
+        _ => None,
+    }
+}
+
+/// The pointer type to a value spelled `c` (`int32` → `int32 *`, `int32 *` → `int32 **`).
+pub(crate) fn pointer_to(c: &str) -> String {
+    let c = c.trim_end();
+    if c.ends_with('*') {
+        format!("{c}*")
+    } else {
+        format!("{c} *")
+    }
+}
+
+impl Checker<'_> {
+    /// The value a C type spelling holds: an integer of its width, a
+    /// pointer, or a struct or union (the script's, then the kernel's);
+    /// `None` for `void` and types weft does not know.
+    pub(super) fn c_value_type(&self, c: &str) -> Option<Type> {
+        let c = c.trim();
+        if c.ends_with('*') {
+            return Some(Type::Pointer {
+                c_type: c.to_string(),
+            });
+        }
+        let name = unqualified(c);
+        if name == "void" {
+            return None;
+        }
+        if let Some((size, signed)) = int_type(&name) {
+            return Some(Type::Int { size, signed });
+        }
+        if name == "char" {
+            return Some(Type::Int {
+                size: 1,
+                signed: true,
+            });
+        }
+        if name.starts_with("enum ") {
+            return Some(Type::Int {
+                size: 4,
+                signed: false,
+            });
+        }
+        if name.starts_with("struct ") || name.starts_with("union ") {
+            if self.script_types.is_some_and(|t| t.record(&name).is_some()) {
+                return Some(Type::Struct { c_type: name });
+            }
+            let btf = self.btf()?;
+            let id = super::members::struct_named(btf, &name)?;
+            return Some(Type::Struct {
+                c_type: super::members::struct_c_type(btf, id),
+            });
+        }
+        let btf = self.btf()?;
+        let id = btf.skip_aliases(btf.find(kind::TYPEDEF, &name)?);
+        match btf.kind_of(id) {
+            Some(kind::INT | kind::ENUM | kind::ENUM64) => {
+                let (size, signed) =
+                    int_type(&btf.c_type(id)).unwrap_or((btf.size_of(id).clamp(1, 8) as u8, false));
+                Some(Type::Int { size, signed })
+            }
+            Some(kind::PTR) => Some(Type::Pointer {
+                c_type: btf.c_type(id),
+            }),
+            Some(kind::STRUCT | kind::UNION) => Some(Type::Struct {
+                c_type: super::members::struct_c_type(btf, id),
+            }),
+            _ => None,
+        }
+    }
+
+    /// What pointer arithmetic on `c_type` scales by: the size of what it
+    /// points to (1 for `void *`, as GNU C has it, and for unknown types).
+    pub(super) fn pointee_size(&self, c_type: &str) -> u32 {
+        let Some(p) = pointee(c_type) else {
+            return 1;
+        };
+        match self.c_value_type(p) {
+            Some(Type::Int { size, .. }) => u32::from(size),
+            Some(Type::Pointer { .. }) => 8,
+            Some(Type::Struct { c_type }) => self.type_size(&c_type).unwrap_or(1),
+            _ => 1,
+        }
+        .max(1)
+    }
+
+    /// `ptr + n`, `n + ptr`, `ptr - n`: a pointer of the same type, moved
+    /// by `n` of what it points to, as in C. `None` when neither side is a
+    /// pointer (ordinary arithmetic).
+    pub(super) fn pointer_arithmetic(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        op: BinaryOp,
+        l: &Type,
+        r: &Type,
+    ) -> Option<Type> {
+        let ptr = match (op, l, r) {
+            (BinaryOp::Add | BinaryOp::Sub, Type::Pointer { .. }, Type::Int { .. }) => l,
+            (BinaryOp::Add, Type::Int { .. }, Type::Pointer { .. }) => r,
+            _ => return None,
+        };
+        let Type::Pointer { c_type } = ptr else {
+            return None;
+        };
+        s.probe.scales.insert(e.id, self.pointee_size(c_type));
+        Some(ptr.clone())
+    }
+
+    /// `target op= n` or `target++` on a pointer: scaled like `ptr + n`.
+    pub(super) fn scale_update(&mut self, s: &mut Scope, target: &Expr, t: &Type) {
+        if let Type::Pointer { c_type } = t {
+            let size = self.pointee_size(c_type);
+            s.probe.scales.insert(target.id, size);
+        }
+    }
+
+    /// `*expr`: what an address points to, read with one `bpf_probe_read`
+    /// (0 when unreadable). An integer is read as the `uint64` at that
+    /// address, as bpftrace does (`*kaddr("avenrun")`); a pointer as its
+    /// pointee: an integer of its width, a pointer, or a struct whose
+    /// members `.` reads.
+    pub(super) fn deref(&mut self, s: &mut Scope, e: &Expr, inner: &Expr, t: &Type) -> Type {
+        let (value, ty) = match t {
+            Type::Int { .. } => (
+                MemberValue::Int {
+                    size: 8,
+                    signed: false,
+                },
+                Type::U64,
+            ),
+            Type::Pointer { c_type } => match pointee(c_type) {
+                Some(p) => match self.pointee_value(e, c_type, p) {
+                    Some(found) => found,
+                    None => return Type::I64,
+                },
+                None => {
+                    self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
+                    return Type::I64;
+                }
+            },
+            _ => {
+                self.error(diag::type_mismatch(inner.span, "`*`", "a pointer", t));
+                return Type::I64;
+            }
+        };
+        s.probe.members.insert(
+            e.id,
+            MemberAccess {
+                offset: 0,
+                arrow: true,
+                value,
+            },
+        );
+        ty
+    }
+
+    /// How the value a pointer `c_type` points to (spelled `p`) is read, or
+    /// `None` after saying why it cannot be.
+    fn pointee_value(&mut self, e: &Expr, c_type: &str, p: &str) -> Option<(MemberValue, Type)> {
+        match self.c_value_type(p) {
+            Some(Type::Int { size, signed }) if matches!(size, 1 | 2 | 4 | 8) => Some((
+                MemberValue::Int { size, signed },
+                Type::Int { size, signed },
+            )),
+            Some(t @ Type::Pointer { .. }) => Some((MemberValue::Pointer, t)),
+            Some(t @ Type::Struct { .. }) => Some((MemberValue::Struct, t)),
+            None if unqualified(p) == "void" => {
+                let t = Type::Pointer {
+                    c_type: c_type.to_string(),
+                };
+                self.error(diag::type_mismatch(
+                    e.span,
+                    "`*`",
+                    "a pointer to a value (cast a `void *` to a typed pointer first)",
+                    &t,
+                ));
+                None
+            }
+            _ => {
+                self.error(diag::not_supported_yet(
+                    e.span,
+                    &format!("`*` on a `{c_type}`"),
+                ));
+                None
+            }
+        }
+    }
+
+    /// `&x`: the address of a variable, of a struct member, or of what a
+    /// pointer points to (`&*p` is `p`), typed as a pointer to it.
+    pub(super) fn addr_of(&mut self, s: &mut Scope, inner: &Expr) -> Type {
+        let t = self.expr(s, inner);
+        let addressable = match &inner.kind {
+            ExprKind::Var(_) => true,
+            ExprKind::Field { .. } | ExprKind::Unary { .. } | ExprKind::Index { .. } => {
+                s.probe.members.contains_key(&inner.id)
+            }
+            _ => false,
+        };
+        if !addressable {
+            self.error(diag::type_mismatch(
+                inner.span,
+                "`&`",
+                "a variable or a struct member (a value with an address)",
+                &t,
+            ));
+            return Type::U64;
+        }
+        match c_spelling(&t) {
+            Some(c) => Type::Pointer {
+                c_type: pointer_to(&c),
+            },
+            None => Type::Pointer {
+                c_type: "void *".into(),
+            },
+        }
+    }
+
+    /// `ptr[i]`: the `i`-th value after the one `ptr` points to, read like
+    /// `*(ptr + i)`.
+    pub(super) fn pointer_index(&mut self, s: &mut Scope, e: &Expr, c_type: &str) -> Type {
+        let Some(p) = pointee(c_type) else {
+            return Type::I64;
+        };
+        let Some((value, ty)) = self.pointee_value(e, c_type, p) else {
+            return Type::I64;
+        };
+        s.probe.scales.insert(e.id, self.pointee_size(c_type));
+        s.probe.members.insert(
+            e.id,
+            MemberAccess {
+                offset: 0,
+                arrow: true,
+                value,
+            },
+        );
+        ty
+    }
+}
