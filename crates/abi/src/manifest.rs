@@ -165,6 +165,9 @@ pub enum PrintfAction {
     /// `system(fmt, ...)`: run the text as a shell command and print what
     /// it writes to its stdout (`--unsafe` only).
     System,
+    /// `print(value)`: the format is empty and the one argument is printed
+    /// as a value (`print()` of a map has an event of its own).
+    Value,
 }
 
 /// Where and how a program attaches.

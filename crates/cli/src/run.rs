@@ -420,18 +420,9 @@ fn drain(
                 args.extend(spec.args.iter().map(|a| {
                     let start = (a.field.offset as usize).min(rec.len());
                     let end = (start + a.field.layout.size() as usize).min(rec.len());
-                    let value = decode(&a.field.layout, &rec[start..end]);
-                    match a.field.layout {
-                        abi::Layout::Timestamp { format } => {
-                            let fmt = manifest.time_formats.get(format as usize);
-                            let ns = value.as_bits();
-                            output::Value::str(&strftime_ns(
-                                fmt.map_or("%H:%M:%S", String::as_str),
-                                ns,
-                            ))
-                        }
-                        _ => value,
-                    }
+                    let mut value = decode(&a.field.layout, &rec[start..end]);
+                    format_timestamps(manifest, &a.field.layout, &mut value);
+                    value
                 }));
                 if args.iter().any(output::stack::needs_resolving) {
                     // Symbols need the session, which is busy polling: print it next.
@@ -441,9 +432,14 @@ fn drain(
                     });
                     return ControlFlow::Break(());
                 }
-                text.clear();
-                spec.format.render_into(&args, &mut text);
-                if let Err(e) = print_text(sink, &text, spec.action) {
+                let printed = if spec.action == abi::PrintfAction::Value {
+                    print_value(sink, &args)
+                } else {
+                    text.clear();
+                    spec.format.render_into(&args, &mut text);
+                    print_text(sink, &text, spec.action)
+                };
+                if let Err(e) = printed {
                     write_error = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -551,7 +547,11 @@ fn handle_actions(
             Action::Printf { site, mut args } => {
                 crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
                 let spec = &manifest.printfs[site];
-                print_text(sink, &spec.format.render(&args), spec.action).map_err(io_error)?;
+                if spec.action == abi::PrintfAction::Value {
+                    print_value(sink, &args).map_err(io_error)?;
+                } else {
+                    print_text(sink, &spec.format.render(&args), spec.action).map_err(io_error)?;
+                }
             }
             Action::Stream { id, record } => {
                 streams
@@ -628,6 +628,32 @@ fn print_map(
     sink.flat_map(&mut map, top, div).map_err(io_error)
 }
 
+/// `print(value)`: its one argument.
+fn print_value(sink: &mut dyn Sink, args: &[output::Value]) -> std::io::Result<()> {
+    match args.first() {
+        Some(value) => sink.value(value),
+        None => Ok(()),
+    }
+}
+
+/// Turns the `strftime()` times in `value` (laid out as `layout`, tuples
+/// included) into their text.
+fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut output::Value) {
+    match (layout, value) {
+        (abi::Layout::Timestamp { format }, value) => {
+            let fmt = manifest.time_formats.get(*format as usize);
+            let ns = value.as_bits();
+            *value = output::Value::str(&strftime_ns(fmt.map_or("%H:%M:%S", String::as_str), ns));
+        }
+        (abi::Layout::Tuple { fields, .. }, output::Value::Tuple(items)) => {
+            for (field, item) in fields.iter().zip(items) {
+                format_timestamps(manifest, &field.layout, item);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A printf's text; for `cat()` the contents of the file it names (a
 /// file that cannot be read is said on stderr and prints empty, as bpftrace
 /// does: its JSON still has the `cat` record); for `system()` what the
@@ -655,6 +681,8 @@ fn print_text(sink: &mut dyn Sink, text: &[u8], action: abi::PrintfAction) -> st
             };
         }
         abi::PrintfAction::Cat => {}
+        // Printed by `print_value`.
+        abi::PrintfAction::Value => return Ok(()),
     }
     let path = String::from_utf8_lossy(text);
     match std::fs::read(path.as_ref()) {

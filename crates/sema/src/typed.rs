@@ -184,7 +184,11 @@ pub fn print_types(p: &TypedProgram) -> String {
     }
     for (i, f) in p.printfs.iter().enumerate() {
         let args: Vec<String> = f.args.iter().map(Type::to_string).collect();
-        writeln!(s, "printf #{i} {:?} ({})", f.format.text(), args.join(", ")).ok();
+        if f.action == abi::PrintfAction::Value {
+            writeln!(s, "print #{i} ({})", args.join(", ")).ok();
+        } else {
+            writeln!(s, "printf #{i} {:?} ({})", f.format.text(), args.join(", ")).ok();
+        }
     }
     for st in &p.streams {
         writeln!(

@@ -101,6 +101,14 @@ case!(
     "tracepoint:syscalls:sys_exit_read { @ = hist(retval); }"
 );
 case!(err_args_in_begin, "BEGIN { @ = args->x; }");
+case!(
+    ok_print_values,
+    r#"BEGIN { $t = (1, "a"); print($t); print(5); print(comm); print(-1 > 0); @x[1] = 2; print(@x[1]); print(@x); print(@x, 1, 10); print(kstack); print(strftime("%H", nsecs)); }"#
+);
+case!(
+    err_print_not_a_value,
+    "tracepoint:syscalls:sys_enter_read { print(args); print(1, 2); }"
+);
 case!(err_printf_count, r#"BEGIN { printf("%d %d\n", 1); }"#);
 case!(err_printf_bad_conversion, r#"BEGIN { printf("%y\n", 1); }"#);
 case!(

@@ -1,6 +1,7 @@
 //! `print(@m[, top[, div]])` (rule in `sema::builtins::print`): a record
 //! naming the map with `top` and `div`; user space prints the map when it
-//! reads the record.
+//! reads the record. `print(value)`: the value in a printf record
+//! (`abi::PrintfAction::Value`), which user space prints as a value.
 
 use abi::EventKind;
 
@@ -15,6 +16,10 @@ pub(crate) const LOWERING: Lowering = Lowering {
 };
 
 fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
+    if let sema::CallValue::Site(site) = call.value {
+        super::printf::emit_formatted(l, site, call.args);
+        return;
+    }
     let args = call.args;
     let id = l.map_index(&args[0]) as u32;
     let top = args.get(1).map(|a| l.scalar(a));

@@ -28,8 +28,12 @@ pub(crate) const SYSTEM: Lowering = Lowering {
 };
 
 fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
-    let site = call.site();
-    let args = &call.args[1..];
+    emit_formatted(l, call.site(), &call.args[1..]);
+}
+
+/// The record of printf site `site` (a `printf`, `cat`, `system` or a
+/// `print(value)`) with `args` at the offsets of its layout.
+pub(super) fn emit_formatted(l: &mut Lower<'_>, site: usize, args: &[syntax::ast::Expr]) {
     let spec = l.printfs[site].clone();
     let types = l.typed.printfs[site].args.clone();
     // Scalars first, so no helper call runs while the record is reserved
