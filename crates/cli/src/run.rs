@@ -134,6 +134,7 @@ pub fn run(
                 .as_ref()
                 .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     };
+    test_hook_panic();
     let baseline = crate::overhead::Baseline::now();
     if let Some(status) = opts.status.as_deref_mut() {
         status.start();
@@ -273,6 +274,15 @@ pub fn run(
         child.kill();
     }
     Ok(())
+}
+
+/// A test hook: `WEFT_TEST_PANIC=attached` panics once every probe is
+/// attached, so a test can check that a panic leaves nothing of weft's in
+/// the kernel (there must be no panic; this tests the guarantee).
+fn test_hook_panic() {
+    if std::env::var_os("WEFT_TEST_PANIC").is_some_and(|v| v == "attached") {
+        panic!("WEFT_TEST_PANIC=attached: panicking with every probe attached (a test hook)");
+    }
 }
 
 /// Hands the helper failures the records brought to the `-k` reporter.

@@ -84,6 +84,40 @@ pub(crate) fn mount(source: &CStr, target: &CStr, fstype: &CStr) -> Result<(), S
     Ok(())
 }
 
+/// Moves this process into a mount namespace of its own whose mounts do
+/// not propagate back (`unshare(CLONE_NEWNS)`, then `/` made a recursive
+/// slave): what it mounts from then on is gone with it, however it ends.
+/// Fails in a process that already has threads (EINVAL).
+pub(crate) fn private_mount_namespace() -> Result<(), SyscallError> {
+    // SAFETY: plain syscall.
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        return Err(last("unshare(CLONE_NEWNS)"));
+    }
+    // SAFETY: NULL source, type and data are allowed for a propagation change.
+    let r = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_SLAVE,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(last("mount(MS_REC|MS_SLAVE)"));
+    }
+    Ok(())
+}
+
+/// `umount2(target, MNT_DETACH)`.
+pub(crate) fn unmount(target: &CStr) -> Result<(), SyscallError> {
+    // SAFETY: `target` is NUL-terminated.
+    if unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(last("umount2"));
+    }
+    Ok(())
+}
+
 /// A new close-on-exec epoll instance.
 pub(crate) fn epoll_create() -> Result<OwnedFd, SyscallError> {
     // SAFETY: plain syscall.

@@ -4,11 +4,16 @@ use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use thiserror::Error;
 
 use crate::error::SyscallError;
 use crate::sys;
+
+/// tracefs was mounted by this process in the namespace it shares with
+/// others: unmount it at exit.
+static MOUNTED_HERE: AtomicBool = AtomicBool::new(false);
 
 /// `TRACEFS_MAGIC` from `linux/magic.h`.
 const TRACEFS_MAGIC: i64 = 0x7472_6163;
@@ -46,19 +51,34 @@ impl Tracefs {
             .map(|p| Tracefs { root: p.into() })
     }
 
-    /// The mounted tracefs, mounting it at [`TRACEFS_PATH`] when it is nowhere.
+    /// The mounted tracefs, mounting it at [`TRACEFS_PATH`] when it is
+    /// nowhere. The system is left as found: the mount is made in a mount
+    /// namespace of weft's own, so it goes with weft however weft ends
+    /// (SIGKILL included); where that cannot be (a process with threads
+    /// already), it is made where it is and [`Tracefs::unmount_ours`]
+    /// takes it away at exit.
     pub fn find_or_mount() -> Result<Tracefs, TracefsError> {
         if let Some(t) = Tracefs::find() {
             return Ok(t);
         }
+        let private = sys::private_mount_namespace().is_ok();
         let mounted = sys::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs");
         match mounted {
-            // EBUSY: someone mounted it concurrently.
+            Ok(()) if !private => MOUNTED_HERE.store(true, Ordering::SeqCst),
             Ok(()) => {}
+            // EBUSY: someone mounted it concurrently.
             Err(e) if e.errno() == Some(libc::EBUSY) => {}
             Err(e) => return Err(TracefsError::Mount(e.to_string())),
         }
         Tracefs::find().ok_or_else(|| TracefsError::Mount("still not tracefs after mount".into()))
+    }
+
+    /// Unmounts the tracefs [`Tracefs::find_or_mount`] mounted outside a
+    /// namespace of its own, if it did (call once at exit).
+    pub fn unmount_ours() {
+        if MOUNTED_HERE.swap(false, Ordering::SeqCst) {
+            let _ = sys::unmount(c"/sys/kernel/tracing");
+        }
     }
 
     /// The process-wide tracefs, found or mounted once and then remembered.
