@@ -194,6 +194,8 @@ pub struct Streams {
     last_sweep: Instant,
     /// The exporters' view: each record and each expiry.
     tap: Option<Arc<StreamTap>>,
+    /// Cgroup ids back to paths, for the records (made on the first record).
+    cgroups: Option<runtime::cgroups::CgroupPaths>,
 }
 
 impl Streams {
@@ -213,6 +215,7 @@ impl Streams {
             }),
             last_sweep: Instant::now(),
             tap,
+            cgroups: None,
         }
     }
 
@@ -234,6 +237,10 @@ impl Streams {
             return Ok(true);
         };
         let mut record = decode_stream_record(spec, bytes);
+        record.cgroup_path = self
+            .cgroups
+            .get_or_insert_with(runtime::cgroups::CgroupPaths::new)
+            .v2_path(record.cgroup);
         if record
             .fields
             .iter()

@@ -188,3 +188,60 @@ fn a_cgroup_that_does_not_exist_is_one_sentence() {
     );
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn stream_records_carry_the_cgroup_path() {
+    require_root!();
+    let cg = TestCgroup::new("streams", &[]);
+    let dir = cg.dir.display().to_string();
+    let script = r#"stream ppid {
+        begin tracepoint:syscalls:sys_enter_getppid /comm == "weftwl"/ by tid
+        end tracepoint:syscalls:sys_exit_getppid by tid
+    }"#;
+    let cmd = two_workloads(&cg.dir, 3, 5);
+    let text = run(&["-q", "--cgroup", &dir, "-c", &cmd, "-e", script]);
+    let records: Vec<&str> = text.lines().filter(|l| l.starts_with("ppid ")).collect();
+    assert_eq!(records.len(), 3, "{text}");
+    for r in &records {
+        assert!(
+            r.contains(&format!(" comm=weftwl cgroup={} start=", cg.path)),
+            "{r}"
+        );
+    }
+    let cmd = two_workloads(&cg.dir, 2, 5);
+    let timeline = scratch("cgroup-timeline.json");
+    let t = timeline.display().to_string();
+    let json = run(&[
+        "-q",
+        "-f",
+        "json",
+        "--timeline",
+        &t,
+        "--cgroup",
+        &dir,
+        "-c",
+        &cmd,
+        "-e",
+        script,
+    ]);
+    let paths: Vec<serde_json::Value> = json
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "stream")
+        .map(|v| v["data"]["cgroup_path"].clone())
+        .collect();
+    assert_eq!(paths, vec![serde_json::json!(cg.path); 2], "{json}");
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timeline).unwrap()).unwrap();
+    let slices: Vec<&serde_json::Value> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "stream")
+        .collect();
+    assert_eq!(slices.len(), 2);
+    for s in slices {
+        assert_eq!(s["args"]["cgroup"], cg.path.as_str());
+    }
+    let _ = std::fs::remove_file(timeline);
+}

@@ -341,7 +341,7 @@ fn histogram_json(buckets: &[Bucket], out: &mut Vec<u8>) {
 /// envelope style and with its string escaping:
 ///
 /// ```text
-/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
 /// ```
 ///
 /// `end_ns` and `duration_ns` are 0 for an incomplete record; a stage's
@@ -358,10 +358,19 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         record.complete, record.pid, record.tid
     )?;
     out.write_all(&escape(record.comm))?;
+    write!(out, "\", \"cgroup\": {}, \"cgroup_path\": ", record.cgroup)?;
+    match &record.cgroup_path {
+        Some(path) => {
+            out.write_all(b"\"")?;
+            out.write_all(&escape(path.as_bytes()))?;
+            out.write_all(b"\"")?;
+        }
+        None => out.write_all(b"null")?,
+    }
     write!(
         out,
-        "\", \"cgroup\": {}, \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"stages\": [",
-        record.cgroup, record.start_ns, record.end_ns, record.duration_ns
+        ", \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"stages\": [",
+        record.start_ns, record.end_ns, record.duration_ns
     )?;
     for (index, stage) in record.stages.iter().enumerate() {
         if index > 0 {

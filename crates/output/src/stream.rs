@@ -45,7 +45,11 @@ pub struct StreamRecord<'a> {
     pub tid: u32,
     /// `comm` at begin, up to its first NUL.
     pub comm: &'a [u8],
+    /// The task's cgroup (v2) id at begin; 0 when it was not recorded.
     pub cgroup: u64,
+    /// That cgroup's path below the cgroup v2 mount (`/system.slice/x`),
+    /// when user space found it (decoding leaves it `None`).
+    pub cgroup_path: Option<String>,
     /// `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) at begin.
     pub start_ns: u64,
     /// At end; 0 when incomplete.
@@ -114,6 +118,7 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
         tid: pid_tgid as u32,
         comm,
         cgroup: word(bytes, STREAM_CGROUP_OFFSET),
+        cgroup_path: None,
         start_ns,
         end_ns,
         duration_ns: if end_ns != 0 {

@@ -349,6 +349,14 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         record.stream, record.pid, record.tid
     )?;
     write_logfmt(out, record.comm)?;
+    match (&record.cgroup_path, record.cgroup) {
+        (Some(path), _) => {
+            out.write_all(b" cgroup=")?;
+            write_logfmt(out, path.as_bytes())?;
+        }
+        (None, 0) => {}
+        (None, id) => write!(out, " cgroup={id}")?,
+    }
     write!(
         out,
         " start={}.{:09} ",

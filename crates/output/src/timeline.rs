@@ -49,6 +49,8 @@ struct Slice {
     /// `(ts_ns, last_ns, hits)` per stage; `ts_ns == 0` for a stage never reached.
     stages: Box<[(u64, u64, u64)]>,
     fields: Box<[Value]>,
+    /// The task's cgroup path at begin, when known.
+    cgroup: Option<Box<str>>,
 }
 
 /// Collects stream records and writes them as a trace-event file.
@@ -132,6 +134,7 @@ impl TimelineWriter {
                 .map(|s| (s.ts_ns, s.last_ns, s.hits))
                 .collect(),
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
+            cgroup: record.cgroup_path.as_deref().map(Box::from),
         });
     }
 
@@ -263,6 +266,18 @@ impl TimelineWriter {
             if !slice.complete && !names.fields.iter().any(|f| f == "incomplete") {
                 out.write_all(b"\"incomplete\": true")?;
                 first_arg = false;
+            }
+            if let Some(cgroup) = slice
+                .cgroup
+                .as_deref()
+                .filter(|_| !names.fields.iter().any(|f| f == "cgroup"))
+            {
+                if !first_arg {
+                    out.write_all(b", ")?;
+                }
+                first_arg = false;
+                out.write_all(b"\"cgroup\": ")?;
+                json_string(out, cgroup.as_bytes())?;
             }
             for (name, value) in names.fields.iter().zip(&slice.fields) {
                 if !first_arg {

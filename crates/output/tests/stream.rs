@@ -228,26 +228,32 @@ fn records() -> (StreamSpec, StreamSpec, Vec<(usize, Vec<u8>)>) {
     (read, blk, recs)
 }
 
+/// The cgroup paths user space found for the records: the root's, a
+/// service's (a space in it), none for cgroup 7's second record (removed
+/// since: its id shows) and none for a record without a cgroup.
+const PATHS: [Option<&str>; 4] = [Some("/"), Some("/system.slice/a b.service"), None, None];
+
 fn replay(sink: &mut dyn Sink) {
     let (read, blk, recs) = records();
     let specs = [read, blk];
-    for (id, b) in &recs {
-        sink.stream_record(&decode_stream_record(&specs[*id], b))
-            .unwrap();
+    for ((id, b), path) in recs.iter().zip(PATHS) {
+        let mut record = decode_stream_record(&specs[*id], b);
+        record.cgroup_path = path.map(String::from);
+        sink.stream_record(&record).unwrap();
     }
 }
 
 const TEXT: &str = "\
-read_req pid=1234 tid=1234 comm=weftwl start=5012.345678901 dur=15.234us [sys_enter_read +0 > sys_exit_read +15.234us] fd=3 bytes=4096
-blk_io pid=1234 tid=1240 comm=weftwl start=6000.000000000 dur=2.001ms [block_rq_insert +0 > block_rq_issue +812ns x2 (last +1.000us) > block_rq_complete +2.000ms] dev=8388608 disk=sda error=0
-blk_io pid=1234 tid=1240 comm=weftwl start=6000.001000000 incomplete [block_rq_insert +0 > block_rq_issue - > block_rq_complete -] dev=8388608 disk=sda error=-5
+read_req pid=1234 tid=1234 comm=weftwl cgroup=/ start=5012.345678901 dur=15.234us [sys_enter_read +0 > sys_exit_read +15.234us] fd=3 bytes=4096
+blk_io pid=1234 tid=1240 comm=weftwl cgroup=\"/system.slice/a b.service\" start=6000.000000000 dur=2.001ms [block_rq_insert +0 > block_rq_issue +812ns x2 (last +1.000us) > block_rq_complete +2.000ms] dev=8388608 disk=sda error=0
+blk_io pid=1234 tid=1240 comm=weftwl cgroup=7 start=6000.001000000 incomplete [block_rq_insert +0 > block_rq_issue - > block_rq_complete -] dev=8388608 disk=sda error=-5
 blk_io pid=99 tid=99 comm=\"kworker/0:1 x\" start=7000.000000000 dur=1.500s [block_rq_insert +0 > block_rq_issue +500.000us > block_rq_complete +1.499s] dev=1 disk=\"a \\\"b\\\"\" error=-1
 ";
 
-const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "last_ns": 6000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "last_ns": 6000000001812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "last_ns": 6000002001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "last_ns": 6000001000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "last_ns": 7000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "last_ns": 7000000500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "last_ns": 7001500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
+const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": "/system.slice/a b.service", "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "last_ns": 6000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "last_ns": 6000000001812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "last_ns": 6000002001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": null, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "last_ns": 6000001000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "cgroup_path": null, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "last_ns": 7000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "last_ns": 7000000500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "last_ns": 7001500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
 "#;
 
 const TIMELINE: &str = r#"{"traceEvents": [
@@ -260,9 +266,9 @@ const TIMELINE: &str = r#"{"traceEvents": [
 {"ph": "X", "name": "blk_io", "cat": "stream", "ts": 7000000000.000, "dur": 1500000.000, "pid": 99, "tid": 99, "args": {"dev": 1, "disk": "a \"b\"", "error": -1}},
 {"ph": "X", "name": "block_rq_insert → block_rq_issue", "cat": "stage", "ts": 7000000000.000, "dur": 500.000, "pid": 99, "tid": 99, "args": {"hits": 1}},
 {"ph": "X", "name": "block_rq_issue → block_rq_complete", "cat": "stage", "ts": 7000000500.000, "dur": 1499500.000, "pid": 99, "tid": 99, "args": {"hits": 1}},
-{"ph": "X", "name": "read_req", "cat": "stream", "ts": 5012345678.901, "dur": 15.234, "pid": 1234, "tid": 1234, "args": {"fd": 3, "bytes": 4096}},
+{"ph": "X", "name": "read_req", "cat": "stream", "ts": 5012345678.901, "dur": 15.234, "pid": 1234, "tid": 1234, "args": {"cgroup": "/", "fd": 3, "bytes": 4096}},
 {"ph": "X", "name": "sys_enter_read → sys_exit_read", "cat": "stage", "ts": 5012345678.901, "dur": 15.234, "pid": 1234, "tid": 1234, "args": {"hits": 1}},
-{"ph": "X", "name": "blk_io", "cat": "stream", "ts": 6000000000.000, "dur": 2001.500, "pid": 1234, "tid": 1240, "args": {"dev": 8388608, "disk": "sda", "error": 0}},
+{"ph": "X", "name": "blk_io", "cat": "stream", "ts": 6000000000.000, "dur": 2001.500, "pid": 1234, "tid": 1240, "args": {"cgroup": "/system.slice/a b.service", "dev": 8388608, "disk": "sda", "error": 0}},
 {"ph": "X", "name": "block_rq_insert → block_rq_issue", "cat": "stage", "ts": 6000000000.000, "dur": 0.812, "pid": 1234, "tid": 1240, "args": {"hits": 2, "last_hit_us": 1.000}},
 {"ph": "X", "name": "block_rq_issue → block_rq_complete", "cat": "stage", "ts": 6000000000.812, "dur": 2000.688, "pid": 1234, "tid": 1240, "args": {"hits": 1}},
 {"ph": "X", "name": "blk_io", "cat": "stream,incomplete", "ts": 6000001000.000, "dur": 0.000, "pid": 1234, "tid": 4194304, "args": {"incomplete": true, "dev": 8388608, "disk": "sda", "error": -5}}
@@ -274,8 +280,10 @@ fn timeline() -> String {
     let (read, blk, recs) = records();
     let specs = [read, blk];
     let mut writer = TimelineWriter::new();
-    for (id, b) in &recs {
-        writer.push(&decode_stream_record(&specs[*id], b));
+    for ((id, b), path) in recs.iter().zip(PATHS) {
+        let mut record = decode_stream_record(&specs[*id], b);
+        record.cgroup_path = path.map(String::from);
+        writer.push(&record);
     }
     let mut out = Vec::new();
     writer.write_to(&mut out).unwrap();

@@ -13,6 +13,8 @@ use ktypes::cgroup::{CgroupMount, parse_mountinfo_cgroups};
 
 /// How often a hierarchy may be walked again for an id it lacked.
 const REWALK_AFTER: Duration = Duration::from_secs(1);
+/// Directories walked at most in one walk (a bound on a huge hierarchy).
+const MAX_DIRS: usize = 100_000;
 
 /// The ids of one hierarchy's cgroups.
 struct Hierarchy {
@@ -27,7 +29,12 @@ impl Hierarchy {
         self.paths.clear();
         let root = Path::new(&self.mount.mount_point);
         let mut stack = vec![(root.to_path_buf(), String::new())];
+        let mut walked = 0;
         while let Some((dir, rel)) = stack.pop() {
+            walked += 1;
+            if walked > MAX_DIRS {
+                break;
+            }
             if let Ok(meta) = std::fs::metadata(&dir) {
                 let shown = if rel.is_empty() {
                     "/".to_string()
@@ -95,9 +102,12 @@ impl CgroupPaths {
         }
     }
 
-    /// The path of cgroup `id` in the cgroup v2 hierarchy (`/system.slice/x`),
-    /// if it is there.
+    /// The path of cgroup `id` in the cgroup v2 hierarchy (`/system.slice/x`;
+    /// `/` for its root), if it is there (never for id 0).
     pub fn v2_path(&mut self, id: u64) -> Option<String> {
+        if id == 0 {
+            return None;
+        }
         self.hierarchies
             .iter_mut()
             .find(|h| h.mount.v2)

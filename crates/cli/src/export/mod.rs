@@ -11,7 +11,6 @@
 //! histograms, a copy of each record for spans); everything else happens on
 //! the exporters' own threads through a [`runtime::SessionReader`].
 
-mod cgroups;
 pub mod http;
 pub mod otlp;
 pub mod prometheus;

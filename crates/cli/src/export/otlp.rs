@@ -17,9 +17,9 @@ use output::decode_stream_record;
 use output::metrics::MetricKind;
 use output::otlp::{self, Clock, Point, SpanIds, proto};
 
-use super::cgroups::CgroupPaths;
 use super::http::{Client, Url};
 use super::{Target, Targets};
+use runtime::cgroups::CgroupPaths;
 
 /// What `--otlp` and its options ask for.
 #[derive(Clone, Debug)]
@@ -392,7 +392,7 @@ impl Worker {
                 };
                 let bytes = &pending.bytes[at as usize..(at + len) as usize];
                 let record = decode_stream_record(spec, bytes);
-                let path = self.cgroups.path(record.cgroup);
+                let path = self.cgroups.v2_path(record.cgroup);
                 otlp::record_spans(
                     &record,
                     self.clock,

@@ -363,6 +363,7 @@ mod tests {
             tid: 11,
             comm: b"weftwl",
             cgroup: 7,
+            cgroup_path: None,
             start_ns: 1_000,
             end_ns: if complete { 1_500 } else { 0 },
             duration_ns: if complete { 500 } else { 0 },
