@@ -51,4 +51,8 @@ impl KernelInfo for AsWritten<'_> {
     fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
         self.0.cgroup_id(path)
     }
+
+    fn memo(&self) -> Option<&crate::Memo> {
+        self.0.memo()
+    }
 }

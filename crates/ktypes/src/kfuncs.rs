@@ -71,9 +71,22 @@ pub enum KernelSymbol {
 
 /// The address of the symbol `name` in a `/proc/kallsyms` text.
 pub fn kallsyms_address(text: &str, name: &str) -> KernelSymbol {
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let (Some(addr), Some(_kind), Some(sym)) = (words.next(), words.next(), words.next())
+    if name.is_empty() {
+        return KernelSymbol::Absent;
+    }
+    // Found by searching for the name (a few milliseconds over the 5 MB a
+    // kernel lists), then checked to be a line's whole third word.
+    let bytes = text.as_bytes();
+    for (at, _) in text.match_indices(name) {
+        let end = at + name.len();
+        let ends_word = end == bytes.len() || matches!(bytes[end], b'\n' | b'\t' | b' ');
+        if at == 0 || bytes[at - 1] != b' ' || !ends_word {
+            continue;
+        }
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let mut words = text[start..end].split_whitespace();
+        let (Some(addr), Some(_kind), Some(sym), None) =
+            (words.next(), words.next(), words.next(), words.next())
         else {
             continue;
         };
@@ -119,14 +132,23 @@ mod tests {
 
     #[test]
     fn kallsyms_addresses() {
-        let text = "ffffffff81000030 D jiffies\n\
+        let text = "ffffffff81000010 t calc_avenrun\n\
+                    ffffffff81000020 t avenrun_x\n\
+                    ffffffff81000030 D jiffies\n\
                     ffffffff82001000 d avenrun\n\
-                    ffffffffc0000000 d avenrun\t[mod]\n";
+                    ffffffffc0000000 d avenrun\t[mod]\n\
+                    ffffffffc0000100 t only_in_mod\t[mod]";
         assert_eq!(
             kallsyms_address(text, "avenrun"),
             KernelSymbol::At(0xffffffff82001000)
         );
         assert_eq!(kallsyms_address(text, "nope"), KernelSymbol::Absent);
+        assert_eq!(kallsyms_address(text, "avenrun_"), KernelSymbol::Absent);
+        assert_eq!(kallsyms_address(text, "D"), KernelSymbol::Absent);
+        assert_eq!(
+            kallsyms_address(text, "only_in_mod"),
+            KernelSymbol::At(0xffffffffc0000100)
+        );
         assert_eq!(
             kallsyms_address("0000000000000000 D jiffies\n", "jiffies"),
             KernelSymbol::Hidden

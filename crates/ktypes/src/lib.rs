@@ -11,6 +11,7 @@ pub mod cgroup;
 mod features;
 mod fixture;
 mod kfuncs;
+mod memo;
 mod tracepoint_format;
 
 pub use as_written::AsWritten;
@@ -21,6 +22,7 @@ pub use kfuncs::{
     KernelFunction, KernelSymbol, kallsyms_address, parse_filter_functions,
     parse_kallsyms_functions,
 };
+pub use memo::{Memo, Memoized};
 pub use tracepoint_format::{FieldKind, TpField, TracepointFormat, parse_format};
 
 /// Why a kernel fact could not be had.
@@ -97,6 +99,12 @@ pub trait KernelInfo {
         Err(KernelInfoError::Unavailable(
             "the list of kernel functions is not available".into(),
         ))
+    }
+
+    /// Where results worked out once per compilation are kept (the user
+    /// binaries uprobes name); `None`: work each out again.
+    fn memo(&self) -> Option<&Memo> {
+        None
     }
 
     /// The id of the cgroup whose directory is `path` (what

@@ -65,6 +65,14 @@ pub fn check(
     kernel: &dyn KernelInfo,
     opts: &CheckOptions,
 ) -> (TypedProgram, Diagnostics) {
+    // What is worked out from the kernel once (a library many uprobes name)
+    // is kept for this check.
+    let memoized = ktypes::Memoized::new(kernel);
+    let kernel: &dyn KernelInfo = if kernel.memo().is_some() {
+        kernel
+    } else {
+        &memoized
+    };
     // fentry or kprobe, decided once per attach point; a probe neither can
     // run is all there is to say.
     let planned = crate::mechanism::plan(program, kernel);

@@ -56,7 +56,8 @@ pub const URETPROBE: ProviderDef = ProviderDef {
 /// its separate debug file), sorted, as bpftrace prints them.
 fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
     let provider = q.provider.name;
-    let (mut user, pattern) = userbin::open_to_list(provider, q.pattern, kernel)?;
+    let (user, pattern) = userbin::open_to_list(provider, q.pattern, kernel)?;
+    let mut user = std::rc::Rc::unwrap_or_clone(user);
     user.load_debug_symbols(kernel);
     let path = &user.path;
     let mut probes: Vec<String> = user
@@ -111,13 +112,13 @@ pub fn resolve(
             }
     };
     if needs_debug_symbols {
-        user.load_debug_symbols(kernel);
+        user = userbin::open_with_debug_symbols(binary, pid, kernel, ap.span)?;
     }
     let UserBinary {
         path,
         binary,
         bytes,
-    } = &user;
+    } = &*user;
     let probe = |func: &str, label: &str, address: u64| -> Result<ResolvedProbe, Diagnostic> {
         let offset = binary
             .file_offset(address)

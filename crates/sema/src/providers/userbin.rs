@@ -4,6 +4,8 @@
 //! dynamic loader knows (`/etc/ld.so.cache`); then the standard library
 //! directories. `libc` finds `libc.so.6`, as does `c`.
 
+use std::rc::Rc;
+
 use ktypes::{KernelInfo, KernelInfoError};
 use source::{Diagnostic, Span};
 use uelf::Binary;
@@ -11,6 +13,7 @@ use uelf::Binary;
 use crate::diagnostics as diag;
 
 /// The resolved binary: where it is and what it holds.
+#[derive(Clone)]
 pub struct UserBinary {
     pub path: String,
     pub binary: Binary,
@@ -125,21 +128,52 @@ pub fn find(
     Err(diag::binary_not_found(span, name, &looked))
 }
 
-/// Finds and parses the binary a probe names.
+/// Finds and parses the binary a probe names (once per check: the kernel's
+/// memo keeps it for the next probe naming it).
 pub fn open(
     name: &str,
     pid: Option<u32>,
     kernel: &dyn KernelInfo,
     span: Span,
-) -> Result<UserBinary, Diagnostic> {
-    let (path, bytes) = find(name, pid, kernel, span)?;
-    let binary =
-        Binary::parse(&bytes).map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?;
-    Ok(UserBinary {
-        path,
-        binary,
-        bytes,
-    })
+) -> Result<Rc<UserBinary>, Diagnostic> {
+    let parse = || {
+        let (path, bytes) = find(name, pid, kernel, span)?;
+        let binary = Binary::parse(&bytes)
+            .map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?;
+        Ok(UserBinary {
+            path,
+            binary,
+            bytes,
+        })
+    };
+    match kernel.memo() {
+        Some(memo) => memo.get_or_try(&format!("userbin:{pid:?}:{name}"), parse),
+        None => parse().map(Rc::new),
+    }
+}
+
+/// [`open`], with the symbols of the binary's separate debug file added
+/// (see [`UserBinary::load_debug_symbols`]); kept apart in the memo.
+pub fn open_with_debug_symbols(
+    name: &str,
+    pid: Option<u32>,
+    kernel: &dyn KernelInfo,
+    span: Span,
+) -> Result<Rc<UserBinary>, Diagnostic> {
+    let plain = open(name, pid, kernel, span)?;
+    let load = || -> Result<UserBinary, Diagnostic> {
+        let mut user = UserBinary {
+            path: plain.path.clone(),
+            binary: plain.binary.clone(),
+            bytes: plain.bytes.clone(),
+        };
+        user.load_debug_symbols(kernel);
+        Ok(user)
+    };
+    match kernel.memo() {
+        Some(memo) => memo.get_or_try(&format!("userbin-debug:{pid:?}:{name}"), load),
+        None => load().map(Rc::new),
+    }
 }
 
 /// When the binary `name` does not define `symbol` but a library it needs
@@ -182,7 +216,7 @@ pub fn open_to_list<'p>(
     provider: &str,
     rest: &'p str,
     kernel: &dyn KernelInfo,
-) -> Result<(UserBinary, &'p str), String> {
+) -> Result<(Rc<UserBinary>, &'p str), String> {
     let Some((binary, pattern)) = rest.split_once(':') else {
         return Err(format!(
             "error: name the binary to list: weft -l '{provider}:BINARY:*'"

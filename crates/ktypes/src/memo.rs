@@ -1,0 +1,131 @@
+//! What one compilation works out once and asks for many times: a script
+//! may name one library in dozens of uprobes, and reading and parsing a
+//! 5 MB libcrypto for each cost 10 ms apiece. A [`Memo`] keeps such
+//! results by key for as long as the kernel wrapper that holds it (one
+//! `sema::check`); [`KernelInfo::memo`](crate::KernelInfo::memo) hands it
+//! to the code that resolves probes.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Results by key, of any type.
+#[derive(Default)]
+pub struct Memo {
+    items: RefCell<HashMap<String, Rc<dyn Any>>>,
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memo")
+            .field("items", &self.items.borrow().len())
+            .finish()
+    }
+}
+
+impl Memo {
+    /// The value kept under `key`, or `make`'s, kept when it succeeds
+    /// (failures are not kept: they may read differently next time).
+    pub fn get_or_try<T: 'static, E>(
+        &self,
+        key: &str,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Rc<T>, E> {
+        if let Some(v) = self.items.borrow().get(key) {
+            if let Ok(v) = Rc::clone(v).downcast::<T>() {
+                return Ok(v);
+            }
+        }
+        let v = Rc::new(make()?);
+        self.items
+            .borrow_mut()
+            .insert(key.to_string(), Rc::clone(&v) as Rc<dyn Any>);
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn makes_once_and_keeps_only_successes() {
+        let memo = Memo::default();
+        let mut made = 0;
+        for _ in 0..3 {
+            let v = memo
+                .get_or_try::<u32, ()>("a", || {
+                    made += 1;
+                    Ok(7)
+                })
+                .unwrap();
+            assert_eq!(*v, 7);
+        }
+        assert_eq!(made, 1);
+        assert!(memo.get_or_try::<u32, &str>("b", || Err("no")).is_err());
+        assert_eq!(*memo.get_or_try::<u32, ()>("b", || Ok(2)).unwrap(), 2);
+    }
+}
+
+/// A kernel that keeps, for as long as it lives, what is worked out from
+/// it ([`Memo`]); every fact is the wrapped kernel's.
+pub struct Memoized<'a> {
+    inner: &'a dyn crate::KernelInfo,
+    memo: Memo,
+}
+
+impl<'a> Memoized<'a> {
+    pub fn new(inner: &'a dyn crate::KernelInfo) -> Memoized<'a> {
+        Memoized {
+            inner,
+            memo: Memo::default(),
+        }
+    }
+}
+
+impl crate::KernelInfo for Memoized<'_> {
+    fn tracepoint_format(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
+        self.inner.tracepoint_format(category, name)
+    }
+
+    fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {
+        self.inner.tracepoints()
+    }
+
+    fn read_file(&self, path: &str) -> Result<Vec<u8>, crate::KernelInfoError> {
+        self.inner.read_file(path)
+    }
+
+    fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, crate::KernelInfoError> {
+        self.inner.ifunc_target(path, symbol)
+    }
+
+    fn executable_search_path(&self) -> Vec<String> {
+        self.inner.executable_search_path()
+    }
+
+    fn btf(&self) -> Result<&crate::Btf, crate::KernelInfoError> {
+        self.inner.btf()
+    }
+
+    fn tracing_features(&self) -> Option<crate::TracingFeatures> {
+        self.inner.tracing_features()
+    }
+
+    fn kernel_functions(&self) -> Result<Vec<crate::KernelFunction>, crate::KernelInfoError> {
+        self.inner.kernel_functions()
+    }
+
+    fn cgroup_id(&self, path: &str) -> Result<u64, crate::KernelInfoError> {
+        self.inner.cgroup_id(path)
+    }
+
+    fn memo(&self) -> Option<&Memo> {
+        Some(&self.memo)
+    }
+}
