@@ -52,10 +52,13 @@ pub enum StreamCounter {
     Replaced = 3,
     /// The state map refused a new instance (map full and not LRU-evictable).
     MapFull = 4,
+    /// `sample N`: a begin that was not chosen (N - 1 in N, on average);
+    /// with [`StreamCounter::Begun`], the instances seen.
+    SampledOut = 5,
 }
 
 impl StreamCounter {
-    pub const COUNT: u32 = 5;
+    pub const COUNT: u32 = 6;
 }
 
 /// One stage of a stream (begin, the intermediate stages, end, in order).
@@ -117,6 +120,8 @@ pub struct StreamSpec {
     pub max_instances: u32,
     /// Emit records for expired and evicted instances too (`incomplete` clause).
     pub emit_incomplete: bool,
+    /// `sample N`: one in N instances is begun (1: every one).
+    pub sample: u32,
     /// The begin probe fills `cgroup` and `comm`; when nothing can show
     /// them they stay zero.
     pub captures_identity: bool,

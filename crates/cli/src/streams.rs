@@ -149,6 +149,22 @@ impl Losses {
     }
 }
 
+/// `sample N`: the rate, and how many instances were seen and begun
+/// (`weft: stream ppid: sampled 1 in 10: 98 of 1012 instances begun; each
+/// record stands for 10`); `None` for a stream that is not sampled.
+pub fn sampling_report(spec: &abi::StreamSpec, counters: &[u64]) -> Option<String> {
+    if spec.sample <= 1 {
+        return None;
+    }
+    let slot = |c: StreamCounter| counters.get(c as usize).copied().unwrap_or(0);
+    let begun = slot(StreamCounter::Begun) + slot(StreamCounter::MapFull);
+    let seen = begun + slot(StreamCounter::SampledOut);
+    Some(format!(
+        "weft: stream {}: sampled 1 in {}: {begun} of {seen} instances begun; each record stands for {} (args->sample in a handler)",
+        spec.name, spec.sample, spec.sample
+    ))
+}
+
 /// What to warn about before a run with `--timeline PATH`: a stream whose
 /// handler never calls `emit()` sends no completed record to the timeline.
 pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<String> {
@@ -376,6 +392,7 @@ impl Streams {
             let counters = session.stream_counters(spec)?;
             let expired_user = self.expired_user.get(id).copied().unwrap_or(0);
             let losses = Losses::account(&counters, expired_user, open.len() as u64);
+            report.extend(sampling_report(spec, &counters));
             report.extend(losses.report(&spec.name, spec.max_instances));
         }
         if let Some(t) = self.timeline.take() {
@@ -463,6 +480,7 @@ mod tests {
             timeout_ns: 0,
             max_instances: 8,
             emit_incomplete: false,
+            sample: 1,
             captures_identity: false,
             emits_records: true,
         }

@@ -72,3 +72,11 @@ fn comm_and_cgroup_are_captured_only_when_something_shows_them() {
         "}\nstream:s { @[args->pid, args->tid] = count(); }"
     ));
 }
+
+#[test]
+fn sampled_begin_draws_before_writing_anything() {
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_getppid by tid\n  end tracepoint:syscalls:sys_exit_getppid by tid\n  sample 10\n}";
+    let compiled = common::compile_on(src, &FixtureKernel::typical());
+    assert_eq!(compiled.manifest.streams[0].sample, 10);
+    insta::assert_snapshot!(function_name!(), lower(src), src);
+}

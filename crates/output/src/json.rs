@@ -367,6 +367,9 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         }
         None => out.write_all(b"null")?,
     }
+    if record.sample > 1 {
+        write!(out, ", \"sample\": {}", record.sample)?;
+    }
     write!(
         out,
         ", \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"stages\": [",

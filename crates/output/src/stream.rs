@@ -59,6 +59,8 @@ pub struct StreamRecord<'a> {
     pub stages: Vec<StageRecord<'a>>,
     /// The captured `$fields` (names without `$`), in declaration order.
     pub fields: Vec<(&'a str, Value)>,
+    /// `sample N`: one in N instances was begun (1 when not sampled).
+    pub sample: u32,
 }
 
 impl StreamRecord<'_> {
@@ -128,6 +130,7 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
         },
         stages,
         fields,
+        sample: spec.sample,
     }
 }
 

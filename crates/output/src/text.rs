@@ -357,6 +357,9 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         (None, 0) => {}
         (None, id) => write!(out, " cgroup={id}")?,
     }
+    if record.sample > 1 {
+        write!(out, " sample=1/{}", record.sample)?;
+    }
     write!(
         out,
         " start={}.{:09} ",

@@ -51,6 +51,8 @@ struct Slice {
     fields: Box<[Value]>,
     /// The task's cgroup path at begin, when known.
     cgroup: Option<Box<str>>,
+    /// `sample N` (1: not sampled).
+    sample: u32,
 }
 
 /// Collects stream records and writes them as a trace-event file.
@@ -135,6 +137,7 @@ impl TimelineWriter {
                 .collect(),
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
             cgroup: record.cgroup_path.as_deref().map(Box::from),
+            sample: record.sample,
         });
     }
 
@@ -278,6 +281,13 @@ impl TimelineWriter {
                 first_arg = false;
                 out.write_all(b"\"cgroup\": ")?;
                 json_string(out, cgroup.as_bytes())?;
+            }
+            if slice.sample > 1 && !names.fields.iter().any(|f| f == "sample") {
+                if !first_arg {
+                    out.write_all(b", ")?;
+                }
+                first_arg = false;
+                write!(out, "\"sample\": {}", slice.sample)?;
             }
             for (name, value) in names.fields.iter().zip(&slice.fields) {
                 if !first_arg {

@@ -47,6 +47,7 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         timeout_ns,
         max_instances: 10240,
         emit_incomplete: true,
+        sample: 1,
     }
 }
 

@@ -74,6 +74,8 @@ pub struct StreamInfo {
     pub fields: BTreeMap<String, Type>,
     pub timeout_ns: u64,
     pub max_instances: u32,
+    /// `sample N`: one in N instances is begun (1 without the clause).
+    pub sample: u32,
     pub incomplete: bool,
     /// Whether any `stream:NAME` handler exists (then records are emitted only by `emit()`).
     pub has_handlers: bool,
@@ -96,6 +98,9 @@ pub enum StreamArg {
     Tid,
     Comm,
     Cgroup,
+    /// The stream's sample rate N (`sample N`; 1 without it): each record
+    /// stands for N instances, so `sum(args->sample)` counts them all.
+    Sample,
     /// The timestamp of stage N (0 if never reached).
     StageTs(usize),
     /// A captured `$field`.
@@ -113,6 +118,7 @@ impl StreamArg {
             "tid" => StreamArg::Tid,
             "comm" => StreamArg::Comm,
             "cgroup" => StreamArg::Cgroup,
+            "sample" => StreamArg::Sample,
             other => {
                 if let Some(t) = info.fields.get(other) {
                     return Some((StreamArg::Field(other.to_string()), t.clone()));
@@ -133,10 +139,12 @@ impl StreamArg {
 
     /// Every name `args->` accepts, for suggestions.
     pub fn names(info: &StreamInfo) -> Vec<String> {
-        let mut v: Vec<String> = ["start", "end", "duration", "pid", "tid", "comm", "cgroup"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut v: Vec<String> = [
+            "start", "end", "duration", "pid", "tid", "comm", "cgroup", "sample",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         v.extend(info.stages.iter().map(|s| s.name.clone()));
         v.extend(info.fields.keys().cloned());
         v
@@ -224,5 +232,24 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
             ));
         }
     }
+    if let Some(s) = &stream.sample {
+        if literal(s).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
+            out.push(crate::diagnostics::needs_literal(
+                s.span,
+                "a stream's `sample` (one in N: a positive count)",
+            ));
+        }
+    }
     out
+}
+
+/// A stream's sample rate: `sample N`, 1 without it (or when N is not a
+/// valid count, which `check_shape` reports).
+pub fn sample_rate(stream: &Stream) -> u32 {
+    stream
+        .sample
+        .as_ref()
+        .and_then(literal)
+        .filter(|&v| v >= 1 && v <= u32::MAX as u64)
+        .map_or(1, |v| v as u32)
 }

@@ -54,6 +54,7 @@ pub enum Item {
 ///     end   tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }
 ///     timeout 5s
 ///     max 10240
+///     sample 100
 ///     incomplete
 /// }
 /// ```
@@ -67,6 +68,8 @@ pub struct Stream {
     pub timeout: Option<Expr>,
     /// `max N`: how many instances may be open at once.
     pub max: Option<Expr>,
+    /// `sample N`: begin only one in N instances (chosen at random).
+    pub sample: Option<Expr>,
     /// `incomplete`: emit records for expired and evicted instances too.
     pub incomplete: bool,
     pub span: Span,

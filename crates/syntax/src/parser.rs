@@ -699,6 +699,7 @@ impl<'a> Parser<'a> {
             stages: Vec::new(),
             timeout: None,
             max: None,
+            sample: None,
             incomplete: false,
             span: Span::DUMMY,
         };
@@ -734,6 +735,10 @@ impl<'a> Parser<'a> {
                     self.bump();
                     stream.max = Some(self.stream_value());
                 }
+                "sample" => {
+                    self.bump();
+                    stream.sample = Some(self.stream_value());
+                }
                 "incomplete" => {
                     self.bump();
                     stream.incomplete = true;
@@ -750,7 +755,7 @@ impl<'a> Parser<'a> {
         Some(stream)
     }
 
-    /// A `timeout`/`max` value: an expression without a block after it.
+    /// A `timeout`/`max`/`sample` value: an expression without a block after it.
     fn stream_value(&mut self) -> Expr {
         let saved = self.no_brace;
         self.no_brace = true;
@@ -857,7 +862,7 @@ impl<'a> Parser<'a> {
                 && self.newline_before_tok()
                 && matches!(
                     self.tok_text(),
-                    "begin" | "stage" | "end" | "timeout" | "max" | "incomplete"
+                    "begin" | "stage" | "end" | "timeout" | "max" | "sample" | "incomplete"
                 )
             {
                 return;

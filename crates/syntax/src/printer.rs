@@ -163,6 +163,10 @@ impl Printer {
                     self.line(d + 1, "Max", m.span);
                     self.expr(d + 2, m);
                 }
+                if let Some(s) = &st.sample {
+                    self.line(d + 1, "Sample", s.span);
+                    self.expr(d + 2, s);
+                }
                 if st.incomplete {
                     self.line(d + 1, "Incomplete", st.span);
                 }

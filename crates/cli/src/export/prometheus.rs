@@ -286,7 +286,7 @@ fn own_families(
     );
     let mut instances = OwnedFamily::new(
         own::STREAM_INSTANCES,
-        "Stream instances by how they ended: completed, timed_out, replaced, evicted (by the map limit) or refused (map full)",
+        "Stream instances by how they ended: completed, timed_out, replaced, evicted (by the map limit), refused (map full) or sampled_out (not begun: `sample N`)",
         MetricKind::Counter,
     );
     let mut runs = OwnedFamily::new(
@@ -367,6 +367,7 @@ fn own_families(
                 ("replaced", losses.replaced),
                 ("evicted", evicted),
                 ("refused", losses.refused),
+                ("sampled_out", counters[StreamCounter::SampledOut as usize]),
             ] {
                 instances.push(
                     with(

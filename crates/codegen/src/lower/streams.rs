@@ -127,6 +127,7 @@ impl StreamLayout {
                 timeout_ns: info.timeout_ns,
                 max_instances: info.max_instances,
                 emit_incomplete: info.incomplete,
+                sample: info.sample,
                 captures_identity: info.captures_identity,
                 emits_records: info.emits_records,
             },
@@ -332,6 +333,19 @@ impl<'a> Lower<'a> {
         if let Some(pred) = &clause.predicate {
             let c = self.scalar(pred);
             self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
+        }
+        // `sample N`: one in N instances, chosen at random before anything
+        // of it is written; the others are only counted.
+        if info.sample > 1 {
+            let draw = self.asm.vreg();
+            self.asm.call(Helper::GET_PRANDOM_U32, &[], Some(draw));
+            let n = self.constant(i64::from(info.sample));
+            self.asm.alu(AluOp::Mod, draw, Src::Reg(n));
+            let chosen = self.asm.label();
+            self.asm.br(Cond::Eq, draw, Src::Imm(0), chosen);
+            self.bump_stream_counter(spec, StreamCounter::SampledOut);
+            self.asm.jmp(self.exit);
+            self.asm.bind(chosen);
         }
         let by = clause.key.as_ref().map(|k| &k.expr);
         let key = self.stream_key(by, &info.stages[0].key, layout.key_size);
@@ -787,6 +801,10 @@ impl<'a> Lower<'a> {
             StreamArg::Cgroup => self
                 .asm
                 .load(r, state, STREAM_CGROUP_OFFSET as i16, Width::DW),
+            StreamArg::Sample => {
+                let n = self.constant(i64::from(spec.sample));
+                self.asm.mov(r, Src::Reg(n));
+            }
             StreamArg::StageTs(i) => {
                 let off = spec.stages.get(*i).map_or(0, |s| s.ts_offset);
                 self.asm.load(r, state, off as i16, Width::DW);

@@ -364,6 +364,7 @@ mod tests {
             comm: b"weftwl",
             cgroup: 7,
             cgroup_path: None,
+            sample: 1,
             start_ns: 1_000,
             end_ns: if complete { 1_500 } else { 0 },
             duration_ns: if complete { 500 } else { 0 },

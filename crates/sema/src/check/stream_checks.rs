@@ -100,6 +100,7 @@ impl Checker<'_> {
                 .map_or(streams::DEFAULT_MAX_INSTANCES, |m| {
                     m.min(u32::MAX as u64) as u32
                 }),
+            sample: streams::sample_rate(st),
             incomplete: st.incomplete,
             has_handlers: false,
             emits_records: true,
