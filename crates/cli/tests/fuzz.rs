@@ -146,7 +146,10 @@ impl KernelInfo for FuzzKernel {
 /// The scripts to start from: bpftrace's tools, the repository's `.bt`
 /// files, and the scripts written inside the tests' sources.
 fn seeds() -> Vec<(String, String)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String)> = REGRESSIONS
+        .iter()
+        .map(|(what, text)| (format!("regression: {what}"), text.to_string()))
+        .collect();
     let mut bt_files = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/usr/sbin") {
         bt_files.extend(dir.flatten().map(|e| e.path()));
@@ -241,6 +244,14 @@ fn functions_named(seeds: &[(String, String)]) -> Vec<KernelFunction> {
         .map(|name| KernelFunction { name, module: None })
         .collect()
 }
+
+/// Cases the fuzz found, each fixed; run first, every time.
+const REGRESSIONS: &[(&str, &str)] = &[(
+    // A NUL in a probe's name reached the ELF writer, whose string table
+    // panicked on it (`assertion failed: !string.contains(&0)`).
+    "a NUL in an attach point",
+    "tracepoint:syscalls:\0sys_enter_getppid /pid == cpid/ { @c[\"ab\"] = count(); }",
+)];
 
 /// xorshift64*: small, fast, reproducible.
 struct Rng(u64);

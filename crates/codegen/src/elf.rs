@@ -76,6 +76,8 @@ pub enum ElfError {
     UnknownMap { program: String, symbol: String },
     /// Two maps or programs share a symbol name.
     DuplicateSymbol(String),
+    /// A symbol or section name that ELF cannot hold (empty, or with a NUL).
+    BadName(String),
     /// The `object` crate failed to write.
     Write(String),
 }
@@ -87,6 +89,7 @@ impl fmt::Display for ElfError {
                 write!(f, "program {program} references unknown map {symbol}")
             }
             ElfError::DuplicateSymbol(s) => write!(f, "duplicate symbol {s}"),
+            ElfError::BadName(s) => write!(f, "the name {s:?} cannot be an ELF symbol or section"),
             ElfError::Write(e) => write!(f, "writing the ELF object: {e}"),
         }
     }
@@ -105,6 +108,15 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
         if !names.insert(n) {
             return Err(ElfError::DuplicateSymbol(n.to_string()));
         }
+    }
+    // ELF names are NUL-terminated strings.
+    if let Some(n) = programs
+        .iter()
+        .flat_map(|p| [p.name, p.section])
+        .chain(maps.iter().map(|m| m.name.as_str()))
+        .find(|n| n.is_empty() || n.contains('\0'))
+    {
+        return Err(ElfError::BadName(n.to_string()));
     }
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
@@ -409,5 +421,55 @@ fn btf_for_maps(b: &mut Btf, maps: &[ElfMap], defs: &[MapDef]) {
         b.u32(var);
         b.u32(off);
         b.u32(size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asm::{Asm, Src};
+
+    fn ret0() -> Function {
+        let mut a = Asm::new();
+        a.ret(Src::Imm(0));
+        a.finish().unwrap()
+    }
+
+    #[test]
+    fn names_elf_cannot_hold_are_errors_not_panics() {
+        let f = ret0();
+        // The fuzz's case: a NUL in a tracepoint's name, in the section name.
+        let err = write_object(
+            &[ElfProgram {
+                name: "p",
+                section: "tracepoint/syscalls/\0x",
+                func: &f,
+            }],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(err, ElfError::BadName("tracepoint/syscalls/\0x".into()));
+        assert!(
+            write_object(
+                &[ElfProgram {
+                    name: "",
+                    section: "raw_tp/x",
+                    func: &f,
+                }],
+                &[]
+            )
+            .is_err()
+        );
+        assert!(
+            write_object(
+                &[ElfProgram {
+                    name: "p",
+                    section: "raw_tp/x",
+                    func: &f,
+                }],
+                &[]
+            )
+            .is_ok()
+        );
     }
 }

@@ -883,7 +883,12 @@ impl<'a> Parser<'a> {
         while i < src.len() {
             let c = src[i];
             let next = src.get(i + 1).copied().unwrap_or(0);
-            if c.is_ascii_whitespace() || matches!(c, b'{' | b',' | b';' | b'}') {
+            // A control byte (a NUL among them) is never part of a probe's
+            // name: it ends it, and the lexer reports it.
+            if c.is_ascii_whitespace()
+                || c.is_ascii_control()
+                || matches!(c, b'{' | b',' | b';' | b'}')
+            {
                 break;
             }
             if c == b'/' && (!seen_colon || next == b'/' || next == b'*') {
