@@ -17,6 +17,12 @@ pub enum StackMode {
     Bpftrace,
     /// `\taddress symbol+offset (module)` per line, like `perf script`.
     Perf,
+    /// The address in hex per line, unresolved.
+    Raw,
+    /// User stacks: the build id of the file each frame is in and the
+    /// frame's offset in that file (`build_id 0xoffset`), what a symbolizer
+    /// elsewhere needs; the address where no file with a build id maps it.
+    BuildId,
 }
 
 impl StackMode {
@@ -24,6 +30,8 @@ impl StackMode {
         match name {
             "bpftrace" => Some(StackMode::Bpftrace),
             "perf" => Some(StackMode::Perf),
+            "raw" => Some(StackMode::Raw),
+            "build_id" => Some(StackMode::BuildId),
             _ => None,
         }
     }
@@ -32,6 +40,8 @@ impl StackMode {
         match self {
             StackMode::Bpftrace => "bpftrace",
             StackMode::Perf => "perf",
+            StackMode::Raw => "raw",
+            StackMode::BuildId => "build_id",
         }
     }
 }
@@ -68,7 +78,8 @@ mod tests {
         assert_eq!(stack_map_name(127), "weft_stack_127");
         assert!(stack_map_name(MAX_STACK_LIMIT).len() <= 15);
         assert_eq!(StackMode::from_name("perf"), Some(StackMode::Perf));
-        assert_eq!(StackMode::from_name("raw"), None);
+        assert_eq!(StackMode::from_name("raw"), Some(StackMode::Raw));
+        assert_eq!(StackMode::from_name("nope"), None);
         assert_eq!(StackMode::Bpftrace.name(), "bpftrace");
     }
 }

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use abi::{Layout, Manifest, MapValue};
-use output::{Frame, Stack, StackResolver, Symbol, Value};
+use abi::{Layout, Manifest, MapValue, StackMode};
+use output::{FileOffset, Frame, Stack, StackResolver, Symbol, Value};
 use runtime::Session;
 use runtime::symbols::{ExitMaps, Kallsyms, ResolvedSymbol, UserSymbols};
 
@@ -266,6 +266,35 @@ impl StackResolver for Resolver<'_> {
         let map = abi::stack::stack_map_name(stack.limit);
         // A stack that cannot be read prints empty rather than failing the output.
         let addrs = self.session.stack_addresses(&map, id).unwrap_or_default();
+        // raw and build_id stacks print addresses, not symbols.
+        match stack.mode {
+            StackMode::Raw => {
+                return addrs
+                    .iter()
+                    .map(|&addr| Frame {
+                        addr,
+                        symbol: None,
+                        file: None,
+                    })
+                    .collect();
+            }
+            StackMode::BuildId if stack.user => {
+                let files = self.symbols.user().build_ids(stack.pid, &addrs);
+                return addrs
+                    .iter()
+                    .zip(files)
+                    .map(|(&addr, file)| Frame {
+                        addr,
+                        symbol: None,
+                        file: file.map(|(id, offset)| FileOffset {
+                            build_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+                            offset,
+                        }),
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
         let syms: Vec<Option<ResolvedSymbol>> = if stack.user {
             self.symbols.user().frames(stack.pid, &addrs)
         } else {
@@ -282,6 +311,7 @@ impl StackResolver for Resolver<'_> {
             .map(|(&addr, s)| Frame {
                 addr,
                 symbol: s.map(symbol),
+                file: None,
             })
             .collect()
     }

@@ -215,3 +215,62 @@ fn printf_stacks_and_kernel_symbols() {
     // As bpftrace prints an unresolved null address.
     assert!(out.stdout.contains("@[0]: "), "{}", out.stdout);
 }
+
+/// The build id of the workload binary in hex, and the offset in its file
+/// of `weft_workload_marker`'s first instruction.
+fn marker_in_file() -> (String, u64) {
+    let data = std::fs::read(common::workload()).expect("the workload");
+    let bin = uelf::Binary::parse(&data).expect("an ELF file");
+    let id = bin.build_id.expect("a build id");
+    let sym = bin
+        .functions
+        .iter()
+        .find(|f| f.name == "weft_workload_marker")
+        .expect("the marker function");
+    let seg = bin
+        .segments
+        .iter()
+        .find(|s| (s.vaddr..s.vaddr + s.memsz).contains(&sym.address))
+        .expect("its segment");
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    (hex, sym.address - seg.vaddr + seg.offset)
+}
+
+#[test]
+fn raw_stacks_print_bare_addresses() {
+    require_root!();
+    let wl = common::workload().display().to_string();
+    let out = trace_workload(
+        &format!(
+            "uprobe:{wl}:weft_workload_marker /pid == cpid/ {{ @u[ustack(raw, 1)] = count(); @k[kstack(raw, 1)] = count(); }}"
+        ),
+        "call 4",
+        &[],
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    // @k's kernel stack is empty (a uprobe fires in user mode); @u's one
+    // frame is the marker's address, unindented, in hex.
+    assert_eq!(lines.len(), 6, "{}", out.stdout);
+    assert_eq!(&lines[..4], &["", "", "@k[]: 4", "@u["], "{}", out.stdout);
+    let addr = u64::from_str_radix(lines[4], 16)
+        .unwrap_or_else(|_| panic!("not an address: {}", out.stdout));
+    // The address and the marker's file offset share the page offset.
+    let (_, offset) = marker_in_file();
+    assert_eq!(addr & 0xfff, offset & 0xfff, "{}", out.stdout);
+    assert_eq!(lines[5], "]: 4", "{}", out.stdout);
+}
+
+#[test]
+fn build_id_stacks_name_the_file_and_offset() {
+    require_root!();
+    let wl = common::workload().display().to_string();
+    let out = trace_workload(
+        &format!(
+            "uprobe:{wl}:weft_workload_marker /pid == cpid/ {{ @[ustack(build_id, 1)] = count(); }}"
+        ),
+        "call 4",
+        &[],
+    );
+    let (id, offset) = marker_in_file();
+    assert_eq!(out.stdout, format!("\n\n@[\n{id} 0x{offset:x}\n]: 4\n"));
+}

@@ -881,10 +881,12 @@ mod tests {
                         offset: 4,
                         module: None,
                     }),
+                    file: None,
                 },
                 crate::stack::Frame {
                     addr: 2,
                     symbol: None,
+                    file: None,
                 },
             ],
         };

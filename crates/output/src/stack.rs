@@ -31,6 +31,17 @@ pub struct Stack {
 pub struct Frame {
     pub addr: u64,
     pub symbol: Option<Symbol>,
+    /// In `build_id` mode: the build id of the file mapped at the address
+    /// and the address's offset in that file.
+    pub file: Option<FileOffset>,
+}
+
+/// Where a user address lies in the file mapped there, by build id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileOffset {
+    /// The file's GNU build id, in hex.
+    pub build_id: String,
+    pub offset: u64,
 }
 
 /// A symbol an address falls in.
@@ -137,6 +148,17 @@ pub fn stack_text(stack: &Stack, indent: usize) -> Vec<u8> {
     }
     let mut out = String::from("\n");
     for frame in stack.frames.iter().take_while(|f| f.addr != 0) {
+        match (stack.mode, &frame.file) {
+            (StackMode::Raw, _) | (StackMode::BuildId, None) => {
+                out.push_str(&format!("{:x}\n", frame.addr));
+                continue;
+            }
+            (StackMode::BuildId, Some(f)) => {
+                out.push_str(&format!("{} 0x{:02x}\n", f.build_id, f.offset));
+                continue;
+            }
+            _ => {}
+        }
         let sym = match &frame.symbol {
             Some(s) => format!("{}+{}", s.name, s.offset),
             None => format!("0x{:x}", frame.addr),
@@ -146,6 +168,7 @@ pub fn stack_text(stack: &Stack, indent: usize) -> Vec<u8> {
                 out.extend(std::iter::repeat_n(' ', indent));
                 out.push_str(&sym);
             }
+            StackMode::Raw | StackMode::BuildId => {}
             StackMode::Perf => {
                 out.push_str(&format!("\t{:x} {sym}", frame.addr));
                 if stack.user {
@@ -193,6 +216,7 @@ mod tests {
                 offset: o,
                 module: m.map(str::to_string),
             }),
+            file: None,
         }
     }
 
@@ -252,6 +276,48 @@ mod tests {
         assert_eq!(
             String::from_utf8(stack_text(&u, 4)).unwrap(),
             "\n\t56316962716f weft_spin_leaf+22 (/tmp/st/spin)\n\t7faab9362b46 0x7faab9362b46 ([unknown])\n"
+        );
+    }
+
+    #[test]
+    fn raw_mode_prints_bare_addresses() {
+        let s = stack(
+            true,
+            StackMode::Raw,
+            vec![
+                frame(0x56316962716f, Some(("ignored", 1, None))),
+                frame(0x7faab9362b46, None),
+            ],
+        );
+        // No indent in any position, as bpftrace prints raw stacks.
+        assert_eq!(
+            String::from_utf8(stack_text(&s, 8)).unwrap(),
+            "\n56316962716f\n7faab9362b46\n"
+        );
+    }
+
+    #[test]
+    fn build_id_mode_prints_file_build_ids_and_offsets() {
+        let mut with_file = frame(0x56316962716f, None);
+        with_file.file = Some(FileOffset {
+            build_id: "8f3c2a".into(),
+            offset: 0x116f,
+        });
+        let mut low = frame(0x5631696201f0, None);
+        low.file = Some(FileOffset {
+            build_id: "8f3c2a".into(),
+            offset: 0x1,
+        });
+        let s = stack(
+            true,
+            StackMode::BuildId,
+            vec![with_file, low, frame(0x7ffd12345678, None)],
+        );
+        // The offset has at least two hex digits; an address in no file
+        // with a build id prints bare.
+        assert_eq!(
+            String::from_utf8(stack_text(&s, 8)).unwrap(),
+            "\n8f3c2a 0x116f\n8f3c2a 0x01\n7ffd12345678\n"
         );
     }
 

@@ -19,6 +19,7 @@ fn frames(list: &[(u64, &str, u64)]) -> Vec<Frame> {
                 offset,
                 module: None,
             }),
+            file: None,
         })
         .collect()
 }

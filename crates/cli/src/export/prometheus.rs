@@ -636,6 +636,7 @@ impl StackResolver for ReaderResolver<'_> {
                     offset: s.offset,
                     module: s.module,
                 }),
+                file: None,
             })
             .collect()
     }

@@ -306,6 +306,7 @@ mod tests {
                         offset: 3,
                         module: None,
                     }),
+                    file: None,
                 })
                 .collect(),
         }))

@@ -104,6 +104,8 @@ pub struct UserSymbols {
     own_vdso: Option<Option<u64>>,
     /// CPU time spent reading mappings and symbolizing.
     spent: Duration,
+    /// The GNU build id of each file read for `build_id` stacks.
+    build_ids: HashMap<String, Option<Vec<u8>>>,
     exit_maps: ExitMaps,
 }
 
@@ -154,6 +156,7 @@ impl UserSymbols {
             processes: HashMap::new(),
             own_vdso: None,
             spent: Duration::ZERO,
+            build_ids: HashMap::new(),
             exit_maps,
         }
     }
@@ -224,6 +227,35 @@ impl UserSymbols {
                 })
             })
             .collect()
+    }
+
+    /// Where each address of process `pid` lies, as the kernel's
+    /// `BPF_F_STACK_BUILD_ID` stacks give it: the GNU build id of the file
+    /// mapped there and the address's offset in that file; `None` for
+    /// anonymous memory, the vDSO, an unmapped address or a file without a
+    /// build id.
+    pub fn build_ids(&mut self, pid: u32, addrs: &[u64]) -> Vec<Option<(Vec<u8>, u64)>> {
+        let started = super::thread_cpu_time();
+        let targets = self.targets(pid, addrs);
+        let out = targets
+            .into_iter()
+            .map(|t| match t {
+                Target::File { path, offset, .. } => {
+                    let id = self
+                        .build_ids
+                        .entry(path)
+                        .or_insert_with_key(|path| {
+                            let data = std::fs::read(path).ok()?;
+                            uelf::Binary::parse(&data).ok()?.build_id
+                        })
+                        .clone()?;
+                    Some((id, offset))
+                }
+                _ => None,
+            })
+            .collect();
+        self.spent += super::thread_cpu_time().saturating_sub(started);
+        out
     }
 
     /// Resolves exact addresses of process `pid`.

@@ -4,8 +4,11 @@
 //!   `ustack([mode][, limit])` (functions): the kernel or user stack of the
 //!   current task, at most `limit` frames (default 127, at most 1024),
 //!   printed in `mode` (`bpftrace`, the default: `symbol+offset` per line;
-//!   `perf`: `address symbol+offset (module)` per line). Usable as map keys
-//!   and values, in printf's `%s`, and in tuples.
+//!   `perf`: `address symbol+offset (module)` per line; `raw`: the address
+//!   in hex per line; `build_id`, user stacks only: the build id of the
+//!   file each frame is in and the frame's offset in it, what a symbolizer
+//!   on another machine needs). Usable as map keys and values, in printf's
+//!   `%s`, and in tuples.
 //!   *Why:* `@[kstack] = count()` under `profile:hz:99` is a CPU profile;
 //!   under `tracepoint:sched:sched_switch` an off-CPU profile.
 //!   A stack that could not be captured (a user-mode sample's kernel stack,
@@ -29,20 +32,20 @@ pub const KSTACK_VAR: VariableDef = VariableDef {
     name: "kstack",
     numbered: false,
     help: "the kernel stack (kstack(bpftrace, 127))",
-    ty: |_, _| Ok(default_stack(false)),
+    ty: |_, _| Ok(default_stack(false, StackMode::Bpftrace)),
 };
 
 pub const USTACK_VAR: VariableDef = VariableDef {
     name: "ustack",
     numbered: false,
     help: "the user stack (ustack(bpftrace, 127))",
-    ty: |_, _| Ok(default_stack(true)),
+    ty: |_, _| Ok(default_stack(true, StackMode::Bpftrace)),
 };
 
 pub const KSTACK: FunctionDef = FunctionDef {
     name: "kstack",
     signature: "kstack([mode][, limit])",
-    help: "the kernel stack, at most limit frames, printed in mode (bpftrace or perf)",
+    help: "the kernel stack, at most limit frames, printed in mode (bpftrace, perf or raw)",
     check: check_kstack,
     aggregates: false,
 };
@@ -50,7 +53,7 @@ pub const KSTACK: FunctionDef = FunctionDef {
 pub const USTACK: FunctionDef = FunctionDef {
     name: "ustack",
     signature: "ustack([mode][, limit])",
-    help: "the user stack, at most limit frames, printed in mode (bpftrace or perf)",
+    help: "the user stack, at most limit frames, printed in mode (bpftrace, perf, raw or build_id)",
     check: check_ustack,
     aggregates: false,
 };
@@ -80,7 +83,8 @@ fn check_ustack(cx: &mut CallCheck<'_, '_>) -> Type {
 }
 
 fn check_stack(cx: &mut CallCheck<'_, '_>, user: bool) -> Type {
-    match stack_call(user, cx.name, cx.args) {
+    let default_mode = StackMode::Bpftrace;
+    match stack_call(user, cx.name, cx.args, default_mode) {
         Ok(t) => t,
         Err(d) => {
             cx.error(d);
@@ -112,26 +116,46 @@ fn check_sym(cx: &mut CallCheck<'_, '_>, user: bool) -> Type {
     Type::Sym { user }
 }
 
-/// `kstack` / `ustack` written without arguments.
-pub fn default_stack(user: bool) -> Type {
+/// `kstack` / `ustack` written without arguments, in the `stack_mode` of
+/// the config (`build_id` is for user stacks: kernel ones fall back to `raw`,
+/// as in bpftrace).
+pub fn default_stack(user: bool, mode: StackMode) -> Type {
     Type::Stack {
         user,
-        mode: StackMode::Bpftrace,
+        mode: stack_mode_for(user, mode),
         limit: DEFAULT_STACK_LIMIT,
     }
 }
 
+fn stack_mode_for(user: bool, mode: StackMode) -> StackMode {
+    match mode {
+        StackMode::BuildId if !user => StackMode::Raw,
+        m => m,
+    }
+}
+
 /// The type of `kstack(args)` / `ustack(args)`: the arguments are a mode
-/// name, a literal frame limit, or both in that order.
-pub fn stack_call(user: bool, name: &str, args: &[Expr]) -> Result<Type, Diagnostic> {
+/// name, a literal frame limit, or both in that order; without a mode,
+/// `default_mode` (the config's `stack_mode`).
+pub fn stack_call(
+    user: bool,
+    name: &str,
+    args: &[Expr],
+    default_mode: StackMode,
+) -> Result<Type, Diagnostic> {
     let mode_of = |e: &Expr| match &e.kind {
+        ExprKind::Ident(n) if n == "build_id" && !user => Err(diag::bad_stack_argument(
+            e.span,
+            name,
+            "the `build_id` mode is for user stacks (ustack) only",
+        )),
         ExprKind::Ident(n) => StackMode::from_name(n).ok_or_else(|| {
             diag::bad_stack_argument(e.span, name, &format!("unknown stack mode `{n}`"))
         }),
         _ => Err(diag::bad_stack_argument(
             e.span,
             name,
-            "the mode must be `bpftrace` or `perf`",
+            "the mode must be `bpftrace`, `perf`, `raw` or `build_id`",
         )),
     };
     let limit_of = |e: &Expr| match e.kind {
@@ -150,8 +174,8 @@ pub fn stack_call(user: bool, name: &str, args: &[Expr]) -> Result<Type, Diagnos
         )),
     };
     let (mode, limit) = match args {
-        [] => (StackMode::Bpftrace, DEFAULT_STACK_LIMIT),
-        [a] if matches!(a.kind, ExprKind::Int { .. }) => (StackMode::Bpftrace, limit_of(a)?),
+        [] => (default_mode, DEFAULT_STACK_LIMIT),
+        [a] if matches!(a.kind, ExprKind::Int { .. }) => (default_mode, limit_of(a)?),
         [a] => (mode_of(a)?, DEFAULT_STACK_LIMIT),
         [m, l] => (mode_of(m)?, limit_of(l)?),
         [_, _, extra, ..] => {
@@ -192,8 +216,8 @@ mod tests {
 
     #[test]
     fn modes_and_limits() {
-        let k = |args: &[Expr]| stack_call(false, "kstack", args);
-        assert_eq!(k(&[]).unwrap(), default_stack(false));
+        let k = |args: &[Expr]| stack_call(false, "kstack", args, StackMode::Bpftrace);
+        assert_eq!(k(&[]).unwrap(), default_stack(false, StackMode::Bpftrace));
         assert_eq!(
             k(&[ident("perf")]).unwrap(),
             Type::Stack {
@@ -211,7 +235,7 @@ mod tests {
             }
         );
         assert_eq!(
-            stack_call(true, "ustack", &[ident("bpftrace"), int(5)]).unwrap(),
+            stack_call(true, "ustack", &[ident("bpftrace"), int(5)], StackMode::Raw).unwrap(),
             Type::Stack {
                 user: true,
                 mode: StackMode::Bpftrace,
@@ -221,10 +245,24 @@ mod tests {
         assert!(k(&[int(0)]).is_err());
         assert!(k(&[int(2000)]).is_err());
         assert!(
-            k(&[ident("raw")])
+            k(&[ident("sideways")])
                 .unwrap_err()
                 .message
-                .contains("unknown stack mode `raw`")
+                .contains("unknown stack mode `sideways`")
+        );
+        assert!(k(&[ident("build_id")]).is_err());
+        // The config's mode where the call names none; build_id is for user stacks.
+        assert_eq!(
+            stack_call(true, "ustack", &[int(2)], StackMode::BuildId).unwrap(),
+            Type::Stack {
+                user: true,
+                mode: StackMode::BuildId,
+                limit: 2
+            }
+        );
+        assert_eq!(
+            default_stack(false, StackMode::BuildId),
+            default_stack(false, StackMode::Raw)
         );
         assert!(k(&[ident("perf"), int(1), int(2)]).is_err());
     }
