@@ -291,6 +291,32 @@ pub struct Manifest {
     /// The helper calls whose failures are reported (`-k`/`-kk`), indexed by
     /// the `id` of [`EventKind::HelperError`] records.
     pub helper_sites: Vec<HelperErrorSite>,
+    /// What the script's config says user space does.
+    pub settings: RunSettings,
+}
+
+/// Run-time settings from bpftrace's config keys (the script's `config`
+/// block and the `BPFTRACE_*` environment), for user space.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSettings {
+    /// `print_maps_on_exit`: print every map when the run ends.
+    pub print_maps_on_exit: bool,
+    /// `max_cat_bytes`: what `cat()` prints of a file at most.
+    pub max_cat_bytes: u32,
+    /// `log_size`: bytes of the buffer the kernel's verifier writes its log
+    /// to when a program fails to load; `None`: as large as the log needs.
+    pub log_size: Option<u32>,
+}
+
+impl Default for RunSettings {
+    /// bpftrace's defaults.
+    fn default() -> Self {
+        RunSettings {
+            print_maps_on_exit: true,
+            max_cat_bytes: 10240,
+            log_size: None,
+        }
+    }
 }
 
 impl Manifest {

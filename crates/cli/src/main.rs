@@ -184,7 +184,7 @@ fn trace(args: &Args) -> Result<(), String> {
         cpid: child.as_ref().map(|c| c.pid()),
         pid_filter: args.pid,
         cgroup_filter,
-        missing_probes: missing_probes_from_env()?,
+        env: bpftrace_env(),
         unsafe_mode: args.unsafe_mode,
         includes: args.includes.clone(),
     };
@@ -199,7 +199,7 @@ fn trace(args: &Args) -> Result<(), String> {
         &opts,
         &codegen::Options {
             helper_errors: args.helper_errors,
-            ..codegen_options_from_env()?
+            ..codegen::Options::default()
         },
         args.dump,
         &mut dumps,
@@ -269,10 +269,7 @@ fn trace(args: &Args) -> Result<(), String> {
         }
         None => None,
     };
-    let load_opts = runtime::LoadOptions {
-        ringbuf_size: ringbuf_size_from_env()?,
-        ..Default::default()
-    };
+    let load_opts = runtime::LoadOptions::default();
     let mut session =
         match runtime::Session::load(&out.compiled.elf, &out.compiled.manifest, &load_opts) {
             Ok(s) => s,
@@ -465,52 +462,12 @@ fn export_session(
     Ok(tap)
 }
 
-/// `BPFTRACE_MAP_KEYS_MAX` (bpftrace's knob) bounds every map; it wins
-/// over the script's `config = { max_map_keys = N }`, as in bpftrace.
-fn codegen_options_from_env() -> Result<codegen::Options, String> {
-    let mut options = codegen::Options::default();
-    if let Ok(text) = std::env::var("BPFTRACE_MAP_KEYS_MAX") {
-        options.max_map_entries = Some(
-            text.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    format!(
-                        "weft: error: BPFTRACE_MAP_KEYS_MAX must be a positive number, not `{text}`"
-                    )
-                })?,
-        );
-    }
-    Ok(options)
-}
-
-/// `BPFTRACE_MISSING_PROBES` (`error`, `warn` or `ignore`) decides what an
-/// attach point that does not exist is, over the script's `config = {
-/// missing_probes = ... }`, as in bpftrace.
-fn missing_probes_from_env() -> Result<Option<sema::MissingProbes>, String> {
-    let Ok(text) = std::env::var("BPFTRACE_MISSING_PROBES") else {
-        return Ok(None);
-    };
-    sema::MissingProbes::from_name(text.trim())
-        .map(Some)
-        .ok_or_else(|| {
-            format!(
-                "weft: error: BPFTRACE_MISSING_PROBES must be error, warn or ignore, not `{text}`"
-            )
-        })
-}
-
-/// `BPFTRACE_PERF_RB_PAGES` (bpftrace's knob, in pages) sizes the ring buffer,
-/// over the script's `config = { perf_rb_pages = N }`; the kernel wants a power of two.
-fn ringbuf_size_from_env() -> Result<Option<u32>, String> {
-    let Ok(text) = std::env::var("BPFTRACE_PERF_RB_PAGES") else {
-        return Ok(None);
-    };
-    match text.trim().parse::<u32>() {
-        Ok(pages) if (1..=1 << 18).contains(&pages) => Ok(Some((pages * 4096).next_power_of_two())),
-        _ => Err(format!(
-            "weft: error: BPFTRACE_PERF_RB_PAGES must be a number of pages from 1 to 262144, not `{text}`"
-        )),
-    }
+/// The environment's `BPFTRACE_*` variables: bpftrace's config keys
+/// (`BPFTRACE_STACK_MODE=raw`), which sema applies over the script's
+/// `config` block, as bpftrace does.
+fn bpftrace_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with("BPFTRACE_"))
+        .collect()
 }

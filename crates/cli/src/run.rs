@@ -221,6 +221,9 @@ pub fn run(
         .zip(pump.zeroed.iter().copied())
         .collect();
     by_name.sort_by(|a, b| a.0.name.as_bytes().cmp(b.0.name.as_bytes()));
+    if !manifest.settings.print_maps_on_exit {
+        by_name.clear();
+    }
     for (spec, zeroed) in by_name {
         print_map(
             session,
@@ -447,7 +450,7 @@ fn drain(
                 } else {
                     text.clear();
                     spec.format.render_into(&args, &mut text);
-                    print_text(sink, &text, spec.action)
+                    print_text(sink, &text, spec.action, manifest.settings.max_cat_bytes)
                 };
                 if let Err(e) = printed {
                     write_error = Some(e);
@@ -560,7 +563,13 @@ fn handle_actions(
                 if spec.action == abi::PrintfAction::Value {
                     print_value(sink, &args).map_err(io_error)?;
                 } else {
-                    print_text(sink, &spec.format.render(&args), spec.action).map_err(io_error)?;
+                    print_text(
+                        sink,
+                        &spec.format.render(&args),
+                        spec.action,
+                        manifest.settings.max_cat_bytes,
+                    )
+                    .map_err(io_error)?;
                 }
             }
             Action::Stream { id, record } => {
@@ -664,11 +673,18 @@ fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut outp
     }
 }
 
-/// A printf's text; for `cat()` the contents of the file it names (a
-/// file that cannot be read is said on stderr and prints empty, as bpftrace
-/// does: its JSON still has the `cat` record); for `system()` what the
-/// command, run by `sh -c` until it ends, writes to its stdout.
-fn print_text(sink: &mut dyn Sink, text: &[u8], action: abi::PrintfAction) -> std::io::Result<()> {
+/// A printf's text; for `cat()` the contents of the file it names, at
+/// most `max_cat_bytes` of it (a file that cannot be read is said on stderr
+/// and prints empty, as bpftrace does: its JSON still has the `cat`
+/// record); for `system()` what the command, run by `sh -c` until it ends,
+/// writes to its stdout.
+fn print_text(
+    sink: &mut dyn Sink,
+    text: &[u8],
+    action: abi::PrintfAction,
+    max_cat_bytes: u32,
+) -> std::io::Result<()> {
+    use std::io::Read as _;
     match action {
         abi::PrintfAction::Print => return sink.printf(text),
         abi::PrintfAction::System => {
@@ -695,7 +711,12 @@ fn print_text(sink: &mut dyn Sink, text: &[u8], action: abi::PrintfAction) -> st
         abi::PrintfAction::Value => return Ok(()),
     }
     let path = String::from_utf8_lossy(text);
-    match std::fs::read(path.as_ref()) {
+    let read = std::fs::File::open(path.as_ref()).and_then(|f| {
+        let mut bytes = Vec::new();
+        f.take(u64::from(max_cat_bytes)).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    });
+    match read {
         Ok(bytes) => sink.cat(&bytes),
         Err(e) => {
             eprintln!("weft: cat: cannot read '{path}': {e}");

@@ -8,7 +8,7 @@
 //!   bytes are zero and its shape is described by `.BTF` as a struct of
 //!   `int (*member)[N]` pointers (libbpf's `__uint(member, N)`);
 //! - map loads are `ld_imm64` with a REL `R_BPF_64_64` against the map symbol;
-//! - `license` = `"GPL\0"`;
+//! - `license` = `"GPL\0"` (or the config's `license`);
 //! - `.BTF` also holds a `FUNC` per program and `.BTF.ext` its `func_info`,
 //!   so the kernel keeps each program's full name (the kernel's own name is
 //!   cut at 15 bytes; `bpftool prog show` prints the full one from BTF).
@@ -97,8 +97,19 @@ impl fmt::Display for ElfError {
 
 impl std::error::Error for ElfError {}
 
-/// Writes a relocatable BPF ELF object.
+/// Writes a relocatable BPF ELF object under the GPL.
 pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<u8>, ElfError> {
+    write_object_licensed(programs, maps, "GPL")
+}
+
+/// Writes a relocatable BPF ELF object whose `license` section says
+/// `license` (bpftrace's `license` config key; the kernel lets only
+/// GPL-compatible programs call GPL-only helpers).
+pub fn write_object_licensed(
+    programs: &[ElfProgram<'_>],
+    maps: &[ElfMap],
+    license: &str,
+) -> Result<Vec<u8>, ElfError> {
     let mut names = std::collections::HashSet::new();
     for n in programs
         .iter()
@@ -201,11 +212,14 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
     }
 
     let lic = obj.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
-    obj.section_mut(lic).set_data(b"GPL\0".to_vec(), 1);
+    let mut license = license.as_bytes().to_vec();
+    license.push(0);
+    let license_size = license.len() as u64;
+    obj.section_mut(lic).set_data(license, 1);
     obj.add_symbol(Symbol {
         name: b"_license".to_vec(),
         value: 0,
-        size: 4,
+        size: license_size,
         kind: SymbolKind::Data,
         scope: SymbolScope::Dynamic,
         weak: false,

@@ -12,5 +12,5 @@ pub mod lower;
 
 pub use asm::{AluOp, Asm, AsmError, Cond, Function, Helper, Label, Reloc, Slot, Src, VReg, Width};
 pub use disasm::disasm;
-pub use elf::{ElfError, ElfMap, ElfProgram, MapType, write_object};
+pub use elf::{ElfError, ElfMap, ElfProgram, MapType, write_object, write_object_licensed};
 pub use lower::{Compiled, Options, compile, compile_with};

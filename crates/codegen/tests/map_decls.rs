@@ -121,3 +121,29 @@ fn stack_maps_follow_the_map_size_unless_sized_for_the_run() {
         (MapType::StackTrace, 16384)
     );
 }
+
+/// The other config keys that reach the object and user space: the
+/// `license` section says the licence; the manifest carries what user space
+/// does at exit, in `cat()` and when a program fails to load.
+#[test]
+fn config_license_and_run_settings() {
+    let c = compile(
+        "config = { license = \"Dual MIT/GPL\"; print_maps_on_exit = 0; max_cat_bytes = 7; log_size = 4096 }\nBEGIN { @x = 1; }",
+        &Options::default(),
+    );
+    let has = |needle: &[u8]| c.elf.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"Dual MIT/GPL\0"));
+    assert_eq!(
+        c.manifest.settings,
+        abi::RunSettings {
+            print_maps_on_exit: false,
+            max_cat_bytes: 7,
+            log_size: Some(4096),
+        }
+    );
+    // libbpf still opens it.
+    elf_map(&c, "weft_events");
+    let d = compile("BEGIN { @x = 1; }", &Options::default());
+    assert!(d.elf.windows(4).any(|w| w == b"GPL\0"));
+    assert_eq!(d.manifest.settings, abi::RunSettings::default());
+}

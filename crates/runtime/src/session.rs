@@ -58,14 +58,26 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn open_object(elf: &[u8], opts: &LoadOptions, capture: &Capture) -> Result<OpenObject, LoadError> {
+/// Opens `elf`; `log_buf` is where the verifier's log goes when a program
+/// fails to load (bpftrace's `log_size`: libbpf does not grow it), else
+/// libbpf's own buffer, as large as the log needs.
+fn open_object(
+    elf: &[u8],
+    opts: &LoadOptions,
+    log_buf: Option<&mut [u8]>,
+    capture: &Capture,
+) -> Result<OpenObject, LoadError> {
     let name = CString::new(opts.object_name.as_deref().unwrap_or("weft"))
         .unwrap_or_else(|_| CString::from(c"weft"));
-    let open_opts = libbpf_sys::bpf_object_open_opts {
+    let mut open_opts = libbpf_sys::bpf_object_open_opts {
         sz: std::mem::size_of::<libbpf_sys::bpf_object_open_opts>() as libbpf_sys::size_t,
         object_name: name.as_ptr(),
         ..Default::default()
     };
+    if let Some(buf) = log_buf {
+        open_opts.kernel_log_buf = buf.as_mut_ptr().cast();
+        open_opts.kernel_log_size = buf.len() as libbpf_sys::size_t;
+    }
     // SAFETY: `elf` outlives the call (libbpf copies it); `open_opts` is valid.
     let ptr = unsafe {
         libbpf_sys::bpf_object__open_mem(elf.as_ptr().cast(), elf.len() as _, &open_opts)
@@ -89,6 +101,23 @@ fn open_object(elf: &[u8], opts: &LoadOptions, capture: &Capture) -> Result<Open
             log: capture.take(),
         }),
     }
+}
+
+/// libbpf's warnings with the verifier log from `buf` put where libbpf
+/// prints a log of its own, after the failing program's line.
+fn with_custom_log(mut text: String, buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let log = String::from_utf8_lossy(&buf[..end]);
+    if log.is_empty() {
+        return text;
+    }
+    if let Some(f) = crate::libbpf_log::parse_load_failure(&text) {
+        text.push_str(&format!(
+            "prog '{}': -- BEGIN PROG LOAD LOG --\n{log}-- END PROG LOAD LOG --\n",
+            f.program
+        ));
+    }
+    text
 }
 
 fn load_error(ret: i32, log: String) -> RuntimeError {
@@ -130,7 +159,12 @@ impl Session {
         opts: &LoadOptions,
     ) -> Result<Session, RuntimeError> {
         let capture = Capture::start();
-        let mut open = open_object(elf, opts, &capture)?;
+        // A verifier log of the size the config asks, read back on failure.
+        let mut log_buf = manifest
+            .settings
+            .log_size
+            .map(|n| vec![0u8; n.max(1) as usize]);
+        let mut open = open_object(elf, opts, log_buf.as_deref_mut(), &capture)?;
 
         let prog_names: Vec<String> = open
             .progs()
@@ -175,8 +209,13 @@ impl Session {
         // SAFETY: `open` is a valid opened object.
         let ret = unsafe { libbpf_sys::bpf_object__load(open.as_libbpf_object().as_ptr()) };
         if ret < 0 {
-            let log = capture.take();
+            let mut log = capture.take();
             drop(open);
+            if let Some(buf) = &log_buf {
+                // libbpf leaves a log in a buffer of ours where it found it:
+                // put it where libbpf prints its own.
+                log = with_custom_log(log, buf);
+            }
             return Err(load_error(ret, log));
         }
         // SAFETY: the object loaded successfully; ownership moves to `Object`.

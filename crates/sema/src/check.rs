@@ -53,9 +53,10 @@ pub struct CheckOptions {
     /// `--cgroup`/`--cgroup-tree`: probes fire only for tasks of this cgroup
     /// (as `-p`), resolved by the caller (`ktypes::cgroup::resolve_cgroup`).
     pub cgroup_filter: Option<abi::CgroupFilter>,
-    /// `BPFTRACE_MISSING_PROBES` from the environment: wins over the
-    /// script's `config = { missing_probes = ... }`, as in bpftrace.
-    pub missing_probes: Option<crate::config::MissingProbes>,
+    /// The environment's `BPFTRACE_*` variables (name, value): bpftrace's
+    /// config keys (`BPFTRACE_STACK_MODE`), which win over the script's
+    /// `config` block, as in bpftrace. Others are ignored.
+    pub env: Vec<(String, String)>,
 }
 
 /// Checks a parsed program. Always returns a program; it is only usable
@@ -89,6 +90,10 @@ pub fn check(
         decls,
         mut diags,
     } = items::collect(program, kernel, opts, &plan_of);
+    if let Some(d) = too_many_programs(program, &instances, &config) {
+        diags.push(d);
+        return (TypedProgram::default(), diags);
+    }
 
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
@@ -113,6 +118,7 @@ pub fn check(
         let mut checker = Checker::new(
             program,
             opts,
+            &config,
             known.clone(),
             false,
             &stream_items,
@@ -133,7 +139,15 @@ pub fn check(
     }
     // The reporting round starts from the settled maps, so a map used in a
     // probe written before the one that first assigns it has its index.
-    let mut checker = Checker::new(program, opts, known, true, &stream_items, known_fields);
+    let mut checker = Checker::new(
+        program,
+        opts,
+        &config,
+        known,
+        true,
+        &stream_items,
+        known_fields,
+    );
     checker.maps = checker.known.clone();
     checker.map_index = checker.known_index.clone();
     checker.binaries = Some(&binaries);
@@ -157,7 +171,7 @@ pub fn check(
         pid_filter: opts.pid_filter,
         cgroup_filter: opts.cgroup_filter.clone(),
         cgroup_path_filters: checker.cgroup_path_filters,
-        config,
+        config: config.clone(),
     };
     // A map assigned only in a probe that failed to resolve still needs an entry.
     typed.maps.retain(|m| !matches!(m.value, Type::Void));
@@ -176,6 +190,8 @@ pub fn check(
 struct Checker<'a> {
     program: &'a Program,
     opts: &'a CheckOptions,
+    /// The run's settings (the script's `config` and the environment).
+    config: &'a crate::config::ScriptConfig,
     /// Map types from the previous round, for reads that come before any assignment.
     known: Vec<MapInfo>,
     /// Index of each map of `known` and `maps` by name (`@x`): scripts with
@@ -227,6 +243,7 @@ impl<'a> Checker<'a> {
     fn new(
         program: &'a Program,
         opts: &'a CheckOptions,
+        config: &'a crate::config::ScriptConfig,
         known: Vec<MapInfo>,
         report: bool,
         stream_items: &'a [usize],
@@ -235,6 +252,7 @@ impl<'a> Checker<'a> {
         Checker {
             program,
             opts,
+            config,
             known_index: known
                 .iter()
                 .enumerate()
@@ -652,7 +670,7 @@ impl<'a> Checker<'a> {
 
     fn ident(&mut self, s: &mut Scope, e: &Expr, name: &str) -> Type {
         match crate::builtins::variable_def(name) {
-            Some((def, index)) => match (def.ty)(&s.probe.resolved.context, index) {
+            Some((def, index)) => match (def.ty)(&s.probe.resolved.context, index, self.config) {
                 Ok(t) => {
                     let var = crate::typed::BuiltinVar {
                         name: def.name,
@@ -777,6 +795,34 @@ impl<'a> Checker<'a> {
         s.probe.calls.insert(e.id, call);
         t
     }
+}
+
+/// `max_bpf_progs` and `max_probes`: a script whose attach points expand to
+/// more programs (each concrete probe is a program and an attachment in
+/// weft) than the config allows is an error, reported at the probe that
+/// crosses the limit, as bpftrace reports it.
+fn too_many_programs(
+    program: &Program,
+    instances: &[Instance],
+    config: &crate::config::ScriptConfig,
+) -> Option<Diagnostic> {
+    let programs: Vec<&Instance> = instances
+        .iter()
+        .filter(|i| !matches!(i.role, Role::Handler { .. }))
+        .collect();
+    let count = programs.len() as u64;
+    let (limit, key) = [
+        (config.max_bpf_progs(), "max_bpf_progs"),
+        (config.max_probes(), "max_probes"),
+    ]
+    .into_iter()
+    .find(|(limit, _)| count > *limit)?;
+    let span = match &program.items[programs[limit as usize].item] {
+        Item::Probe(p) => p.span,
+        Item::Stream(st) => st.span,
+        _ => Span::DUMMY,
+    };
+    Some(diag::too_many_programs(span, count, limit, key))
 }
 
 /// Values that can live in a map, variable or record.

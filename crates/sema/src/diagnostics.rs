@@ -761,11 +761,54 @@ pub fn unknown_config_key(span: Span, key: &str, known: &[&str]) -> Diagnostic {
     with_suggestion(d, key, known)
 }
 
-pub fn config_key_not_supported(span: Span, key: &str) -> Diagnostic {
-    Diagnostic::error(format!("config key `{key}` is not supported by weft yet"))
+pub fn config_key_not_supported(span: Span, key: &str, why: &str) -> Diagnostic {
+    Diagnostic::warning(format!("config key `{key}` has no effect in weft"))
         .with_code(Code::E0381)
-        .with_label(span, "a bpftrace setting weft does not apply yet")
-        .with_help("weft applies `max_map_keys`, `perf_rb_pages` and `missing_probes`")
+        .with_label(span, "weft goes on as with bpftrace's default")
+        .with_note(why.to_string())
+}
+
+pub fn too_many_programs(span: Span, count: u64, limit: u64, key: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "the script expands to {count} probe programs, more than the limit of {limit} (`{key}`)"
+    ))
+    .with_code(Code::E0395)
+    .with_label(span, format!("probe {} is past the limit", limit + 1))
+    .with_help(format!(
+        "raise the limit with BPFTRACE_{} or `config = {{ {key} = N }}`; many probes can slow the system down",
+        key.to_ascii_uppercase()
+    ))
+}
+
+pub fn config_key_renamed(span: Span, key: &str, new: &str) -> Diagnostic {
+    Diagnostic::warning(format!("config key `{key}` has been renamed to `{new}`"))
+        .with_code(Code::E0384)
+        .with_label(span, format!("sets `{new}`"))
+        .with_help(format!("write `{new}`"))
+}
+
+pub fn config_key_deprecated(span: Span, key: &str) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "config key `{key}` is deprecated and has no effect"
+    ))
+    .with_code(Code::E0392)
+    .with_label(span, "bpftrace no longer has this setting")
+}
+
+pub fn config_key_env_only(span: Span, key: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "config key `{key}` can only be set as an environment variable"
+    ))
+    .with_code(Code::E0393)
+    .with_label(span, "not settable in a script")
+    .with_help(format!(
+        "set BPFTRACE_{} in the environment",
+        key.to_ascii_uppercase()
+    ))
+}
+
+pub fn bad_config_env(name: &str, value: &str, expected: &str) -> Diagnostic {
+    Diagnostic::error(format!("{name} expects {expected}, not `{value}`")).with_code(Code::E0394)
 }
 
 pub fn bad_config_value(span: Span, key: &str, expected: &str) -> Diagnostic {

@@ -164,11 +164,12 @@ impl TypedProgram {
 /// `weft -d types`: maps, variables and probes with their types.
 pub fn print_types(p: &TypedProgram) -> String {
     let mut s = String::new();
-    if let Some(n) = p.config.max_map_keys {
-        writeln!(s, "config max_map_keys = {n}").ok();
-    }
-    if let Some(n) = p.config.perf_rb_pages {
-        writeln!(s, "config perf_rb_pages = {n}").ok();
+    for key in crate::config::KEYS {
+        if p.config.is_set(key.name)
+            && let Some(v) = p.config.get(key.name)
+        {
+            writeln!(s, "config {} = {v}", key.name).ok();
+        }
     }
     for m in &p.maps {
         let decl = m

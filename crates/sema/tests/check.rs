@@ -13,7 +13,7 @@ fn run(src: &str) -> String {
         positional: vec!["42".into(), "hello".into()],
         cpid: None,
         pid_filter: None,
-        missing_probes: None,
+        env: Vec::new(),
         ..CheckOptions::default()
     };
     let (typed, sema_diags) = check(&program, &FixtureKernel::typical(), &opts);
@@ -196,26 +196,6 @@ case!(
 case!(
     ok_config_and_map_decls,
     "config = { max_map_keys = 100; perf_rb_pages = 64; unstable_map_decl = 1 }\nlet @lru = lruhash(100);\nlet @c = percpulruhash(10);\nlet @h = hash(5);\nlet @p = percpuhash(5);\nBEGIN { @lru[1] = 2; @c[comm] = count(); @h = 1; @p = sum(1); }"
-);
-case!(
-    ok_config_env_var_spelling,
-    "config = { BPFTRACE_MAP_KEYS_MAX = 7 }\nBEGIN { @x[1] = 1; }"
-);
-case!(
-    err_config_unknown_key,
-    "config = { max_map_key = 100 }\nBEGIN { @x[1] = 1; }"
-);
-case!(
-    err_config_unsupported_key,
-    "config = { max_strlen = 128 }\nBEGIN { @x[1] = 1; }"
-);
-case!(
-    err_config_bad_value,
-    "config = { max_map_keys = foo; perf_rb_pages = 0 }\nBEGIN { @x[1] = 1; }"
-);
-case!(
-    err_config_key_twice,
-    "config = { max_map_keys = 1; BPFTRACE_MAP_KEYS_MAX = 2 }\nBEGIN { @x[1] = 1; }"
 );
 case!(
     err_map_decl_unknown_kind,

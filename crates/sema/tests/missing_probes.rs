@@ -33,8 +33,16 @@ fn run_with(src: &str, env: Option<MissingProbes>) -> String {
     let mut map = SourceMap::new();
     let id = map.add("script.bt", src);
     let (program, mut diags) = syntax::parse(map.file(id));
+    let env = env.map(|m| {
+        let name = match m {
+            MissingProbes::Error => "error",
+            MissingProbes::Warn => "warn",
+            MissingProbes::Ignore => "ignore",
+        };
+        ("BPFTRACE_MISSING_PROBES".to_string(), name.to_string())
+    });
     let opts = CheckOptions {
-        missing_probes: env,
+        env: env.into_iter().collect(),
         ..CheckOptions::default()
     };
     let (typed, sema_diags) = check(&program, &kernel(), &opts);

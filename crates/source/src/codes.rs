@@ -165,6 +165,7 @@ codes! {
     E0381: "config key not supported",
     E0382: "invalid config value",
     E0383: "config key set twice",
+    E0384: "config key renamed",
     E0385: "unknown map kind",
     E0386: "invalid map size",
     E0387: "map kind mismatch",
@@ -172,6 +173,10 @@ codes! {
     E0389: "map declared but unused",
     E0390: "invalid metric directive",
     E0391: "metric directive for an unknown map",
+    E0392: "config key deprecated",
+    E0393: "config key only in the environment",
+    E0394: "invalid config value in the environment",
+    E0395: "too many probe programs",
     // E04xx: probes, providers and the kernel.
     E0401: "unknown provider",
     E0402: "provider not supported yet",

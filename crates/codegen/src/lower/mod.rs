@@ -23,7 +23,7 @@ use source::{Code, Diagnostic, Span};
 use syntax::ast::{Item, Program};
 
 use crate::asm::{Asm, AsmError, Function, Label, Slot, Src, VReg, Width};
-use crate::elf::{ElfMap, ElfProgram, write_object};
+use crate::elf::{ElfMap, ElfProgram, write_object_licensed};
 
 /// The result of compiling a script.
 pub struct Compiled {
@@ -78,7 +78,7 @@ pub fn compile_with(
     // The environment wins over the script's config, which wins over the default.
     let max_map_entries = options
         .max_map_entries
-        .or(typed.config.max_map_keys)
+        .or(typed.config.max_map_keys())
         .unwrap_or(DEFAULT_MAP_ENTRIES)
         .max(1);
     let mut names = SymbolNames::default();
@@ -105,7 +105,7 @@ pub fn compile_with(
         .enumerate()
         .map(|(k, s)| streams::StreamLayout::new(k, s))
         .collect();
-    let ringbuf_size = match typed.config.perf_rb_pages {
+    let ringbuf_size = match typed.config.perf_rb_pages() {
         // As `BPFTRACE_PERF_RB_PAGES`: the kernel wants a power of two.
         Some(pages) => (pages.max(1) * 4096).next_power_of_two(),
         None if needs_stream => 1 << 20,
@@ -231,9 +231,10 @@ pub fn compile_with(
             func: f,
         })
         .collect();
-    let elf = write_object(&elf_programs, &elf_maps).map_err(|e| {
-        Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code(Code::E0501)
-    })?;
+    let elf =
+        write_object_licensed(&elf_programs, &elf_maps, &typed.config.license()).map_err(|e| {
+            Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code(Code::E0501)
+        })?;
     let manifest = Manifest {
         programs,
         maps: manifest_maps,
@@ -247,6 +248,11 @@ pub fn compile_with(
         cgroup_path_filters: typed.cgroup_path_filters.clone(),
         cgroup_filter: typed.cgroup_filter.clone(),
         helper_sites,
+        settings: abi::RunSettings {
+            print_maps_on_exit: typed.config.print_maps_on_exit(),
+            max_cat_bytes: typed.config.max_cat_bytes(),
+            log_size: typed.config.log_size(),
+        },
     };
     Ok(Compiled {
         elf,

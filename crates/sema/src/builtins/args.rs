@@ -12,6 +12,7 @@
 use super::VariableDef;
 use crate::providers::{Context, FentryMode};
 use crate::types::Type;
+use crate::config::ScriptConfig;
 
 pub const DEF: VariableDef = VariableDef {
     name: "args",
@@ -22,7 +23,7 @@ pub const DEF: VariableDef = VariableDef {
 
 const IN_KPROBES: &str = "`args` exists in tracepoint, rawtracepoint, fentry and fexit probes; in kprobes use arg0..argN";
 
-fn ty(context: &Context, _: u8) -> Result<Type, &'static str> {
+fn ty(context: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     match context {
         Context::Tracepoint(_) => Ok(Type::TracepointArgs),
         Context::Stream(index) => Ok(Type::StreamArgs(*index)),

@@ -14,7 +14,7 @@ use syntax::ast::ExprKind;
 
 use super::{CallCheck, FunctionDef};
 use crate::diagnostics as diag;
-use crate::types::{DEFAULT_STR_SIZE, Type};
+use crate::types::Type;
 
 pub const DEF: FunctionDef = FunctionDef {
     name: "buf",
@@ -26,6 +26,8 @@ pub const DEF: FunctionDef = FunctionDef {
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {
     let args = cx.args;
+    // `max_strlen` (bpftrace 0.17's 64 unless the config says).
+    let max = cx.config().max_strlen();
     let (ptr, len) = match args {
         [p] => (p, None),
         [p, l] => (p, Some(l)),
@@ -33,7 +35,7 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
             cx.check_all();
             cx.wrong_arg_count("an address and a length");
             return Type::Buf {
-                size: DEFAULT_STR_SIZE,
+                size: max,
             };
         }
     };
@@ -51,11 +53,11 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
             let lt = cx.check(l);
             cx.expect_int(l, &lt, "buf()'s length");
             match l.kind {
-                ExprKind::Int { value, .. } => (value as u32).clamp(1, DEFAULT_STR_SIZE),
-                _ => DEFAULT_STR_SIZE,
+                ExprKind::Int { value, .. } => (value as u32).clamp(1, max),
+                _ => max,
             }
         }
-        None => DEFAULT_STR_SIZE,
+        None => max,
     };
     // A string has no more bytes than its own.
     let size = match t {

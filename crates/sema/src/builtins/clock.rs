@@ -9,6 +9,7 @@
 use super::VariableDef;
 use crate::providers::Context;
 use crate::types::Type;
+use crate::config::ScriptConfig;
 
 pub const NSECS: VariableDef = VariableDef {
     name: "nsecs",
@@ -24,6 +25,6 @@ pub const ELAPSED: VariableDef = VariableDef {
     ty,
 };
 
-fn ty(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn ty(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::U64)
 }

@@ -19,6 +19,7 @@ pub mod uprobe;
 pub use crate::check::CallCheck;
 pub use planned::{planned_function, planned_variable};
 
+use crate::config::ScriptConfig;
 use crate::providers::Context;
 use crate::types::Type;
 
@@ -46,7 +47,7 @@ pub struct VariableDef {
     pub help: &'static str,
     /// Its type in a probe with this context (`n`: the number of a
     /// numbered one), or why that probe does not have it.
-    pub ty: fn(&Context, u8) -> Result<Type, &'static str>,
+    pub ty: fn(&Context, u8, &ScriptConfig) -> Result<Type, &'static str>,
 }
 
 /// Declares each builtin's module and the two tables:

@@ -8,6 +8,7 @@
 use super::VariableDef;
 use crate::providers::Context;
 use crate::types::Type;
+use crate::config::ScriptConfig;
 
 pub const DEF: VariableDef = VariableDef {
     name: "numaid",
@@ -16,6 +17,6 @@ pub const DEF: VariableDef = VariableDef {
     ty,
 };
 
-fn ty(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn ty(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::U32)
 }

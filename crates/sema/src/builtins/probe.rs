@@ -9,6 +9,7 @@
 use super::VariableDef;
 use crate::providers::Context;
 use crate::types::{DEFAULT_STR_SIZE, Type};
+use crate::config::ScriptConfig;
 
 pub const DEF: VariableDef = VariableDef {
     name: "probe",
@@ -17,7 +18,7 @@ pub const DEF: VariableDef = VariableDef {
     ty,
 };
 
-fn ty(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn ty(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::Str {
         size: DEFAULT_STR_SIZE,
     })

@@ -15,6 +15,7 @@
 use super::{VariableDef, uprobe};
 use crate::providers::Context;
 use crate::types::Type;
+use crate::config::ScriptConfig;
 
 pub const ARG: VariableDef = VariableDef {
     name: "arg",
@@ -37,14 +38,14 @@ pub const FUNC: VariableDef = VariableDef {
     ty: func,
 };
 
-fn arg(context: &Context, n: u8) -> Result<Type, &'static str> {
+fn arg(context: &Context, n: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     uprobe::arg_type(n, context)
 }
 
-fn retval(context: &Context, _: u8) -> Result<Type, &'static str> {
+fn retval(context: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     uprobe::retval_type(context)
 }
 
-fn func(context: &Context, _: u8) -> Result<Type, &'static str> {
+fn func(context: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     uprobe::func_type(context)
 }

@@ -32,14 +32,14 @@ pub const KSTACK_VAR: VariableDef = VariableDef {
     name: "kstack",
     numbered: false,
     help: "the kernel stack (kstack(bpftrace, 127))",
-    ty: |_, _| Ok(default_stack(false, StackMode::Bpftrace)),
+    ty: |_, _, config| Ok(default_stack(false, config.stack_mode())),
 };
 
 pub const USTACK_VAR: VariableDef = VariableDef {
     name: "ustack",
     numbered: false,
     help: "the user stack (ustack(bpftrace, 127))",
-    ty: |_, _| Ok(default_stack(true, StackMode::Bpftrace)),
+    ty: |_, _, config| Ok(default_stack(true, config.stack_mode())),
 };
 
 pub const KSTACK: FunctionDef = FunctionDef {
@@ -83,7 +83,7 @@ fn check_ustack(cx: &mut CallCheck<'_, '_>) -> Type {
 }
 
 fn check_stack(cx: &mut CallCheck<'_, '_>, user: bool) -> Type {
-    let default_mode = StackMode::Bpftrace;
+    let default_mode = stack_mode_for(user, cx.config().stack_mode());
     match stack_call(user, cx.name, cx.args, default_mode) {
         Ok(t) => t,
         Err(d) => {

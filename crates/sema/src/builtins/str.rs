@@ -1,8 +1,9 @@
 //! `str(ptr[, len])`: the NUL-terminated string at `ptr`.
 //!
-//! What it does: reads at most `len` bytes (default and most 64, bpftrace's
-//! `BPFTRACE_STRLEN`) of a string from kernel or user memory, stopping at
-//! its NUL; a string value gives itself, cut to `len`.
+//! What it does: reads at most `len` bytes (default and most `max_strlen`:
+//! 64, bpftrace 0.17's, unless the config or `BPFTRACE_MAX_STRLEN` says) of
+//! a string from kernel or user memory, stopping at its NUL; a string value
+//! gives itself, cut to `len`.
 //!
 //! Example: `tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }`
 //!
@@ -13,7 +14,7 @@ use syntax::ast::ExprKind;
 
 use super::{CallCheck, FunctionDef};
 use crate::diagnostics as diag;
-use crate::types::{DEFAULT_STR_SIZE, Type};
+use crate::types::Type;
 
 pub const DEF: FunctionDef = FunctionDef {
     name: "str",
@@ -25,10 +26,12 @@ pub const DEF: FunctionDef = FunctionDef {
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {
     let args = cx.args;
+    // `max_strlen` (bpftrace 0.17's 64 unless the config says).
+    let max = cx.config().max_strlen();
     if args.is_empty() || args.len() > 2 {
         cx.wrong_arg_count("one or two arguments");
         return Type::Str {
-            size: DEFAULT_STR_SIZE,
+            size: max,
         };
     }
     let t = cx.check(&args[0]);
@@ -37,11 +40,11 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
             let lt = cx.check(len);
             cx.expect_int(len, &lt, "str()'s length");
             match len.kind {
-                ExprKind::Int { value, .. } => (value as u32).clamp(1, DEFAULT_STR_SIZE - 1) + 1,
-                _ => DEFAULT_STR_SIZE,
+                ExprKind::Int { value, .. } => (value as u32).clamp(1, max.saturating_sub(1).max(1)) + 1,
+                _ => max,
             }
         }
-        None => DEFAULT_STR_SIZE,
+        None => max,
     };
     match t {
         Type::Str { size: own } => Type::Str {

@@ -14,8 +14,9 @@
 use super::VariableDef;
 use crate::providers::Context;
 use crate::types::{COMM_SIZE, Type};
+use crate::config::ScriptConfig;
 
-const fn def(name: &'static str, help: &'static str, ty: fn(&Context, u8) -> Result<Type, &'static str>) -> VariableDef {
+const fn def(name: &'static str, help: &'static str, ty: fn(&Context, u8, &ScriptConfig) -> Result<Type, &'static str>) -> VariableDef {
     VariableDef {
         name,
         numbered: false,
@@ -32,19 +33,19 @@ pub const COMM: VariableDef = def("comm", "the task's name (16 bytes)", comm);
 pub const CURTASK: VariableDef = def("curtask", "address of the current struct task_struct", curtask);
 pub const CGROUP: VariableDef = def("cgroup", "id of the task's cgroup (v2)", u64);
 
-fn u32(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn u32(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::U32)
 }
 
-fn u64(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn u64(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::U64)
 }
 
-fn comm(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn comm(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::Str { size: COMM_SIZE })
 }
 
-fn curtask(_: &Context, _: u8) -> Result<Type, &'static str> {
+fn curtask(_: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     Ok(Type::Pointer {
         c_type: "struct task_struct *".into(),
     })

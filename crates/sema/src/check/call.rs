@@ -183,6 +183,11 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         self.checker.binaries
     }
 
+    /// The run's settings (the script's `config` and the environment).
+    pub fn config(&self) -> &'a crate::config::ScriptConfig {
+        self.checker.config
+    }
+
     /// The kernel and the `/proc/kallsyms` text `kaddr()` reads (`None`
     /// when checking without a kernel).
     pub fn kallsyms(&self) -> Option<(&'a dyn ktypes::KernelInfo, &'a Kallsyms)> {

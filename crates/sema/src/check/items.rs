@@ -92,7 +92,8 @@ pub(super) fn collect(
             crate::config::check_config(c, &mut config, &mut config_keys, &mut diags);
         }
     }
-    let missing_policy = opts.missing_probes.or(config.missing_probes);
+    crate::config::apply_env(&opts.env, &mut config, &mut diags);
+    let missing_policy = config.missing_probes();
     let mut decls: BTreeMap<String, crate::config::DeclaredMap> = BTreeMap::new();
     for (index, item) in program.items.iter().enumerate() {
         match item {
