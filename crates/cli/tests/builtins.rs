@@ -5,6 +5,11 @@
 //! - `print(value)` prints a variable, a tuple, a builtin, a map element,
 //!   a literal and a time on a line each, in text and JSON, as bpftrace's
 //!   current release does.
+//! - `strcontains()` finds a needle in the workload's paths and comm, and
+//!   in literals and variables whose NULs end them, with exact answers.
+//! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
+//!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
+//!   sleep between two reads seen by both nanoseconds and jiffies.
 
 mod common;
 
@@ -87,6 +92,93 @@ fn print_of_values_in_text_and_json() {
         out.stdout
             .starts_with("{\"type\": \"value\", \"data\": \"10223372036854775807\"}\n"),
         "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn strcontains_on_paths_comm_and_literals() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid && strcontains(str(args->filename), \"/dev/\")/ { \
+           @[strcontains(str(args->filename), \"null\"), strcontains(str(args->filename), \"ll\"), \
+             strcontains(str(args->filename), \"zero\"), strcontains(comm, \"wl\")] = count(); } \
+         END { $nul = \"hello\\0world\"; $needle = \"wo\\0rld\"; \
+           printf(\"%d %d %d %d %d %d %d %d\\n\", strcontains(\"hello-test-world\", \"test\"), \
+             strcontains(\"\", \"\"), strcontains(\"\", \"x\"), strcontains(\"ababac\", \"abac\"), \
+             strcontains(\"Hello\", \"hello\"), strcontains(\"hello\", \"hello-longer\"), \
+             strcontains($nul, \"world\"), strcontains(\"hello world\", $needle)); }",
+        "openat /dev/null 3",
+        &[],
+    );
+    // END's line comes before the maps printed at exit.
+    assert_eq!(out.stdout, "1 1 0 1 0 0 0 1\n\n\n@[1, 1, 0, 1]: 3\n");
+}
+
+#[test]
+fn strcontains_of_two_longest_strings_loads() {
+    require_root!();
+    // Two 200-byte strings (the longest max_strlen): the loops stay within
+    // what the verifier walks.
+    let out = trace_workload(
+        "config = { max_strlen = 200 } tracepoint:syscalls:sys_enter_openat \
+           /pid == cpid && strcontains(str(args->filename), \"/dev/null\")/ { \
+           @[strcontains(str(args->filename), str(args->filename))] = count(); }",
+        "openat /dev/null 3",
+        &[],
+    );
+    assert_eq!(out.stdout, "\n\n@[1]: 3\n");
+}
+
+/// Nanoseconds on the kernel's TAI clock, read from user space.
+fn tai_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_TAI, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_TAI)");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[test]
+fn nsecs_clocks_and_jiffies() {
+    require_root!();
+    let before = tai_ns();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+           printf(\"%llu %llu %llu %llu %llu\\n\", nsecs(monotonic), nsecs, nsecs(boot), nsecs(tai), jiffies); }",
+        "getppid 1 nanosleep 50000000 1 getppid 1",
+        &[],
+    );
+    let after = tai_ns();
+    let rows: Vec<Vec<u64>> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(' ').map(|n| n.parse().expect("a number")).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", out.stdout);
+    for r in &rows {
+        let [mono, plain, boot, tai, _] = r[..] else {
+            panic!("{}", out.stdout)
+        };
+        assert!(mono <= plain && plain <= boot, "{}", out.stdout);
+        assert!(
+            (before..=after).contains(&tai),
+            "TAI {tai} is not between the test's own reads {before}..{after}:\n{}",
+            out.stdout
+        );
+    }
+    // The 50 ms sleep between the two reads, by every clock.
+    for clock in 0..4 {
+        let gap = rows[1][clock] - rows[0][clock];
+        assert!(gap >= 50_000_000, "clock {clock}: {gap} ns\n{}", out.stdout);
+    }
+    assert!(
+        rows[1][4] > rows[0][4],
+        "jiffies did not move:\n{}",
         out.stdout
     );
 }

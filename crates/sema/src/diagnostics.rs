@@ -258,9 +258,21 @@ pub fn bad_stack_argument(span: Span, function: &str, problem: &str) -> Diagnost
         .with_code(Code::E0340)
         .with_label(span, "here")
         .with_help(format!(
-            "write {function}(), {function}(N), {function}(perf) or {function}(bpftrace, N), with N from 1 to {}",
+            "write {function}(), {function}(N), {function}(MODE) or {function}(MODE, N), with MODE bpftrace, perf, raw or build_id and N from 1 to {}",
             abi::stack::MAX_STACK_LIMIT
         ))
+}
+
+pub fn unknown_clock(span: Span, name: &str, clocks: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(if name.is_empty() {
+        "nsecs() takes the name of a clock".to_string()
+    } else {
+        format!("unknown clock `{name}`")
+    })
+    .with_code(Code::E0341)
+    .with_label(span, "not a clock")
+    .with_help(format!("the clocks are {}", clocks.join(", ")));
+    with_suggestion(d, name, clocks)
 }
 
 // User-space probes (uprobe, uretprobe, usdt): E0440–E0449.

@@ -194,6 +194,14 @@ case!(
 
 // `config = { ... }` and map declarations.
 case!(
+    ok_strcontains_and_clocks,
+    "BEGIN { $s = \"abc\"; @a = strcontains($s, \"b\"); @n = nsecs(monotonic) + nsecs(boot) + nsecs(tai) + nsecs(sw_tai) + nsecs() + jiffies; if (strcontains(comm, \"x\")) { exit(); } }"
+);
+case!(
+    err_strcontains_and_clocks,
+    "BEGIN { @a = strcontains(\"foo\", 1); @b = strcontains(\"foo\"); @c = nsecs(moonotonic); @d = nsecs(1); @e = nsecs(boot, tai); }"
+);
+case!(
     ok_config_and_map_decls,
     "config = { max_map_keys = 100; perf_rb_pages = 64; unstable_map_decl = 1 }\nlet @lru = lruhash(100);\nlet @c = percpulruhash(10);\nlet @h = hash(5);\nlet @p = percpuhash(5);\nBEGIN { @lru[1] = 2; @c[comm] = count(); @h = 1; @p = sum(1); }"
 );

@@ -152,6 +152,7 @@ codes! {
     E0315: "invalid lhist bucket range",
     E0316: "aggregation not assigned to a map",
     E0340: "invalid stack argument",
+    E0341: "unknown clock",
     E0350: "unknown struct",
     E0351: "struct members need BTF",
     E0352: "no such member",

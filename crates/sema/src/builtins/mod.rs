@@ -65,7 +65,7 @@ macro_rules! builtins {
 
 builtins! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
-    clock: variables(NSECS, ELAPSED);
+    clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
     cpu: variables(DEF);
     numaid: variables(DEF);
     rand: variables(DEF);
@@ -95,6 +95,7 @@ builtins! {
     kaddr: functions(DEF);
     cgroupid: functions(DEF);
     cgroup_path: functions(DEF);
+    strcontains: functions(DEF);
 }
 
 /// The builtin function called `name`.

@@ -6,7 +6,6 @@ const FUNCTIONS: &[&str] = &[
     "macaddr",
     "path",
     "strncmp",
-    "strcontains",
     "has_key",
     "len",
     "sizeof",
@@ -23,7 +22,6 @@ const FUNCTIONS: &[&str] = &[
     "socket_cookie",
     "fail",
     "tseries",
-    "nsecs",
 ];
 
 /// Variables (`argN` past what a probe has is planned too, in tracepoints).
@@ -32,7 +30,6 @@ const VARIABLES: &[&str] = &[
     "sarg1",
     "sarg2",
     "username",
-    "jiffies",
     "ctx",
     "__builtin_ncpus",
     "ncpus",

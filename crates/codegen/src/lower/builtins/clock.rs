@@ -1,8 +1,9 @@
 //! Clocks (rules in `sema::builtins::clock`): `nsecs` is
-//! `bpf_ktime_get_ns`; `elapsed` subtracts the start time user space
-//! stored in the globals map before attaching.
+//! `bpf_ktime_get_ns`; `nsecs(clock)` the helper of that clock;
+//! `elapsed` subtracts the start time user space stored in the globals map
+//! before attaching; `jiffies` is `bpf_jiffies64`.
 
-use super::VariableLowering;
+use super::{CallSite, Lowering, VariableLowering};
 use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
 use crate::lower::Lower;
 
@@ -17,6 +18,34 @@ pub(crate) const ELAPSED: VariableLowering = VariableLowering {
     scalar: Some(elapsed),
     ..VariableLowering::NONE
 };
+
+pub(crate) const JIFFIES: VariableLowering = VariableLowering {
+    name: "jiffies",
+    scalar: Some(jiffies),
+    ..VariableLowering::NONE
+};
+
+pub(crate) const NSECS_FN: Lowering = Lowering {
+    name: "nsecs",
+    scalar: Some(nsecs_of_clock),
+    ..Lowering::NONE
+};
+
+/// The clock's helper, by its index in `sema::builtins::clock::CLOCKS`
+/// (`sw_tai` is bpftrace's estimate for kernels before the TAI helper;
+/// weft reads the TAI clock itself).
+fn nsecs_of_clock(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
+    let helper = match call.constant() {
+        0 => Helper::KTIME_GET_NS,
+        2 | 3 => Helper::KTIME_GET_TAI_NS,
+        _ => Helper::KTIME_GET_BOOT_NS,
+    };
+    l.helper_value(helper)
+}
+
+fn jiffies(l: &mut Lower<'_>, _: u8) -> VReg {
+    l.helper_value(Helper::JIFFIES64)
+}
 
 fn nsecs(l: &mut Lower<'_>, _: u8) -> VReg {
     l.helper_value(Helper::KTIME_GET_NS)

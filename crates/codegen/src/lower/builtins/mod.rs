@@ -106,7 +106,7 @@ macro_rules! lowerings {
 
 lowerings! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
-    clock: variables(NSECS, ELAPSED);
+    clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
     cpu: variables(LOWERING);
     numaid: variables(LOWERING);
     rand: variables(LOWERING);
@@ -136,6 +136,7 @@ lowerings! {
     kaddr: functions(LOWERING);
     cgroupid: functions(LOWERING);
     cgroup_path: functions(LOWERING);
+    strcontains: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
