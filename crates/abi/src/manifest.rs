@@ -216,6 +216,22 @@ pub enum Attach {
     Fentry { func: String, exit: bool },
     /// `rawtracepoint:name`: the tracepoint's raw arguments (`raw_tp`).
     RawTracepoint { name: String },
+    /// `self:signal:SIGNAL`: run by user space (as `Begin`) each time weft
+    /// receives this signal.
+    Signal { signal: i32 },
+    /// `bench:NAME` (`--mode bench`): an XDP program user space runs many
+    /// times with `BPF_PROG_TEST_RUN` to time it; never attached.
+    Bench { name: String },
+}
+
+impl Attach {
+    /// Run by user space (`BPF_PROG_TEST_RUN`), never attached to an event.
+    pub fn is_run_by_user_space(&self) -> bool {
+        matches!(
+            self,
+            Attach::Begin | Attach::End | Attach::Signal { .. } | Attach::Bench { .. }
+        )
+    }
 }
 
 /// One BPF program of the object.

@@ -8,6 +8,7 @@ USAGE:
     weft [options] filename [arg ...]
     weft [options] -e 'program' [arg ...]
     weft [options] - [arg ...]      (the script from stdin)
+    weft [options] -e 'program' -- [arg ...]   (arguments after -- are positional, even -x)
     weft profile | offcpu | flamegraph [options]   (see weft profile --help, ...)
     weft agent --config FILE        (several scripts, exported; see weft agent --help)
 
@@ -18,9 +19,11 @@ OPTIONS:
     --cgroup PATH     trace only tasks of this cgroup v2 cgroup (a directory under the
                       cgroup v2 mount, or its path there: /system.slice/cron.service)
     --cgroup-tree PATH  the same, with every cgroup below it (a container's whole tree)
-    -l [PATTERN]      list probes matching PATTERN (e.g. 'tracepoint:syscalls:*'); -lv adds arguments
+    -l [PATTERN|FILE] list probes matching PATTERN (e.g. 'tracepoint:syscalls:*', 'struct task_struct'),
+                      or the probes of a script (FILE, or -e 'program'); -lv adds arguments and
+                      struct definitions; with -p PID, the process's uprobes and USDT probes too
     -f FORMAT         output format: text (default) or json
-    -o FILE           write output to FILE instead of stdout
+    -o, --output FILE write output to FILE instead of stdout
     --timeline FILE   also write stream records to FILE as a trace for ui.perfetto.dev or
                       chrome://tracing (written at exit)
     --prometheus ADDR serve the maps (read at each scrape), stream durations and weft's own
@@ -50,6 +53,16 @@ OPTIONS:
     -I DIR            look for #include'd headers in DIR first (repeatable)
     --include FILE    read FILE as if the script began with #include \"FILE\" (repeatable)
     -q                quiet: no 'Attached N probes' line
+    --no-warnings     print no warnings (errors still)
+    --dry-run         compile, load and attach every probe, then detach and exit
+    --probe-filter REGEX
+                      attach only the probes whose full name matches REGEX (BEGIN and END always)
+    --mode bench, --bench
+                      run each bench:NAME probe repeatedly (BPF_PROG_TEST_RUN) and print its
+                      mean time per run; bench probes are left out otherwise
+    --usdt-file-activation
+                      accepted for bpftrace's scripts: USDT semaphores are always raised by the
+                      kernel in every process that maps the file while the probe is attached
     -v                verbose: show what weft does and the kernel's verifier log
     -d STAGE          dump a compiler stage and exit: ast, types, bpf or all
     --emit-elf FILE   write the compiled BPF ELF object to FILE and exit
@@ -105,8 +118,8 @@ pub struct Args {
     pub pid: Option<u32>,
     /// `--cgroup PATH` / `--cgroup-tree PATH`: the path, and whether descendants count.
     pub cgroup: Option<(String, bool)>,
-    /// `-l`, with its optional pattern.
-    pub list: Option<Option<String>>,
+    /// `-l`: what to list.
+    pub list: Option<ListTarget>,
     pub format: Option<OutputFormat>,
     pub output: Option<PathBuf>,
     /// `--timeline FILE`: stream records as a Chrome trace-event file.
@@ -122,6 +135,14 @@ pub struct Args {
     /// `--otlp URL` and its options.
     pub otlp: Option<crate::export::otlp::OtlpOptions>,
     pub quiet: bool,
+    /// `--no-warnings`.
+    pub no_warnings: bool,
+    /// `--dry-run`: attach, then detach and exit.
+    pub dry_run: bool,
+    /// `--probe-filter REGEX`, as written.
+    pub probe_filter: Option<String>,
+    /// `--mode bench` / `--bench`: run the bench probes.
+    pub bench: bool,
     /// `--unsafe`: the user takes the risks weft otherwise refuses.
     pub unsafe_mode: bool,
     /// `-k` / `-kk`.
@@ -138,8 +159,138 @@ pub struct Args {
     pub version: bool,
 }
 
+/// What `-l` lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListTarget {
+    /// Probes matching a search (`*` when none was given).
+    Search(String),
+    /// The probes of the script (`-e` or the file given).
+    Script,
+}
+
+/// Why the arguments cannot be used: one sentence, and whether the usage
+/// text should follow it (an option weft does not know, a missing program).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ArgError {
+    pub message: String,
+    pub show_usage: bool,
+}
+
+impl ArgError {
+    fn plain(message: impl Into<String>) -> Self {
+        ArgError {
+            message: message.into(),
+            show_usage: false,
+        }
+    }
+
+    fn usage(message: impl Into<String>) -> Self {
+        ArgError {
+            message: message.into(),
+            show_usage: true,
+        }
+    }
+}
+
+impl From<String> for ArgError {
+    fn from(message: String) -> Self {
+        ArgError::plain(message)
+    }
+}
+
+impl From<&str> for ArgError {
+    fn from(message: &str) -> Self {
+        ArgError::plain(message)
+    }
+}
+
+/// Options that take a value, long and short, as `parse` knows them
+/// (`--output=FILE` and `-pPID` are split on these).
+const VALUE_OPTIONS: &[&str] = &[
+    "-e",
+    "-c",
+    "--cmd",
+    "-p",
+    "--pid",
+    "--cgroup",
+    "--cgroup-tree",
+    "-o",
+    "--output",
+    "--timeline",
+    "--prometheus",
+    "--otlp",
+    "--otlp-batch",
+    "--otlp-queue",
+    "--otlp-interval",
+    "--otlp-metrics-interval",
+    "--prometheus-max-series",
+    "--flamegraph",
+    "--folded",
+    "-f",
+    "-d",
+    "--dump",
+    "--emit-elf",
+    "-I",
+    "--include",
+    "--probe-filter",
+    "--mode",
+];
+
+/// Short options without a value, which may be written together (`-lv`, `-kk`).
+const SHORT_FLAGS: &str = "lvqkhV";
+
+/// Splits `--name=value` and `-xVALUE` into option and value, and
+/// `-lv`-style clusters into single flags; other arguments stay as they are.
+fn split_options(args: Vec<String>) -> Result<Vec<String>, ArgError> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut rest = args.into_iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            out.push(arg);
+            out.extend(rest.by_ref());
+            break;
+        }
+        if let Some((name, value)) = arg.split_once('=')
+            && name.starts_with("--")
+            && VALUE_OPTIONS.contains(&name)
+        {
+            out.push(name.to_string());
+            out.push(value.to_string());
+            continue;
+        }
+        // The value of an option written apart (`-e PROGRAM`) is left as it is.
+        let is_value = out
+            .last()
+            .is_some_and(|o: &String| VALUE_OPTIONS.contains(&o.as_str()));
+        let short = arg.len() > 2 && arg.starts_with('-') && !arg.starts_with("--");
+        if is_value || !short || is_number(&arg) || arg == "-kk" {
+            out.push(arg);
+            continue;
+        }
+        // As getopt reads a cluster: flags until one that takes a value,
+        // which takes the rest (`-qp123` is `-q -p 123`).
+        let mut chars = arg[1..].char_indices();
+        while let Some((at, c)) = chars.next() {
+            let flag = format!("-{c}");
+            if VALUE_OPTIONS.contains(&flag.as_str()) {
+                out.push(flag);
+                let value = &arg[1 + at + c.len_utf8()..];
+                if !value.is_empty() {
+                    out.push(value.to_string());
+                }
+                break;
+            }
+            if !SHORT_FLAGS.contains(c) {
+                return Err(ArgError::usage(format!("unknown option `{arg}`")));
+            }
+            out.push(flag);
+        }
+    }
+    Ok(out)
+}
+
 /// Parses arguments (without the program name). Errors are one sentence.
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError> {
     let args: Vec<String> = args
         .into_iter()
         .map(|a| {
@@ -147,11 +298,14 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                 .map_err(|a| format!("argument {a:?} is not valid UTF-8"))
         })
         .collect::<Result<_, _>>()?;
+    let args = split_options(args)?;
     let mut out = Args::default();
     // The --otlp-* settings, applied once --otlp is known.
     let mut otlp_settings: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     let mut positional = Vec::new();
+    let mut listing = false;
+    let mut after_dashes = Vec::new();
     let value = |i: &mut usize, flag: &str| -> Result<String, String> {
         *i += 1;
         args.get(*i)
@@ -162,21 +316,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         let arg = args[i].as_str();
         match arg {
             "-e" => out.program = Some(value(&mut i, "-e")?),
-            "-c" => out.command = Some(value(&mut i, "-c")?),
-            "-p" => {
-                let v = value(&mut i, "-p")?;
-                out.pid = Some(
-                    v.parse()
-                        .map_err(|_| format!("-p needs a process id, not `{v}`"))?,
-                );
-            }
+            "-c" | "--cmd" => out.command = Some(value(&mut i, arg)?),
+            "-p" | "--pid" => out.pid = Some(parse_pid(&value(&mut i, arg)?)?),
             "--cgroup" | "--cgroup-tree" => {
                 if out.cgroup.is_some() {
                     return Err("give one of --cgroup and --cgroup-tree, once".into());
                 }
                 out.cgroup = Some((value(&mut i, arg)?, arg == "--cgroup-tree"));
             }
-            "-o" => out.output = Some(value(&mut i, "-o")?.into()),
+            "-o" | "--output" => out.output = Some(value(&mut i, arg)?.into()),
             "--timeline" => out.timeline = Some(value(&mut i, "--timeline")?.into()),
             "--prometheus" => {
                 let v = value(&mut i, "--prometheus")?;
@@ -214,7 +362,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                     "text" => OutputFormat::Text,
                     "json" => OutputFormat::Json,
                     other => {
-                        return Err(format!("unknown output format `{other}`: use text or json"));
+                        return Err(
+                            format!("unknown output format `{other}`: use text or json").into()
+                        );
                     }
                 })
             }
@@ -227,41 +377,49 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
                     other => {
                         return Err(format!(
                             "unknown dump stage `{other}`: use ast, types, bpf or all"
-                        ));
+                        )
+                        .into());
                     }
                 })
             }
             "--emit-elf" => out.emit_elf = Some(value(&mut i, "--emit-elf")?.into()),
-            "-l" | "-lv" | "-vl" => {
-                if arg != "-l" {
-                    out.verbose = true;
+            "-l" | "--list" => listing = true,
+            "-q" | "--quiet" => out.quiet = true,
+            "--no-warnings" => out.no_warnings = true,
+            "--dry-run" => out.dry_run = true,
+            "--probe-filter" => out.probe_filter = Some(value(&mut i, arg)?),
+            "--mode" => match value(&mut i, arg)?.as_str() {
+                "bench" => out.bench = true,
+                other => {
+                    return Err(format!(
+                        "--mode {other}: weft has only --mode bench (bpftrace's test, codegen, compiler-bench and format modes are not in weft)"
+                    )
+                    .into());
                 }
-                let pattern = args.get(i + 1).filter(|p| !p.starts_with('-')).cloned();
-                if pattern.is_some() {
-                    i += 1;
-                }
-                out.list = Some(pattern);
-            }
-            "-q" => out.quiet = true,
+            },
+            "--bench" => out.bench = true,
+            "--usdt-file-activation" => {}
             "--unsafe" => out.unsafe_mode = true,
-            "-k" => out.helper_errors = out.helper_errors.max(abi::HelperErrors::Helpers),
+            "-k" => {
+                out.helper_errors = match out.helper_errors {
+                    abi::HelperErrors::Off => abi::HelperErrors::Helpers,
+                    _ => abi::HelperErrors::WithReads,
+                }
+            }
             "-kk" => out.helper_errors = abi::HelperErrors::WithReads,
             "-I" => out.includes.dirs.push(value(&mut i, "-I")?),
             "--include" => out.includes.files.push(value(&mut i, "--include")?),
-            _ if arg.starts_with("-I") && arg.len() > 2 => {
-                out.includes.dirs.push(arg[2..].to_string())
-            }
             "--stats" => out.stats = true,
-            "-v" => out.verbose = true,
+            "-v" | "--verbose" => out.verbose = true,
             "--info" => out.info = true,
             "-h" | "--help" => out.help = true,
             "-V" | "--version" => out.version = true,
             "--" => {
-                positional.extend(args[i + 1..].iter().cloned());
+                after_dashes.extend(args[i + 1..].iter().cloned());
                 break;
             }
             _ if arg.starts_with('-') && arg.len() > 1 && !is_number(arg) => {
-                return Err(format!("unknown option `{arg}` (see --help)"));
+                return Err(ArgError::usage(format!("unknown option `{arg}`")));
             }
             _ => positional.push(arg.to_string()),
         }
@@ -270,7 +428,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
     if let Some((flag, _)) = otlp_settings.first()
         && out.otlp.is_none()
     {
-        return Err(format!("{flag} goes with --otlp URL"));
+        return Err(format!("{flag} goes with --otlp URL").into());
     }
     if let Some(otlp) = out.otlp.as_mut() {
         for (flag, v) in &otlp_settings {
@@ -282,14 +440,57 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
             }
         }
     }
-    if out.program.is_none() && out.list.is_none() && !out.info && !out.help && !out.version {
+    // After `--`: positional parameters, whatever they look like. bpftrace
+    // reads `--NAME[=VALUE]` there as named parameters for getopt(), which
+    // weft does not have: said, not taken as `$N`.
+    for arg in after_dashes {
+        if arg.len() > 2 && arg.starts_with("--") {
+            return Err(ArgError::plain(format!(
+                "`{arg}` after --: named parameters (read by getopt()) are not supported by weft yet"
+            )));
+        }
+        positional.push(arg);
+    }
+    if listing {
+        if positional.len() > 1 {
+            return Err(ArgError::usage(
+                "-l takes one search pattern or script file",
+            ));
+        }
+        out.list = Some(match positional.pop() {
+            // bpftrace's rule: an existing file is a script to list the probes of.
+            Some(p) if std::path::Path::new(&p).is_file() => {
+                out.script_file = Some(p.into());
+                ListTarget::Script
+            }
+            Some(p) => ListTarget::Search(p),
+            None if out.program.is_some() => ListTarget::Script,
+            None => ListTarget::Search("*".into()),
+        });
+        return Ok(out);
+    }
+    if out.program.is_none() && !out.info && !out.help && !out.version {
         if positional.is_empty() {
-            return Err("no program given: use -e 'program' or a script file (see --help)".into());
+            return Err(ArgError::usage(
+                "no program given: use -e 'program' or a script file",
+            ));
         }
         out.script_file = Some(positional.remove(0).into());
     }
+    if out.command.is_some() && out.pid.is_some() {
+        return Err(ArgError::usage("give -c or -p, not both"));
+    }
     out.positional = positional;
     Ok(out)
+}
+
+/// `-p PID`: a number as bpftrace reads one (decimal, `0x`, `0b`, `0`
+/// octal); whether such a process exists is checked before attaching.
+fn parse_pid(text: &str) -> Result<u32, String> {
+    sema::parse_uint(text)
+        .ok()
+        .and_then(|pid| u32::try_from(pid).ok())
+        .ok_or_else(|| format!("-p needs a process id, not `{text}`"))
 }
 
 /// `500ms`, `2s`, `1m`, or a number of seconds.
@@ -319,7 +520,79 @@ mod tests {
     use super::*;
 
     fn p(args: &[&str]) -> Result<Args, String> {
-        parse(args.iter().map(OsString::from))
+        parse(args.iter().map(OsString::from)).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn bpftraces_run_flags() {
+        let a = p(&[
+            "--dry-run",
+            "--no-warnings",
+            "--probe-filter=:200$",
+            "--mode",
+            "bench",
+            "--output=out.txt",
+            "-e",
+            "x",
+        ])
+        .unwrap();
+        assert!(a.dry_run && a.no_warnings && a.bench);
+        assert_eq!(a.probe_filter.as_deref(), Some(":200$"));
+        assert_eq!(a.output.unwrap().to_str(), Some("out.txt"));
+        assert!(
+            p(&["--mode", "test", "-e", "x"])
+                .unwrap_err()
+                .contains("--mode test")
+        );
+        // Short flags cluster; a value may follow its flag directly.
+        let a = p(&["-qp123", "-e", "x"]).unwrap();
+        assert!(a.quiet);
+        assert_eq!(a.pid, Some(123));
+        assert_eq!(p(&["-p", "0x10", "-e", "x"]).unwrap().pid, Some(16));
+        assert!(
+            p(&["-p", "1x", "-e", "x"])
+                .unwrap_err()
+                .contains("process id")
+        );
+        // After --, what looks like a flag is a positional parameter.
+        let a = p(&["-e", "x", "--", "-v", "7"]).unwrap();
+        assert_eq!(a.positional, ["-v", "7"]);
+        assert!(!a.verbose);
+        assert!(
+            p(&["-e", "x", "--", "--name=1"])
+                .unwrap_err()
+                .contains("getopt")
+        );
+    }
+
+    #[test]
+    fn list_targets() {
+        let a = p(&["-lv", "struct task_struct"]).unwrap();
+        assert!(a.verbose);
+        assert_eq!(
+            a.list,
+            Some(ListTarget::Search("struct task_struct".into()))
+        );
+        assert_eq!(
+            p(&["-l"]).unwrap().list,
+            Some(ListTarget::Search("*".into()))
+        );
+        assert_eq!(
+            p(&["-l", "-e", "BEGIN {}"]).unwrap().list,
+            Some(ListTarget::Script)
+        );
+        // An existing file is a script whose probes are listed.
+        let a = p(&["-l", "Cargo.toml"]).unwrap();
+        assert_eq!(a.list, Some(ListTarget::Script));
+        assert_eq!(a.script_file.unwrap().to_str(), Some("Cargo.toml"));
+    }
+
+    #[test]
+    fn usage_follows_an_unknown_flag_only() {
+        let e = parse(["--bogus"].map(OsString::from)).unwrap_err();
+        assert!(e.show_usage);
+        let e = parse(["-e", "x", "-f", "xml"].map(OsString::from)).unwrap_err();
+        assert!(!e.show_usage);
     }
 
     #[test]
@@ -340,9 +613,11 @@ mod tests {
 
     #[test]
     fn list_with_and_without_pattern() {
-        assert_eq!(p(&["-l"]).unwrap().list, Some(None));
         let a = p(&["-lv", "tracepoint:sched:*"]).unwrap();
-        assert_eq!(a.list, Some(Some("tracepoint:sched:*".into())));
+        assert_eq!(
+            a.list,
+            Some(ListTarget::Search("tracepoint:sched:*".into()))
+        );
         assert!(a.verbose);
     }
 

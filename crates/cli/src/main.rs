@@ -4,6 +4,7 @@
 
 mod agent;
 mod args;
+mod bench;
 mod child;
 mod child_exit;
 mod export;
@@ -49,7 +50,10 @@ fn main() -> ExitCode {
     let args = match args::parse(raw) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("weft: error: {e}");
+            eprintln!("weft: error: {}", e.message);
+            if e.show_usage {
+                eprint!("\n{}", args::USAGE);
+            }
             return ExitCode::from(2);
         }
     };
@@ -66,8 +70,8 @@ fn main() -> ExitCode {
         print!("{}", info::render(&runtime::Features::probe()));
         return ExitCode::SUCCESS;
     }
-    if let Some(pattern) = &args.list {
-        return list::run(pattern.as_deref().unwrap_or("*"), args.verbose);
+    if let Some(target) = &args.list {
+        return list::run(target, &args);
     }
     match trace(&args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -133,21 +137,7 @@ fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
 /// Compiles and runs a script. The error is the text to print.
 fn trace(args: &Args) -> Result<(), String> {
     let mut sources = SourceMap::new();
-    let file = match (&args.program, &args.script_file) {
-        (Some(p), _) => sources.add("stdin", p.clone()),
-        (None, Some(path)) if path.as_os_str() == "-" => {
-            let mut text = String::new();
-            io::Read::read_to_string(&mut io::stdin(), &mut text)
-                .map_err(|e| format!("weft: error: cannot read the script from stdin: {e}"))?;
-            sources.add("stdin", text)
-        }
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("weft: error: cannot read {}: {e}", path.display()))?;
-            sources.add(path.display().to_string(), text)
-        }
-        (None, None) => return Err("weft: error: no program given".into()),
-    };
+    let file = read_script(args, &mut sources)?;
     let kernel = SysKernelInfo::new();
     let emit_only = args.dump.is_some() || args.emit_elf.is_some();
     if let (Some(pid), false) = (args.pid, emit_only) {
@@ -187,6 +177,8 @@ fn trace(args: &Args) -> Result<(), String> {
         env: bpftrace_env(),
         unsafe_mode: args.unsafe_mode,
         includes: args.includes.clone(),
+        probe_filter: args.probe_filter.as_deref().map(probe_filter).transpose()?,
+        bench: args.bench,
     };
     let mut dumps = String::new();
     let started = std::time::Instant::now();
@@ -232,7 +224,7 @@ fn trace(args: &Args) -> Result<(), String> {
             started.elapsed().as_secs_f64() * 1000.0
         );
     }
-    if !out.warnings.is_empty() {
+    if !out.warnings.is_empty() && !args.no_warnings {
         eprint!("{}", render_all(out.warnings.iter(), &sources));
     }
     if let Some(path) = &args.emit_elf {
@@ -370,7 +362,15 @@ fn trace(args: &Args) -> Result<(), String> {
     let mut helper_errors = (args.helper_errors != abi::HelperErrors::Off)
         .then(|| helper_errors::HelperErrors::new(&sources, &out.compiled.manifest));
     let run_opts = run::RunOptions {
-        quiet: args.quiet,
+        quiet: args.quiet || args.bench,
+        mode: if args.bench {
+            run::RunMode::Bench
+        } else if args.dry_run {
+            run::RunMode::DryRun
+        } else {
+            run::RunMode::Trace
+        },
+        no_warnings: args.no_warnings,
         child: child.as_mut(),
         pid: args.pid,
         notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),
@@ -423,6 +423,50 @@ fn trace(args: &Args) -> Result<(), String> {
         },
         Err(e) => e.report(&out.compiled, &sources, args.command.as_deref()),
     }
+}
+
+/// The script's text into `sources`: `-e`, a file, or stdin for `-`.
+pub(crate) fn read_script(args: &Args, sources: &mut SourceMap) -> Result<source::FileId, String> {
+    match (&args.program, &args.script_file) {
+        (Some(p), _) => Ok(sources.add("stdin", p.clone())),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            io::Read::read_to_string(&mut io::stdin(), &mut text)
+                .map_err(|e| format!("weft: error: cannot read the script from stdin: {e}"))?;
+            Ok(sources.add("stdin", text))
+        }
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "weft: error: cannot open the script {}: {}",
+                    path.display(),
+                    io_reason(&e)
+                )
+            })?;
+            Ok(sources.add(path.display().to_string(), text))
+        }
+        (None, None) => Err("weft: error: no program given".into()),
+    }
+}
+
+/// An I/O error as the C library words it (`No such file or directory`),
+/// without Rust's `(os error 2)`.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// `--probe-filter REGEX` as the checker takes it.
+fn probe_filter(pattern: &str) -> Result<sema::ProbeFilter, String> {
+    let re = regex_lite::Regex::new(pattern)
+        .map_err(|e| format!("weft: error: Invalid --probe-filter regex `{pattern}`: {e}"))?;
+    Ok(sema::ProbeFilter {
+        pattern: pattern.to_string(),
+        matches: std::sync::Arc::new(move |name: &str| re.is_match(name)),
+    })
 }
 
 /// Whether process `pid` exists (it may not be ours to signal).

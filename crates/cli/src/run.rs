@@ -59,6 +59,10 @@ pub enum Phase {
 
 pub struct RunOptions<'a> {
     pub quiet: bool,
+    /// Trace, attach and leave (`--dry-run`), or time the bench probes.
+    pub mode: RunMode,
+    /// `--no-warnings`: warnings are not printed.
+    pub no_warnings: bool,
     pub child: Option<&'a mut HeldChild>,
     pub pid: Option<u32>,
     pub notify_attached: bool,
@@ -88,6 +92,19 @@ pub struct RunOptions<'a> {
     pub helper_errors: Option<&'a mut crate::helper_errors::HelperErrors<'a>>,
 }
 
+/// What a run does once the program is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunMode {
+    /// Run BEGIN, attach, trace until the end, run END, print the maps.
+    Trace,
+    /// `--dry-run`: attach every probe, then detach; no probe runs (BEGIN
+    /// neither) and nothing is printed.
+    DryRun,
+    /// `--mode bench`: run BEGIN, time each `bench:` probe
+    /// ([`crate::bench`]), run END, print the maps.
+    Bench,
+}
+
 /// Runs a loaded session to its end. Errors are returned after cleanup.
 pub fn run(
     session: &mut Session,
@@ -111,9 +128,20 @@ pub fn run(
     // probes` is said, and only then is BEGIN's output read. An attach
     // failure ends the run with the error, before any output of BEGIN and
     // without printing the maps.
+    if opts.mode == RunMode::DryRun {
+        session.attach()?;
+        session.detach();
+        return Ok(());
+    }
+    // Caught before BEGIN runs: a signal sent once weft is up runs the
+    // probes instead of ending weft.
+    let self_signals = session.signals_handled();
+    for &signal in &self_signals {
+        signals::install_self_signal(signal);
+    }
     session.run_begin()?;
     session.attach()?;
-    for refused in session.skipped() {
+    for refused in session.skipped().iter().filter(|_| !opts.no_warnings) {
         eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
     }
     if !opts.quiet {
@@ -142,7 +170,7 @@ pub fn run(
     // Ring-buffer losses already reported with a `Lost N events` line.
     let mut lost_reported = 0u64;
     // `exit()` in BEGIN: the run ends without starting the command.
-    let stop = pump.run(session, sink, Duration::ZERO)?;
+    let mut stop = pump.run(session, sink, Duration::ZERO)?;
     // With nothing but BEGIN and END, nothing can happen after BEGIN: the
     // run ends, as bpftrace's does (a `-c` command still runs to its end).
     let nothing_after_begin = opts.child.is_none()
@@ -150,6 +178,10 @@ pub fn run(
             .programs
             .iter()
             .all(|p| matches!(p.attach, abi::Attach::Begin | abi::Attach::End));
+    if opts.mode == RunMode::Bench && !stop {
+        lost_reported += crate::bench::run(session, sink)?;
+        stop = true;
+    }
     if !stop && !nothing_after_begin {
         if let Some(child) = opts.child.as_deref_mut() {
             let exit_maps =
@@ -163,6 +195,11 @@ pub fn run(
             session.wake_on(fd)?;
         }
         loop {
+            if !self_signals.is_empty() && signals::self_signal_pending() {
+                for &signal in &self_signals {
+                    session.run_signal(signal)?;
+                }
+            }
             let stop = pump.run(session, sink, POLL_INTERVAL)?;
             pump.streams
                 .tick(session, &manifest, sink, &mut pump.symbols)?;

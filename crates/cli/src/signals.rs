@@ -46,3 +46,32 @@ pub fn install() {
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
+
+/// SIGUSR1 came and a `self:signal:SIGUSR1` probe has not run for it yet
+/// (several arrivals between two looks run the probes once, as a pending
+/// signal is delivered once).
+static USR1: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_usr1(_: libc::c_int) {
+    USR1.store(true, Ordering::SeqCst);
+}
+
+/// Catches `signal` for the script's `self:signal` probes, which the event
+/// loop runs ([`self_signal_pending`]); SIGUSR1 is the only one they take.
+pub fn install_self_signal(signal: i32) {
+    if signal != libc::SIGUSR1 {
+        return;
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_usr1 as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+}
+
+/// Whether SIGUSR1 came since the last call.
+pub fn self_signal_pending() -> bool {
+    USR1.swap(false, Ordering::SeqCst)
+}

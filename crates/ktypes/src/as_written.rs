@@ -32,6 +32,10 @@ impl KernelInfo for AsWritten<'_> {
         self.0.ifunc_target(path, symbol)
     }
 
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, KernelInfoError> {
+        self.0.list_dir(path)
+    }
+
     fn executable_search_path(&self) -> Vec<String> {
         self.0.executable_search_path()
     }

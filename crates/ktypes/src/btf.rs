@@ -15,6 +15,8 @@
 //!   `btf_trace_<name>` typedef (its first parameter, the `void *` data, dropped);
 //! - [`Btf::member`]: a struct member's offset and type, for `->field`.
 
+mod c_decl;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

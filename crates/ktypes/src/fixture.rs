@@ -209,6 +209,24 @@ impl KernelInfo for FixtureKernel {
             .ok_or_else(|| KernelInfoError::NotFound(format!("{path}: no such file")))
     }
 
+    /// The fixture's files under `path`, one level down.
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, KernelInfoError> {
+        let dir = format!("{}/", path.trim_end_matches('/'));
+        let mut names: Vec<String> = self
+            .files
+            .keys()
+            .filter_map(|f| f.strip_prefix(&dir))
+            .map(|rest| rest.split('/').next().unwrap_or(rest).to_string())
+            .collect();
+        names.dedup();
+        if names.is_empty() {
+            return Err(KernelInfoError::NotFound(format!(
+                "{path}: no such directory"
+            )));
+        }
+        Ok(names)
+    }
+
     fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
         self.cgroups
             .get(path)

@@ -75,6 +75,14 @@ pub trait KernelInfo {
         )))
     }
 
+    /// The names in directory `path` (not `.` and `..`), sorted: where a
+    /// wildcard in a uprobe's or USDT probe's file name is matched.
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, KernelInfoError> {
+        Err(KernelInfoError::Unavailable(format!(
+            "cannot list the directory {path} here"
+        )))
+    }
+
     /// The directories of `$PATH`, where a program named without a `/` is looked up.
     fn executable_search_path(&self) -> Vec<String> {
         Vec::new()

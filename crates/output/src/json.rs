@@ -42,6 +42,23 @@ impl<W: Write> Sink for JsonSink<W> {
         )
     }
 
+    fn benchmark(
+        &mut self,
+        names: &[String],
+        index: usize,
+        mean_ns: u64,
+        iters: u64,
+    ) -> io::Result<()> {
+        let name = names.get(index).map(String::as_str).unwrap_or("");
+        self.out
+            .write_all(b"{\"type\": \"benchmark_result\", \"data\": {\"")?;
+        self.out.write_all(&escape(name.as_bytes()))?;
+        writeln!(
+            self.out,
+            "\": {{\"average\": {mean_ns}, \"iters\": {iters}}}}}}}"
+        )
+    }
+
     fn lost_events(&mut self, count: u64) -> io::Result<()> {
         writeln!(
             self.out,

@@ -48,6 +48,18 @@ pub trait Sink {
     fn carries_stats(&self) -> bool {
         false
     }
+    /// One `bench:` probe's result under `--mode bench`: `names` are every
+    /// benchmark of the run (the text table is as wide as the longest),
+    /// `index` this one's. Text writes the table's header before the first.
+    fn benchmark(
+        &mut self,
+        names: &[String],
+        index: usize,
+        mean_ns: u64,
+        iters: u64,
+    ) -> io::Result<()> {
+        self.printf(benchmark_text(names, index, mean_ns, iters).as_bytes())
+    }
     /// What bpftrace writes before printing the maps at exit.
     fn exit_separator(&mut self) -> io::Result<()>;
     fn flush(&mut self) -> io::Result<()>;
@@ -64,4 +76,55 @@ pub fn print_maps_at_exit(sink: &mut dyn Sink, maps: &[MapDump]) -> io::Result<(
         sink.map(map, 0, 0)?;
     }
     sink.flush()
+}
+
+/// The text lines of one benchmark result, as bpftrace's table has them: a
+/// name column at least 41 wide, `Time(ns)` 15 wide, then `Iterations`;
+/// the header and a rule of dashes before the first result.
+pub fn benchmark_text(names: &[String], index: usize, mean_ns: u64, iters: u64) -> String {
+    const TIME_WIDTH: usize = 15;
+    let name_width = names.iter().map(String::len).max().unwrap_or(0).max(40) + 1;
+    let mut out = String::new();
+    if index == 0 {
+        out.push_str(&format!(
+            "{:<name_width$}{:<TIME_WIDTH$}Iterations\n",
+            "Benchmark", "Time(ns)"
+        ));
+        out.push_str(&"-".repeat(name_width + TIME_WIDTH + "Iterations".len()));
+        out.push('\n');
+    }
+    let name = names.get(index).map(String::as_str).unwrap_or("");
+    out.push_str(&format!(
+        "{name:<name_width$}{mean_ns:<TIME_WIDTH$}{iters}\n"
+    ));
+    out
+}
+
+#[cfg(test)]
+mod benchmark_tests {
+    use super::benchmark_text;
+
+    #[test]
+    fn the_table_is_bpftraces() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(
+            benchmark_text(&names, 0, 12, 400),
+            format!(
+                "Benchmark{}Time(ns){}Iterations\n{}\na{}12{}400\n",
+                " ".repeat(32),
+                " ".repeat(7),
+                "-".repeat(66),
+                " ".repeat(40),
+                " ".repeat(13)
+            )
+        );
+        assert_eq!(
+            benchmark_text(&names, 1, 5, 8),
+            format!("b{}5{}8\n", " ".repeat(40), " ".repeat(14))
+        );
+        let long = vec!["x".repeat(50)];
+        assert!(
+            benchmark_text(&long, 0, 1, 1).starts_with(&format!("Benchmark{}Time", " ".repeat(42)))
+        );
+    }
 }

@@ -125,6 +125,16 @@ impl KernelInfo for SysKernelInfo {
         crate::sys::cgroup_id(&c).map_err(|e| KernelInfoError::Unavailable(format!("{path}: {e}")))
     }
 
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, KernelInfoError> {
+        let entries = std::fs::read_dir(path).map_err(|e| io_error(path.to_string(), e))?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     fn executable_search_path(&self) -> Vec<String> {
         std::env::var("PATH")
             .unwrap_or_default()

@@ -35,4 +35,4 @@ pub use kernel_info::{SysKernelInfo, VMLINUX_BTF, vmlinux_btf};
 pub use libbpf_log::{failing_insn, silence_libbpf};
 pub use maps::{FlatEntries, MapEntry, PerCpu};
 pub use reader::{ProgramStats, SessionReader};
-pub use session::{LoadOptions, Session};
+pub use session::{BenchRun, LoadOptions, Session};

@@ -32,6 +32,14 @@ pub struct LoadOptions {
 
 /// A loaded script. Dropping it detaches every probe and unloads every
 /// program and map.
+/// One timed `bench:` run: the kernel's mean time per repetition and what
+/// the program returned (not 0: the benchmark asks to be skipped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchRun {
+    pub mean_ns: u64,
+    pub retval: u32,
+}
+
 pub struct Session {
     // Field order is drop order: links first, then the ring mapping, then the object.
     links: Vec<Link>,
@@ -331,6 +339,64 @@ impl Session {
         self.run_once(&Attach::End)
     }
 
+    /// Runs every `self:signal` program for `signal`, in the script's
+    /// order. Returns how many ran.
+    pub fn run_signal(&mut self, signal: i32) -> Result<usize, RuntimeError> {
+        self.run_once(&Attach::Signal { signal })
+    }
+
+    /// The signals some `self:signal` probe waits for, each once.
+    pub fn signals_handled(&self) -> Vec<i32> {
+        let mut signals: Vec<i32> = self
+            .manifest
+            .programs
+            .iter()
+            .filter_map(|p| match p.attach {
+                Attach::Signal { signal } => Some(signal),
+                _ => None,
+            })
+            .collect();
+        signals.sort_unstable();
+        signals.dedup();
+        signals
+    }
+
+    /// Runs the `bench:NAME` program `repeat` times in one
+    /// `BPF_PROG_TEST_RUN` (an XDP run over a 14-byte frame, the least the
+    /// kernel takes) and gives the kernel's measure of it.
+    pub fn run_bench(&mut self, name: &str, repeat: u32) -> Result<BenchRun, RuntimeError> {
+        let spec = self
+            .manifest
+            .programs
+            .iter()
+            .find(|p| matches!(&p.attach, Attach::Bench { name: n } if n == name))
+            .ok_or_else(|| LoadError::MissingProgram(format!("bench:{name}")))?;
+        let prog = self
+            .program(&spec.name)
+            .ok_or_else(|| LoadError::MissingProgram(spec.name.clone()))?;
+        // An Ethernet header's worth of zeros: XDP test runs refuse less.
+        let frame = [0u8; 14];
+        // SAFETY: all-zero is a valid bpf_test_run_opts.
+        let mut opts: libbpf_sys::bpf_test_run_opts = unsafe { std::mem::zeroed() };
+        opts.sz = std::mem::size_of::<libbpf_sys::bpf_test_run_opts>() as _;
+        opts.data_in = frame.as_ptr().cast();
+        opts.data_size_in = frame.len() as u32;
+        opts.repeat = repeat.max(1) as _;
+        // SAFETY: valid program fd and opts pointing at `frame`, which outlives the call.
+        let r = unsafe { libbpf_sys::bpf_prog_test_run_opts(prog.as_fd().as_raw_fd(), &mut opts) };
+        if r < 0 {
+            return Err(RuntimeError::TestRun {
+                program: spec.name.clone(),
+                probe: spec.probe.clone(),
+                source: SyscallError::from_neg("bpf_prog_test_run_opts", r as i64),
+            });
+        }
+        Ok(BenchRun {
+            mean_ns: u64::from(opts.duration),
+            retval: opts.retval,
+        })
+    }
+
     fn run_once(&self, which: &Attach) -> Result<usize, RuntimeError> {
         let mut ran = 0;
         for spec in self.manifest.programs.iter().filter(|p| &p.attach == which) {
@@ -368,7 +434,7 @@ impl Session {
         }
         let before = self.links.len();
         for spec in &self.manifest.programs {
-            if matches!(spec.attach, Attach::Begin | Attach::End) {
+            if spec.attach.is_run_by_user_space() {
                 continue;
             }
             let prog = self

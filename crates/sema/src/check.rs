@@ -57,6 +57,26 @@ pub struct CheckOptions {
     /// config keys (`BPFTRACE_STACK_MODE`), which win over the script's
     /// `config` block, as in bpftrace. Others are ignored.
     pub env: Vec<(String, String)>,
+    /// `--probe-filter REGEX`: only probes whose full name it matches are
+    /// compiled (BEGIN, END, `self` and stream clauses always are).
+    pub probe_filter: Option<ProbeFilter>,
+    /// `--mode bench`: `bench:NAME` probes (with BEGIN and END) are the
+    /// program; without it they are left out.
+    pub bench: bool,
+}
+
+/// `--probe-filter`: the pattern as written and the test it stands for
+/// (the caller compiles the regular expression).
+#[derive(Clone)]
+pub struct ProbeFilter {
+    pub pattern: String,
+    pub matches: std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for ProbeFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProbeFilter({:?})", self.pattern)
+    }
 }
 
 /// Checks a parsed program. Always returns a program; it is only usable

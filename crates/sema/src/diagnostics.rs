@@ -246,6 +246,15 @@ pub fn no_probes() -> Diagnostic {
     Diagnostic::error("the program has no probes").with_code(Code::E0407)
 }
 
+pub fn probe_filter_matches_nothing(pattern: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "No probes to attach: --probe-filter `{pattern}` matches none of the program's probes"
+    ))
+    .with_code(Code::E0480)
+    .with_note("the filter is matched against each probe's full name, wildcards expanded (`interval:ms:100`, `tracepoint:syscalls:sys_enter_read`)")
+    .with_help("weft -l -e 'PROGRAM' lists the probes of a program")
+}
+
 pub fn unknown_perf_event(span: Span, provider: &str, event: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown {provider} event `{event}`"))
         .with_code(Code::E0420)
@@ -283,6 +292,37 @@ pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {
         .with_label(span, "no such file")
         .with_note(format!("looked {looked}"))
         .with_help("give a path (`uprobe:/usr/bin/bash:readline`) or a library's short name (`uprobe:libc:malloc`)")
+}
+
+pub fn unsupported_self_signal(span: Span, signal: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`{signal}` is not a signal a self probe can wait for"
+    ))
+    .with_code(Code::E0482)
+    .with_label(span, "not supported")
+    .with_help("write self:signal:SIGUSR1 (the one signal self probes take, as in bpftrace)")
+}
+
+pub fn sample_rate_too_high(span: Span, hz: u64, max: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{hz} Hz is above this kernel's highest sampling rate, {max} Hz"
+    ))
+    .with_code(Code::E0483)
+    .with_label(span, "too fast")
+    .with_note("the kernel's limit is /proc/sys/kernel/perf_event_max_sample_rate (it lowers it by itself when sampling costs too much)")
+    .with_help(format!("sample at {max} Hz or less"))
+}
+
+pub fn binaries_need_pid(span: Span, written: &str) -> Diagnostic {
+    let written = if written.is_empty() {
+        "an empty binary"
+    } else {
+        "`*` as the binary"
+    };
+    Diagnostic::error(format!("{written} means every file of a process: it needs -p PID"))
+        .with_code(Code::E0481)
+        .with_label(span, "which process?")
+        .with_help("give -p PID, or name the binary (`uprobe:/usr/bin/bash:readline`, `usdt:./app:provider:probe`)")
 }
 
 pub fn binary_unreadable(span: Span, path: &str, why: &str) -> Diagnostic {

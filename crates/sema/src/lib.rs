@@ -17,6 +17,7 @@ pub mod diagnostics;
 mod macros;
 pub mod mechanism;
 pub mod metrics;
+pub mod numbers;
 pub mod providers;
 pub mod streams;
 pub mod suggest;
@@ -24,9 +25,10 @@ mod typed;
 mod types;
 
 pub use check::members::{MemberAccess, MemberValue};
-pub use check::{CheckOptions, check};
+pub use check::{CheckOptions, ProbeFilter, check};
 pub use config::{DeclaredMap, MapKind, MissingProbes, ScriptConfig};
 pub use macros::{Includes, predefined_macro};
+pub use numbers::{NumberError, parse_int, parse_uint};
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{
     BuiltinVar, Call, CallValue, FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram,

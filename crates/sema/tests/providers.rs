@@ -17,7 +17,7 @@ fn list(
         provider: def,
         pattern,
         verbose,
-        bare: false,
+        pid: None,
     };
     list(&query, kernel)
 }
@@ -77,12 +77,12 @@ fn kprobes_list_what_they_can_attach_through() {
 }
 
 #[test]
-fn timers_have_no_names_to_list() {
+fn timers_list_their_units() {
     let kernel = FixtureKernel::typical();
-    let err = list(&kernel, "p", "*", false).unwrap_err();
+    // The alias `p` lists as profile, each unit without a rate.
     assert_eq!(
-        err,
-        "profile probes have no names to list: write profile:UNIT:RATE, e.g. profile:hz:99 or profile:ms:100"
+        list(&kernel, "p", "*", false).unwrap(),
+        ["profile:hz:", "profile:ms:", "profile:s:", "profile:us:"]
     );
     assert!(provider_def("BEGIN").unwrap().list.is_none());
 }

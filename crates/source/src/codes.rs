@@ -227,6 +227,10 @@ codes! {
     E0476: "unsafe builtin without --unsafe",
     E0477: "builtin not available in this probe",
     E0478: "invalid signal",
+    E0480: "--probe-filter matches no probe",
+    E0481: "every file of a process without -p",
+    E0482: "unsupported self signal",
+    E0483: "sampling rate above the kernel's limit",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

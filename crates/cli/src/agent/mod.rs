@@ -314,6 +314,8 @@ fn start(
             let mut sink = TextSink::new(BufWriter::new(writer));
             let options = crate::run::RunOptions {
                 quiet: true,
+                mode: crate::run::RunMode::Trace,
+                no_warnings: false,
                 child: None,
                 pid: None,
                 notify_attached: false,

@@ -184,6 +184,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         &mut sink,
         crate::run::RunOptions {
             quiet: true,
+            mode: crate::run::RunMode::Trace,
+            no_warnings: false,
             child: child.as_mut(),
             pid: args.pid,
             notify_attached: std::env::var_os("__BPFTRACE_NOTIFY_PROBES_ATTACHED").is_some(),

@@ -23,14 +23,17 @@ use libbpf_rs::libbpf_sys;
 use crate::error::{AttachError, SyscallError};
 
 /// Attaches `prog` per `attach`: one link per perf event (sampling probes
-/// open one per online CPU). `Begin`/`End` are run, not attached: no link.
+/// open one per online CPU). What user space runs (`BEGIN`/`END`, `self`
+/// signal and `bench` probes) is not attached: no link.
 pub(crate) fn attach(
     prog: NonNull<libbpf_sys::bpf_program>,
     attach: &Attach,
     probe: &str,
 ) -> Result<Vec<Link>, AttachError> {
     let pfd = match attach {
-        Attach::Begin | Attach::End => return Ok(Vec::new()),
+        Attach::Begin | Attach::End | Attach::Signal { .. } | Attach::Bench { .. } => {
+            return Ok(Vec::new());
+        }
         Attach::Kprobe {
             func,
             module,

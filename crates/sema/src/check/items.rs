@@ -186,6 +186,7 @@ pub(super) fn collect(
             }
         }
     }
+    keep_selected(&mut instances, opts, &mut diags);
     if instances.is_empty() && !diags.has_errors() {
         diags.push(diag::no_probes());
     }
@@ -195,6 +196,30 @@ pub(super) fn collect(
         config,
         decls,
         diags,
+    }
+}
+
+/// Probes that run by themselves, not on an event: `--probe-filter` and
+/// `--mode bench` leave them in.
+fn always_kept(instance: &Instance) -> bool {
+    matches!(instance.resolved.provider, "BEGIN" | "END" | "self")
+        || !matches!(instance.role, Role::Probe)
+}
+
+/// `--mode bench` keeps only `bench:` probes (and those that always run);
+/// without it `bench:` probes are left out. `--probe-filter` then keeps the
+/// probes whose full name it matches; one that leaves no probe of its own
+/// to attach is an error.
+fn keep_selected(instances: &mut Vec<Instance>, opts: &CheckOptions, diags: &mut Diagnostics) {
+    instances.retain(|i| always_kept(i) || (i.resolved.provider == "bench") == opts.bench);
+    let Some(filter) = &opts.probe_filter else {
+        return;
+    };
+    let before = instances.iter().filter(|i| !always_kept(i)).count();
+    instances.retain(|i| always_kept(i) || (filter.matches)(&i.resolved.name));
+    let after = instances.iter().filter(|i| !always_kept(i)).count();
+    if before > 0 && after == 0 && !diags.has_errors() {
+        diags.push(diag::probe_filter_matches_nothing(&filter.pattern));
     }
 }
 

@@ -15,7 +15,7 @@ pub const DEF: ProviderDef = ProviderDef {
     help: "a CPU PMU counter (cycles, instructions, ...) sampled on every CPU",
     resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
     list: Some(|q, kernel| perf_event::list_table(q, kernel, EVENTS)),
-    listed_bare: true,
+    listed_by: super::Listed::Kernel,
     pid_filter: true,
     needs: Needs::HardwarePmu,
 };

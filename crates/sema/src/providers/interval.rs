@@ -14,18 +14,22 @@ pub const DEF: ProviderDef = ProviderDef {
     help: "a timer firing on one CPU",
     resolve: |ap, _, _| resolve(ap).map(|p| vec![p]),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: false,
     needs: Needs::PerfSoftware,
 };
 
-/// A timer has no names to list: bpftrace 0.17 refuses too, weft says how
-/// to write one.
+/// A timer lists its units (`interval:hz:`, `interval:ms:`, ...), sorted,
+/// as bpftrace's current release does; the rate that may follow is left out.
 pub(super) fn list(q: &ListQuery<'_>, _: &dyn KernelInfo) -> Result<Vec<String>, String> {
     let provider = q.provider.name;
-    Err(format!(
-        "{provider} probes have no names to list: write {provider}:UNIT:RATE, e.g. {provider}:hz:99 or {provider}:ms:100"
-    ))
+    let unit = q.pattern.split(':').next().unwrap_or("");
+    let unit = if unit.is_empty() { "*" } else { unit };
+    Ok(["hz", "ms", "s", "us"]
+        .into_iter()
+        .filter(|u| super::glob_match(unit, u))
+        .map(|u| format!("{provider}:{u}:"))
+        .collect())
 }
 
 pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
@@ -40,11 +44,7 @@ pub fn resolve(ap: &AttachPointRef<'_>) -> Result<ResolvedProbe, Diagnostic> {
         }
         _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
     };
-    let count: u64 = count
-        .replace('_', "")
-        .parse()
-        .ok()
-        .filter(|&n| n > 0)
+    let count: u64 = super::perf_event::parse_count(count)
         .ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, usage))?;
     let period_ns = match unit {
         "s" => count.checked_mul(1_000_000_000),

@@ -31,7 +31,7 @@ pub const KPROBE: ProviderDef = ProviderDef {
     help: "a kernel function's entry (or an instruction in it); runs as fentry without kprobes",
     resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Kprobe),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Kernel,
     pid_filter: true,
     needs: Needs::KernelFunctions,
 };
@@ -43,7 +43,7 @@ pub const KRETPROBE: ProviderDef = ProviderDef {
     help: "a kernel function's return; runs as fexit without kprobes",
     resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Kretprobe),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: true,
     needs: Needs::KernelFunctions,
 };
@@ -55,7 +55,7 @@ pub const FENTRY: ProviderDef = ProviderDef {
     help: "a kernel function's entry through a BPF trampoline, args->NAME typed by BTF; runs as a kprobe without trampolines",
     resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Fentry),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Kernel,
     pid_filter: true,
     needs: Needs::KernelFunctions,
 };
@@ -67,7 +67,7 @@ pub const FEXIT: ProviderDef = ProviderDef {
     help: "a kernel function's return through a BPF trampoline, with its arguments and retval",
     resolve: |ap, kernel, _| resolve(ap, kernel, Kind::Fexit),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: true,
     needs: Needs::KernelFunctions,
 };
@@ -438,7 +438,13 @@ fn list_trampolines(
     let btf = kernel
         .btf()
         .map_err(|e| format!("error: cannot list {name} probes: {e}"))?;
-    let pattern = pattern.strip_prefix("vmlinux:").unwrap_or(pattern);
+    // bpftrace's current release lists `fentry:MODULE:FUNCTION`; weft reads
+    // the kernel's own BTF, so the module is vmlinux.
+    let pattern = match pattern.split_once(':') {
+        Some((module, function)) if glob_match(module, "vmlinux") => function,
+        Some(_) => return Ok(Vec::new()),
+        None => pattern,
+    };
     let names: Vec<&str> = if pattern.contains(['*', '?']) {
         btf.names_of(btf_kind::FUNC)
             .into_iter()
@@ -450,9 +456,10 @@ fn list_trampolines(
     let mut out = Vec::new();
     for n in names {
         let Some(f) = btf.function(n) else { continue };
-        out.push(format!("{name}:{n}"));
+        out.push(format!("{name}:vmlinux:{n}"));
         if verbose {
-            function_lines(&f, true, &mut out);
+            // fentry has no return value to show; fexit has `retval`.
+            function_lines(&f, name == "fexit", &mut out);
         }
     }
     Ok(out)

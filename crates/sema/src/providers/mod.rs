@@ -10,12 +10,14 @@
 //! reuses the software perf event) is one file here and one line in
 //! `providers!` below.
 
+mod listing;
 mod missing;
 mod perf_event;
 mod placement;
 mod planned;
 pub mod userbin;
 
+pub use listing::list_program;
 pub(crate) use missing::resolve_list;
 
 use ktypes::{KernelInfo, TracepointFormat};
@@ -128,9 +130,9 @@ pub struct ProviderDef {
     pub resolve: Resolve,
     /// What `-l NAME:PATTERN` prints; `None` when it cannot list yet.
     pub list: Option<List>,
-    /// Also listed by a bare `-l [PATTERN]` (as bpftrace lists tracepoints
-    /// and perf events there).
-    pub listed_bare: bool,
+    /// Whether a search that does not name the probe type (`-l`,
+    /// `-l '*sleep*'`, `-l '*:vfs_*'`) lists it too.
+    pub listed_by: Listed,
     /// `-p PID` limits its events to that process (not BEGIN, END or
     /// interval, which fire in no process of their own).
     pub pid_filter: bool,
@@ -150,12 +152,25 @@ pub type List = fn(&ListQuery<'_>, &dyn KernelInfo) -> Result<Vec<String>, Strin
 pub struct ListQuery<'a> {
     /// The provider listed (a family shares one listing: `kprobe`, `kretprobe`).
     pub provider: &'static ProviderDef,
-    /// What follows `PROVIDER:` (the whole pattern for a bare `-l`).
+    /// What follows `PROVIDER:` (`*:PATTERN` for a search without one).
     pub pattern: &'a str,
     /// `-lv`: with arguments.
     pub verbose: bool,
-    /// A bare `-l [PATTERN]`, without a provider.
-    pub bare: bool,
+    /// `-p PID`: user-space probes of that process (its executable and the
+    /// libraries it has mapped).
+    pub pid: Option<u32>,
+}
+
+/// Which searches list a probe type, as bpftrace's `-l` has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// Only a search that names it (`-l 'interval:*'`).
+    Named,
+    /// Any search (`-l`, `-l '*sleep*'`): the kernel's probes.
+    Kernel,
+    /// A search that names it, or one scoped to a process (`-p PID`) or to
+    /// an existing file (`-l '*:./app:*'`): user-space probes.
+    User,
 }
 
 /// What a probe type needs of the kernel (`--info` says whether it has it).
@@ -187,6 +202,8 @@ macro_rules! providers {
 
 providers! {
     special: BEGIN, END;
+    self_signal: DEF;
+    bench: DEF;
     tracepoint: DEF;
     interval: DEF;
     uprobe: UPROBE, URETPROBE;

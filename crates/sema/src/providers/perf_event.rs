@@ -3,10 +3,9 @@
 //! `perf_event` program run every COUNT events on every online CPU
 //! (`runtime::attach::perf_event`).
 //!
-//! `-l 'software:PATTERN'` prints one line per event whose name (or alias)
-//! matches, in bpftrace 0.17's form `software:NAME:` (the count that may
-//! follow is left out). bpftrace echoes a wildcard pattern as it is
-//! (`software:*:`); weft lists the events it stands for.
+//! `-l 'software:PATTERN'` prints one line per event name and per alias
+//! that matches, sorted, in bpftrace's form `software:NAME:` (the count
+//! that may follow is left out), as its current release lists them.
 
 use ktypes::KernelInfo;
 use source::Diagnostic;
@@ -82,30 +81,27 @@ pub fn resolve(
     })
 }
 
-/// A positive count, `_` separators allowed.
+/// A positive count as bpftrace reads one: `_` separators, `0x` hex,
+/// `1e6` (see [`crate::numbers`]).
 pub fn parse_count(text: &str) -> Option<u64> {
-    text.replace('_', "").parse().ok().filter(|&n: &u64| n > 0)
+    crate::numbers::parse_uint(text).ok().filter(|&n| n > 0)
 }
 
-/// The `-l` lines of `table`'s events that `q.pattern` names.
+/// The `-l` lines of `table`'s events that `q.pattern` names: each name
+/// and each alias it matches, sorted.
 pub fn list(q: &ListQuery<'_>, table: &[Event]) -> Vec<String> {
     let provider = q.provider.name;
     // `software:cpu-clock:1000` lists `software:cpu-clock:`.
     let name = q.pattern.split(':').next().unwrap_or("");
     let name = if name.is_empty() { "*" } else { name };
-    table
+    let mut out: Vec<String> = table
         .iter()
-        .filter_map(|e| {
-            if glob_match(name, e.name) {
-                Some(e.name)
-            } else if !e.alias.is_empty() && glob_match(name, e.alias) {
-                Some(e.alias)
-            } else {
-                None
-            }
-        })
+        .flat_map(|e| [e.name, e.alias])
+        .filter(|n| !n.is_empty() && glob_match(name, n))
         .map(|shown| format!("{provider}:{shown}:"))
-        .collect()
+        .collect();
+    out.sort();
+    out
 }
 
 /// [`list`] as a provider's listing (never fails: the table is weft's own).
@@ -132,7 +128,7 @@ mod tests {
             provider,
             pattern,
             verbose: false,
-            bare: false,
+            pid: None,
         };
         list(&query, table)
     }
@@ -143,16 +139,16 @@ mod tests {
         out
     }
 
-    fn timed_provider_error(provider: &str) -> String {
+    fn timed_provider_lines(provider: &str, pattern: &str) -> Vec<String> {
         let def = crate::providers::provider_def(provider).unwrap();
         let query = ListQuery {
             provider: def,
-            pattern: "*",
+            pattern,
             verbose: false,
-            bare: false,
+            pid: None,
         };
         let kernel = ktypes::FixtureKernel::typical();
-        format!("weft: {}", interval::list(&query, &kernel).unwrap_err())
+        interval::list(&query, &kernel).unwrap()
     }
 
     // Captured from bpftrace 0.17 on this machine (`bpftrace -l PATTERN`).
@@ -161,6 +157,15 @@ mod tests {
 
     fn text(lines: &[String]) -> String {
         lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    #[test]
+    fn counts_as_bpftrace_reads_them() {
+        assert_eq!(parse_count("1e6"), Some(1_000_000));
+        assert_eq!(parse_count("1_000"), Some(1000));
+        assert_eq!(parse_count("0x100"), Some(256));
+        assert_eq!(parse_count("0"), None);
+        assert_eq!(parse_count("1k"), None);
     }
 
     #[test]
@@ -179,58 +184,65 @@ mod tests {
     }
 
     #[test]
-    fn wildcards_list_every_matching_event() {
+    fn wildcards_list_every_matching_name_and_alias_sorted() {
         assert_eq!(
             lines(false, "*"),
             [
-                "software:cpu-clock:",
-                "software:task-clock:",
-                "software:page-faults:",
-                "software:context-switches:",
-                "software:cpu-migrations:",
-                "software:minor-faults:",
-                "software:major-faults:",
                 "software:alignment-faults:",
-                "software:emulation-faults:",
-                "software:dummy:",
                 "software:bpf-output:",
+                "software:context-switches:",
+                "software:cpu-clock:",
+                "software:cpu-migrations:",
+                "software:cpu:",
+                "software:cs:",
+                "software:dummy:",
+                "software:emulation-faults:",
+                "software:faults:",
+                "software:major-faults:",
+                "software:minor-faults:",
+                "software:page-faults:",
+                "software:task-clock:",
             ]
         );
         assert_eq!(
             lines(true, "*cycles"),
             [
-                "hardware:cpu-cycles:",
                 "hardware:bus-cycles:",
+                "hardware:cpu-cycles:",
+                "hardware:cycles:",
                 "hardware:ref-cycles:"
             ]
         );
         assert_eq!(
             lines(false, "*fault*"),
             [
-                "software:page-faults:",
-                "software:minor-faults:",
-                "software:major-faults:",
                 "software:alignment-faults:",
                 "software:emulation-faults:",
+                "software:faults:",
+                "software:major-faults:",
+                "software:minor-faults:",
+                "software:page-faults:",
             ]
         );
-        assert_eq!(lines(true, "*").len(), 10);
+        assert_eq!(lines(true, "*").len(), 12);
         assert!(lines(true, "no-such-event").is_empty());
     }
 
     #[test]
-    fn bare_listing_holds_both_providers() {
+    fn both_providers_list_every_event() {
         let all = unqualified("*");
-        assert_eq!(all.len(), 21);
-        assert_eq!(all[0], "hardware:cpu-cycles:");
+        assert_eq!(all.len(), 26);
+        assert_eq!(all[0], "hardware:backend-stalls:");
         assert!(all.contains(&"software:bpf-output:".to_string()));
     }
 
     #[test]
-    fn timed_providers_say_how_to_write_one() {
+    fn timed_providers_list_their_units() {
         assert_eq!(
-            timed_provider_error("profile"),
-            "weft: profile probes have no names to list: write profile:UNIT:RATE, e.g. profile:hz:99 or profile:ms:100"
+            timed_provider_lines("profile", "*"),
+            ["profile:hz:", "profile:ms:", "profile:s:", "profile:us:"]
         );
+        assert_eq!(timed_provider_lines("interval", "m*"), ["interval:ms:"]);
+        assert_eq!(timed_provider_lines("interval", "s:1"), ["interval:s:"]);
     }
 }

@@ -6,9 +6,7 @@ pub const NAMES: &[(&[&str], &str)] = &[
     (&["watchpoint", "w"], "watchpoint"),
     (&["asyncwatchpoint", "aw"], "asyncwatchpoint"),
     (&["iter", "it"], "iter"),
-    (&["self"], "self"),
     (&["test"], "test"),
-    (&["bench"], "bench"),
 ];
 
 pub fn canonical(name: &str) -> Option<&'static str> {

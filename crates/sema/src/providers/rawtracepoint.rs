@@ -28,7 +28,7 @@ pub const TP_BTF: ProviderDef = ProviderDef {
     help: "a tracepoint's raw arguments, as a BTF-typed tracing program (needs kernel BTF)",
     resolve: resolve_tp_btf,
     list: None,
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: true,
     needs: Needs::TpBtf,
 };
@@ -40,20 +40,29 @@ pub const DEF: ProviderDef = ProviderDef {
     help: "a tracepoint's raw arguments (arg0..argN; args->NAME with BTF)",
     resolve,
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Kernel,
     pid_filter: true,
     needs: Needs::Bpf,
 };
 
-/// `-l 'rawtracepoint:PATTERN'`: the `btf_trace_*` tracepoints (or tracefs
-/// names without BTF); `-lv` prints their raw arguments.
+/// `-l 'rawtracepoint:[MODULE:]PATTERN'`: the `btf_trace_*` tracepoints
+/// (or tracefs names without BTF) as `rawtracepoint:vmlinux:NAME`, sorted,
+/// as bpftrace's current release lists them; `-lv` prints their raw arguments.
 fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
-    let pattern = if q.pattern.is_empty() { "*" } else { q.pattern };
-    let names = names(kernel).map_err(|e| format!("error: cannot list raw tracepoints: {e}"))?;
+    let pattern = match q.pattern {
+        "" => "*:*".to_string(),
+        p if !p.contains(':') => format!("*:{p}"),
+        p => p.to_string(),
+    };
+    let mut names = names(kernel).map_err(|e| format!("error: cannot list raw tracepoints: {e}"))?;
+    names.sort();
     let btf = kernel.btf().ok();
     let mut out = Vec::new();
-    for n in names.iter().filter(|n| glob_match(pattern, n)) {
-        out.push(format!("rawtracepoint:{n}"));
+    for n in names
+        .iter()
+        .filter(|n| glob_match(&pattern, &format!("{MODULE}:{n}")))
+    {
+        out.push(format!("rawtracepoint:{MODULE}:{n}"));
         if let (true, Some(f)) = (q.verbose, btf.and_then(|b| b.raw_tracepoint(n))) {
             super::kprobe::function_lines(&f, false, &mut out);
         }
@@ -96,7 +105,16 @@ fn resolve_as(
         "rawtracepoint:NAME or rawtracepoint:MODULE:NAME"
     };
     let target = match ap.parts {
-        [n] | [_, n] => n.as_str(),
+        [n] => n.as_str(),
+        // Kernel modules' tracepoints are described by their own BTF, which
+        // weft does not read: vmlinux (or a wildcard that takes it) only.
+        [module, n] if glob_match(module, MODULE) => n.as_str(),
+        [module, n] => {
+            return Err(diag::raw_tracepoint_not_found(
+                ap.span,
+                &format!("{module}:{n} (weft finds the raw tracepoints of vmlinux, not of modules)"),
+            ));
+        }
         _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
     };
     if target.is_empty()
@@ -157,6 +175,9 @@ fn resolve_as(
         })
         .collect())
 }
+
+/// The module whose raw tracepoints weft finds (the kernel's own).
+const MODULE: &str = "vmlinux";
 
 /// Every raw tracepoint: the `btf_trace_*` typedefs with BTF, else the
 /// names of the tracefs tracepoints.

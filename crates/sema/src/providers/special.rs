@@ -13,7 +13,7 @@ pub const BEGIN: ProviderDef = ProviderDef {
     help: "runs once, before the other probes attach",
     resolve: resolve_begin,
     list: None,
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: false,
     needs: Needs::Bpf,
 };
@@ -25,7 +25,7 @@ pub const END: ProviderDef = ProviderDef {
     help: "runs once, after the other probes detach",
     resolve: resolve_end,
     list: None,
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: false,
     needs: Needs::Bpf,
 };

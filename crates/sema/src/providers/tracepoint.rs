@@ -14,7 +14,7 @@ pub const DEF: ProviderDef = ProviderDef {
     help: "a kernel tracepoint; args->FIELD reads its record (weft -lv lists the fields)",
     resolve,
     list: Some(list),
-    listed_bare: true,
+    listed_by: super::Listed::Kernel,
     pid_filter: true,
     needs: Needs::Tracefs,
 };
@@ -73,19 +73,23 @@ pub fn resolve(
         .collect()
 }
 
-/// `-l 'tracepoint:CATEGORY:NAME'` (wildcards in both): each tracepoint, and
-/// under `-lv` its fields. A bare `-l PATTERN` matches `CATEGORY:NAME` or the
-/// whole `tracepoint:CATEGORY:NAME`, as bpftrace does.
+/// `-l 'tracepoint:CATEGORY:NAME'` (wildcards in both; `NAME` alone is
+/// `*:NAME`, as bpftrace has it): each tracepoint, sorted, and under `-lv`
+/// its fields.
 fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
-    let tracepoints = kernel
+    let pattern = match q.pattern {
+        "" => "*:*".to_string(),
+        p if !p.contains(':') => format!("*:{p}"),
+        p => p.to_string(),
+    };
+    let mut tracepoints = kernel
         .tracepoints()
         .map_err(|e| format!("error: cannot list tracepoints: {e}"))?;
+    tracepoints.sort();
     let mut out = Vec::new();
     for (category, name) in tracepoints {
         let full = format!("{category}:{name}");
-        let matched = glob_match(q.pattern, &full)
-            || (q.bare && glob_match(q.pattern, &format!("tracepoint:{full}")));
-        if !matched {
+        if !glob_match(&pattern, &full) {
             continue;
         }
         out.push(format!("tracepoint:{full}"));

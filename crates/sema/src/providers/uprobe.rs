@@ -35,7 +35,7 @@ pub const UPROBE: ProviderDef = ProviderDef {
     help: "a user-space function's entry (or an instruction in it)",
     resolve: |ap, kernel, pid| resolve(ap, kernel, pid, false),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::User,
     pid_filter: true,
     needs: Needs::Bpf,
 };
@@ -47,26 +47,30 @@ pub const URETPROBE: ProviderDef = ProviderDef {
     help: "a user-space function's return",
     resolve: |ap, kernel, pid| resolve(ap, kernel, pid, true),
     list: Some(list),
-    listed_bare: false,
+    listed_by: super::Listed::Named,
     pid_filter: true,
     needs: Needs::Bpf,
 };
 
-/// `-l 'uprobe:BINARY:PATTERN'`: the function symbols of the binary (and of
-/// its separate debug file), sorted, as bpftrace prints them.
+/// `-l 'uprobe:BINARY:PATTERN'`: the function symbols of each binary the
+/// pattern names (and of its separate debug file), sorted, as bpftrace
+/// prints them; with `-p PID`, of every file the process has mapped.
 fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, String> {
     let provider = q.provider.name;
-    let (user, pattern) = userbin::open_to_list(provider, q.pattern, kernel)?;
-    let mut user = std::rc::Rc::unwrap_or_clone(user);
-    user.load_debug_symbols(kernel);
-    let path = &user.path;
-    let mut probes: Vec<String> = user
-        .binary
-        .functions
-        .iter()
-        .filter(|f| glob_match(pattern, &f.name))
-        .map(|f| format!("{provider}:{path}:{}", f.name))
-        .collect();
+    let (users, pattern) = userbin::open_to_list(provider, q.pattern, q.pid, kernel)?;
+    let mut probes: Vec<String> = Vec::new();
+    for user in users {
+        let mut user = std::rc::Rc::unwrap_or_clone(user);
+        user.load_debug_symbols(kernel);
+        let shown = &user.shown;
+        probes.extend(
+            user.binary
+                .functions
+                .iter()
+                .filter(|f| glob_match(pattern, &f.name))
+                .map(|f| format!("{provider}:{shown}:{}", f.name)),
+        );
+    }
     probes.sort();
     probes.dedup();
     Ok(probes)
@@ -79,7 +83,6 @@ pub fn resolve(
     pid: Option<u32>,
     retprobe: bool,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    let kind = if retprobe { "uretprobe" } else { "uprobe" };
     let usage = if retprobe {
         "uretprobe:BINARY:FUNCTION or uretprobe:BINARY:0xADDRESS".to_string()
     } else {
@@ -92,8 +95,47 @@ pub fn resolve(
     if target.is_empty() {
         return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
     }
-    let mut user = userbin::open(binary, pid, kernel, ap.span)?;
-    let from_wildcard = target.contains(['*', '?']);
+    // `*` with -p (every file the process has mapped), or a wildcard in
+    // the file name: each file that has the function.
+    let several = binary.is_empty() || binary.contains(['*', '?']);
+    let users = userbin::open_all(binary, pid, kernel, ap.span)?;
+    if !several {
+        let user = users.into_iter().next().expect("open_all gives one binary or an error");
+        return resolve_in(ap, user, kernel, pid, retprobe, &usage, false);
+    }
+    let mut probes = Vec::new();
+    let mut first_error = None;
+    for user in users {
+        match resolve_in(ap, user, kernel, pid, retprobe, &usage, true) {
+            Ok(found) => probes.extend(found),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (probes.is_empty(), first_error) {
+        (false, _) => Ok(probes),
+        (true, Some(e)) if !target.contains(['*', '?']) && binary.is_empty() => Err(e),
+        (true, _) => Err(diag::no_probe_matches(ap.span, ap.raw)),
+    }
+}
+
+/// Resolves the function part of a uprobe in one binary; `several`: one of
+/// the files a wildcard or `-p` named (a function the kernel refuses there
+/// is left out, as for a wildcard's).
+#[allow(clippy::result_large_err, reason = "providers report a Diagnostic")]
+fn resolve_in(
+    ap: &AttachPointRef<'_>,
+    mut user: std::rc::Rc<UserBinary>,
+    kernel: &dyn KernelInfo,
+    pid: Option<u32>,
+    retprobe: bool,
+    usage: &str,
+    several: bool,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let kind = if retprobe { "uretprobe" } else { "uprobe" };
+    let target = &ap.parts[1];
+    let from_wildcard = several || target.contains(['*', '?']);
     // A separate debug file is read only when the binary's own symbols
     // cannot answer: wildcards (bpftrace matches debug symbols too) and
     // names it lacks.
@@ -111,11 +153,16 @@ pub fn resolve(
                 Some(sym) => sym.ifunc && named != target.as_str(),
             }
     };
-    if needs_debug_symbols {
-        user = userbin::open_with_debug_symbols(binary, pid, kernel, ap.span)?;
+    if needs_debug_symbols && several {
+        let mut with_debug = std::rc::Rc::unwrap_or_clone(user);
+        with_debug.load_debug_symbols(kernel);
+        user = std::rc::Rc::new(with_debug);
+    } else if needs_debug_symbols {
+        user = userbin::open_with_debug_symbols(&ap.parts[0], pid, kernel, ap.span)?;
     }
     let UserBinary {
         path,
+        shown,
         binary,
         bytes,
     } = &*user;
@@ -134,7 +181,7 @@ pub fn resolve(
                 from_wildcard,
             },
             section: kind.to_string(),
-            name: format!("{kind}:{path}:{label}"),
+            name: format!("{kind}:{shown}:{label}"),
             context: Context::Uprobe {
                 retprobe,
                 func: func.to_string(),

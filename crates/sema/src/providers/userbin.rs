@@ -3,6 +3,13 @@
 //! the process has mapped; then a program in `$PATH`; then a library the
 //! dynamic loader knows (`/etc/ld.so.cache`); then the standard library
 //! directories. `libc` finds `libc.so.6`, as does `c`.
+//!
+//! A binary part may also name several files ([`open_all`]): `*` (or
+//! nothing) with `-p PID` is every file the process has mapped, read through
+//! `/proc/PID/root` so that a process in another mount namespace (a
+//! container) is probed in its own files; a wildcard in the file name
+//! (`./bin/app*`) is each matching file. With `-p`, an absolute path that
+//! does not exist here is looked for in the process's root too.
 
 use std::rc::Rc;
 
@@ -15,7 +22,11 @@ use crate::diagnostics as diag;
 /// The resolved binary: where it is and what it holds.
 #[derive(Clone)]
 pub struct UserBinary {
+    /// Where weft reads the file and the kernel attaches to it.
     pub path: String,
+    /// How probe names and listings name it (the path the process sees,
+    /// for a file found through `/proc/PID/root`).
+    pub shown: String,
     pub binary: Binary,
     /// The file itself, for what the parsed facts leave out (instructions).
     pub bytes: Vec<u8>,
@@ -74,10 +85,22 @@ pub fn find(
         Err(e) => Err(diag::binary_unreadable(span, path, &e.to_string())),
     };
     if name.contains('/') {
-        return match read(name)? {
-            Some(bytes) => Ok((name.to_string(), bytes)),
-            None => Err(diag::binary_not_found(span, name, "at that path")),
-        };
+        if let Some(bytes) = read(name)? {
+            return Ok((name.to_string(), bytes));
+        }
+        // A file of a process in another mount namespace.
+        if let (Some(pid), true) = (pid, name.starts_with('/')) {
+            let inside = format!("/proc/{pid}/root{name}");
+            if let Some(bytes) = read(&inside)? {
+                return Ok((inside, bytes));
+            }
+            return Err(diag::binary_not_found(
+                span,
+                name,
+                &format!("at that path, here or in the root of process {pid}"),
+            ));
+        }
+        return Err(diag::binary_not_found(span, name, "at that path"));
     }
     let mut candidates: Vec<String> = Vec::new();
     if let Some(pid) = pid {
@@ -141,6 +164,7 @@ pub fn open(
         let binary = Binary::parse(&bytes)
             .map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?;
         Ok(UserBinary {
+            shown: shown_path(&path, pid),
             path,
             binary,
             bytes,
@@ -164,6 +188,7 @@ pub fn open_with_debug_symbols(
     let load = || -> Result<UserBinary, Diagnostic> {
         let mut user = UserBinary {
             path: plain.path.clone(),
+            shown: plain.shown.clone(),
             binary: plain.binary.clone(),
             bytes: plain.bytes.clone(),
         };
@@ -174,6 +199,106 @@ pub fn open_with_debug_symbols(
         Some(memo) => memo.get_or_try(&format!("userbin-debug:{pid:?}:{name}"), load),
         None => load().map(Rc::new),
     }
+}
+
+/// How a file read at `path` is named: without the `/proc/PID/root` that
+/// reaches into process `pid`'s mount namespace.
+fn shown_path(path: &str, pid: Option<u32>) -> String {
+    pid.and_then(|pid| path.strip_prefix(&format!("/proc/{pid}/root")))
+        .filter(|rest| rest.starts_with('/'))
+        .unwrap_or(path)
+        .to_string()
+}
+
+/// Every file a binary part names: `*` or nothing with `-p PID` (the
+/// files the process has mapped), a wildcard in the file name (the files
+/// that match), or one binary as [`open`] finds it. Files that are not ELF
+/// are left out of the first two; none at all is an error.
+pub fn open_all(
+    name: &str,
+    pid: Option<u32>,
+    kernel: &dyn KernelInfo,
+    span: Span,
+) -> Result<Vec<Rc<UserBinary>>, Diagnostic> {
+    if name.is_empty() || name == "*" {
+        let Some(pid) = pid else {
+            return Err(diag::binaries_need_pid(span, name));
+        };
+        let maps = kernel
+            .read_file(&format!("/proc/{pid}/maps"))
+            .map_err(|e| {
+                diag::binary_unreadable(span, &format!("/proc/{pid}/maps"), &e.to_string())
+            })?;
+        let files: Vec<String> = uelf::mapped_files(&String::from_utf8_lossy(&maps))
+            .into_iter()
+            .filter(|f| f.starts_with('/'))
+            .map(|f| format!("/proc/{pid}/root{f}"))
+            .collect();
+        return parse_each(files, name, pid.into(), kernel, span);
+    }
+    if !name.contains(['*', '?']) {
+        return open(name, pid, kernel, span).map(|b| vec![b]);
+    }
+    let (dir, pattern) = match name.rsplit_once('/') {
+        Some(("", pattern)) => ("/", pattern),
+        Some((dir, pattern)) => (dir, pattern),
+        None => (".", name),
+    };
+    if dir.contains(['*', '?']) {
+        return Err(diag::binary_not_found(
+            span,
+            name,
+            "for it, but weft matches a wildcard in the file name only, not in a directory",
+        ));
+    }
+    let names = kernel.list_dir(dir).unwrap_or_default();
+    let files: Vec<String> = names
+        .iter()
+        .filter(|n| super::glob_match(pattern, n))
+        .map(|n| match (name.contains('/'), dir) {
+            (false, _) => n.clone(),
+            (true, "/") => format!("/{n}"),
+            (true, dir) => format!("{dir}/{n}"),
+        })
+        .map(|f| if f.contains('/') { f } else { format!("./{f}") })
+        .collect();
+    parse_each(files, name, pid, kernel, span)
+}
+
+/// The ELF files among `files` (each read once), or the error that none is.
+fn parse_each(
+    files: Vec<String>,
+    name: &str,
+    pid: Option<u32>,
+    kernel: &dyn KernelInfo,
+    span: Span,
+) -> Result<Vec<Rc<UserBinary>>, Diagnostic> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for path in files {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let Ok(bytes) = kernel.read_file(&path) else {
+            continue;
+        };
+        if let Ok(binary) = Binary::parse(&bytes) {
+            out.push(Rc::new(UserBinary {
+                shown: shown_path(&path, pid),
+                path,
+                binary,
+                bytes,
+            }));
+        }
+    }
+    if out.is_empty() {
+        return Err(diag::binary_not_found(
+            span,
+            name,
+            "for ELF files matching it: there are none",
+        ));
+    }
+    Ok(out)
 }
 
 /// When the binary `name` does not define `symbol` but a library it needs
@@ -210,19 +335,25 @@ mod tests {
     }
 }
 
-/// The binary a `-l 'PROVIDER:BINARY:PATTERN'` names, and the pattern; or
-/// what to say (after `weft: `) when it names none.
+/// The binaries a `-l 'PROVIDER:BINARY:PATTERN'` names (with `-p PID`,
+/// `PROVIDER:PATTERN` is every file the process has mapped), and the
+/// pattern; or what to say (after `weft: `) when it names none.
 pub fn open_to_list<'p>(
     provider: &str,
     rest: &'p str,
+    pid: Option<u32>,
     kernel: &dyn KernelInfo,
-) -> Result<(Rc<UserBinary>, &'p str), String> {
-    let Some((binary, pattern)) = rest.split_once(':') else {
-        return Err(format!(
-            "error: name the binary to list: weft -l '{provider}:BINARY:*'"
-        ));
+) -> Result<(Vec<Rc<UserBinary>>, &'p str), String> {
+    let (binary, pattern) = match rest.split_once(':') {
+        Some(split) => split,
+        None if pid.is_some() => ("*", rest),
+        None => {
+            return Err(format!(
+                "error: name the binary to list: weft -l '{provider}:BINARY:*' (or -p PID for a process's)"
+            ));
+        }
     };
-    let user =
-        open(binary, None, kernel, Span::DUMMY).map_err(|d| format!("error: {}", d.message))?;
-    Ok((user, pattern))
+    let users =
+        open_all(binary, pid, kernel, Span::DUMMY).map_err(|d| format!("error: {}", d.message))?;
+    Ok((users, pattern))
 }
