@@ -22,8 +22,8 @@ pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
 pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
     EventKind, GLOBALS_MAP, HelperErrorSite, HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET,
-    JOIN_MAX_ARGS, Manifest, MapSpec, MapValue, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec,
-    RunSettings, SCALAR_KEY_SIZE, ZERO_MAP,
+    JOIN_MAX_ARGS, Manifest, MapSpec, MapValue, OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec,
+    ProgramSpec, RunSettings, SCALAR_KEY_SIZE, ZERO_MAP,
 };
 pub use stack::{StackMapSpec, StackMode};
 pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

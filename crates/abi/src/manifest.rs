@@ -1,19 +1,25 @@
 use crate::layout::{Aggregation, Field, Layout};
 
+// weft's own maps are named for what they hold, as `bpftool map show`
+// prints them (the kernel keeps 15 bytes of a name); script maps are
+// `AT_name` as in bpftrace, so a name without `AT_` is weft's.
+
 /// ELF/kernel name of the ring buffer that carries every event to user space.
-pub const EVENTS_MAP: &str = "weft_events";
+pub const EVENTS_MAP: &str = "event_ringbuf";
 /// ELF/kernel name of the per-CPU `u64` array of loss counters, indexed by [`CounterIndex`].
-pub const COUNTERS_MAP: &str = "weft_counters";
+pub const COUNTERS_MAP: &str = "loss_counters";
 /// ELF/kernel name of the one-entry array of run-time globals written by user space
 /// before attaching: `start_ns: u64` (ktime at start, for `elapsed`).
-pub const GLOBALS_MAP: &str = "weft_globals";
+pub const GLOBALS_MAP: &str = "run_globals";
 /// ELF/kernel name of a one-entry array whose value is all zero bytes: the
 /// initial value used when an aggregation creates a key (too big for the stack).
-pub const ZERO_MAP: &str = "weft_zero";
+pub const ZERO_MAP: &str = "zero_value";
 /// ELF/kernel name of the one-entry cgroup array `--cgroup-tree` fills with
 /// its cgroup: probes run only for tasks in it or below it
 /// (`bpf_current_task_under_cgroup`).
-pub const CGROUP_MAP: &str = "weft_cgroup";
+pub const CGROUP_MAP: &str = "cgroup_tree";
+/// Every name above: no program or script map may take one.
+pub const OWN_MAPS: [&str; 5] = [EVENTS_MAP, COUNTERS_MAP, GLOBALS_MAP, ZERO_MAP, CGROUP_MAP];
 /// Keyless maps (`@x = 1`) are stored under a single `u64` key of 0.
 pub const SCALAR_KEY_SIZE: u32 = 8;
 

@@ -66,8 +66,11 @@ pub struct StackMapSpec {
 /// The stack-trace map that holds stacks of at most `limit` frames (kernel
 /// and user stacks share it; the mode only changes how they print).
 pub fn stack_map_name(limit: u32) -> String {
-    format!("weft_stack_{limit}")
+    format!("{STACK_MAP_PREFIX}{limit}")
 }
+
+/// What every stack map's name begins with (`stacks_127`).
+pub const STACK_MAP_PREFIX: &str = "stacks_";
 
 #[cfg(test)]
 mod tests {
@@ -75,7 +78,7 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(stack_map_name(127), "weft_stack_127");
+        assert_eq!(stack_map_name(127), "stacks_127");
         assert!(stack_map_name(MAX_STACK_LIMIT).len() <= 15);
         assert_eq!(StackMode::from_name("perf"), Some(StackMode::Perf));
         assert_eq!(StackMode::from_name("raw"), Some(StackMode::Raw));

@@ -141,6 +141,7 @@ fn cgroupid_in_a_predicate_and_cgroup_path_as_a_key() {
             @ = count();
             @paths[cgroup_path(cgroup, "unified")] = count();
             @all[cgroup_path(cgroup)] = count();
+            @ids[cgroup] = count();
         }}
         tracepoint:syscalls:sys_enter_getppid /{OURS} && cgroup != cgroupid("{dir}")/ {{ @outside = count(); }}"#,
         dir = cg.dir.display()
@@ -148,12 +149,15 @@ fn cgroupid_in_a_predicate_and_cgroup_path_as_a_key() {
     let cmd = two_workloads(&cg.dir, 120, 1000);
     let out = run(&["-q", "-c", &cmd, "-e", &script]);
     let path = &cg.path;
+    // The `cgroup` builtin as a key is the id: on cgroup v2, the inode
+    // number of the cgroup's directory.
+    let id = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&cg.dir).unwrap());
     // bpftrace lists each hierarchy that has a cgroup of this id: a fresh
     // v2 cgroup's id names nothing in the v1 hierarchies.
     assert_eq!(
         out,
         format!(
-            "\n\n@: 120\n@all[unified:{path}]: 120\n@outside: 1000\n@paths[unified:{path}]: 120\n"
+            "\n\n@: 120\n@all[unified:{path}]: 120\n@ids[{id}]: 120\n@outside: 1000\n@paths[unified:{path}]: 120\n"
         )
     );
     // JSON: the path as a string key.

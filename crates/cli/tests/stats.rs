@@ -150,3 +150,80 @@ fn the_text_report_goes_to_stderr() {
         out.stderr
     );
 }
+
+/// What `bpftool map show` prints for weft's maps says what each holds:
+/// script maps as bpftrace names them (`AT_name`), weft's own by their use,
+/// a stream's with their role first, all within the kernel's 15 bytes.
+#[test]
+fn maps_are_named_for_what_they_hold_in_bpftool() {
+    require_root!();
+    let ids_file = scratch("map-names-ids.txt");
+    let bpftool_json = scratch("map-names-bpftool.json");
+    let script = scratch("map-names.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "grep -h map_id /proc/$PPID/fdinfo/* > {ids}\nbpftool map show --json > {json}\n",
+            ids = ids_file.display(),
+            json = bpftool_json.display()
+        ),
+    )
+    .unwrap();
+    let program = r#"tracepoint:syscalls:sys_enter_getppid { @calls[kstack] = count(); printf("%d\n", pid); }
+stream reqs {
+    begin tracepoint:syscalls:sys_enter_openat by tid
+    stage opened tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret as fd
+    end tracepoint:syscalls:sys_enter_close by (uint64)args->fd as fd
+    incomplete
+}"#;
+    let cmd = format!("/bin/sh {}", script.display());
+    let out = run_weft(
+        &["-q", "--cgroup-tree", "/", "-c", &cmd, "-e", program],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let ids: std::collections::BTreeSet<u64> = std::fs::read_to_string(&ids_file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("map_id:"))
+        .map(|id| id.trim().parse().unwrap())
+        .collect();
+    let listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&bpftool_json).unwrap()).unwrap();
+    let mut names: Vec<(String, String)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"].as_u64().is_some_and(|id| ids.contains(&id)))
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or("").to_string(),
+                m["type"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    names.sort();
+    let expected = [
+        ("AT_calls", "percpu_hash"),
+        ("cgroup_tree", "cgroup_array"),
+        ("counts_reqs", "percpu_array"),
+        ("event_ringbuf", "ringbuf"),
+        ("link_reqs_fd", "lru_hash"),
+        ("loss_counters", "percpu_array"),
+        ("order_reqs", "queue"),
+        ("run_globals", "array"),
+        ("stacks_127", "stack_trace"),
+        ("state_reqs", "hash"),
+        ("zero_value", "array"),
+    ];
+    assert_eq!(
+        names,
+        expected
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect::<Vec<_>>()
+    );
+    for f in [&ids_file, &bpftool_json, &script] {
+        let _ = std::fs::remove_file(f);
+    }
+}

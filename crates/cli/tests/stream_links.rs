@@ -135,7 +135,7 @@ fn an_instance_takes_its_links_with_it_when_it_ends() {
         }
     }
     let dump = Command::new("bpftool")
-        .args(["-j", "map", "dump", "name", "s0_l0_fdc"])
+        .args(["-j", "map", "dump", "name", "link_fdc_fd"])
         .output()
         .expect("bpftool (scripts/setup.sh installs it)");
     let _ = child.kill();

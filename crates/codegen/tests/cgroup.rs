@@ -50,7 +50,9 @@ fn cgroup_filter_compares_the_id_first() {
     insta::assert_snapshot!(common::disasm(&c));
     assert_eq!(c.manifest.cgroup_filter, filter(false));
     assert!(
-        !c.elf.windows(11).any(|w| w == b"weft_cgroup"),
+        !c.elf
+            .windows(abi::CGROUP_MAP.len())
+            .any(|w| w == abi::CGROUP_MAP.as_bytes()),
         "no cgroup array without --cgroup-tree"
     );
 }
@@ -59,7 +61,11 @@ fn cgroup_filter_compares_the_id_first() {
 fn cgroup_tree_asks_the_cgroup_array() {
     let c = compile(COUNT, filter(true));
     insta::assert_snapshot!(common::disasm(&c));
-    assert!(c.elf.windows(11).any(|w| w == b"weft_cgroup"));
+    assert!(
+        c.elf
+            .windows(abi::CGROUP_MAP.len())
+            .any(|w| w == abi::CGROUP_MAP.as_bytes())
+    );
 }
 
 #[test]

@@ -116,10 +116,7 @@ fn stack_maps_follow_the_map_size_unless_sized_for_the_run() {
         },
     );
     assert_eq!(sized.manifest.stack_maps[0].max_entries, 16384);
-    assert_eq!(
-        elf_map(&sized, "weft_stack_127"),
-        (MapType::StackTrace, 16384)
-    );
+    assert_eq!(elf_map(&sized, "stacks_127"), (MapType::StackTrace, 16384));
 }
 
 /// The other config keys that reach the object and user space: the
@@ -142,7 +139,7 @@ fn config_license_and_run_settings() {
         }
     );
     // libbpf still opens it.
-    elf_map(&c, "weft_events");
+    elf_map(&c, abi::EVENTS_MAP);
     let d = compile("BEGIN { @x = 1; }", &Options::default());
     assert!(d.elf.windows(4).any(|w| w == b"GPL\0"));
     assert_eq!(d.manifest.settings, abi::RunSettings::default());

@@ -23,7 +23,7 @@ fn temp_path(tag: &str) -> PathBuf {
 fn maps() -> Vec<ElfMap> {
     vec![
         ElfMap {
-            name: "weft_events".into(),
+            name: abi::EVENTS_MAP.into(),
             map_type: MapType::RingBuf.id(),
             key_size: 0,
             value_size: 0,
@@ -31,7 +31,7 @@ fn maps() -> Vec<ElfMap> {
             flags: 0,
         },
         ElfMap {
-            name: "weft_counters".into(),
+            name: abi::COUNTERS_MAP.into(),
             map_type: MapType::PerCpuArray.id(),
             key_size: 4,
             value_size: 8,
@@ -82,7 +82,7 @@ fn tracepoint_body() -> Function {
     );
     // Ring buffer record.
     let rb = a.vreg();
-    a.map_ptr(rb, "weft_events");
+    a.map_ptr(rb, abi::EVENTS_MAP);
     let rec = a.vreg();
     a.call(
         Helper::RINGBUF_RESERVE,
@@ -102,7 +102,7 @@ fn tracepoint_body() -> Function {
     let ck = a.stack(4);
     a.store_stack(ck, 0, Src::Imm(0), Width::W);
     let (cm, ckp, cv) = (a.vreg(), a.vreg(), a.vreg());
-    a.map_ptr(cm, "weft_counters");
+    a.map_ptr(cm, abi::COUNTERS_MAP);
     a.stack_addr(ckp, ck, 0);
     a.call(
         Helper::MAP_LOOKUP_ELEM,
@@ -205,7 +205,7 @@ fn llvm_objdump_reads_our_encoding() {
     assert!(text.contains("<tp_getppid>:"), "{text}");
     assert!(text.contains("<tp_getppid_2>:"), "{text}");
     assert!(text.contains("R_BPF_64_64\tm_start"), "{text}");
-    assert!(text.contains("R_BPF_64_64\tweft_events"), "{text}");
+    assert!(text.contains("R_BPF_64_64\tevent_ringbuf"), "{text}");
 
     // Each of our instructions, as bytes and as LLVM's text, in order for
     // the first function.

@@ -102,8 +102,7 @@ pub fn compile_with(
     let stream_layouts: Vec<streams::StreamLayout> = typed
         .streams
         .iter()
-        .enumerate()
-        .map(|(k, s)| streams::StreamLayout::new(k, s))
+        .map(|s| streams::StreamLayout::new(&mut names, s))
         .collect();
     let ringbuf_size = match typed.config.perf_rb_pages() {
         // As `BPFTRACE_PERF_RB_PAGES`: the kernel wants a power of two.
@@ -271,30 +270,16 @@ fn asm_error(e: AsmError) -> Diagnostic {
     }
 }
 
-/// A kernel object name: letters, digits and `_`, at most 15 bytes.
-fn kernel_name(prefix: &str, rest: &str) -> String {
-    let mut s: String = format!("{prefix}{rest}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.truncate(15);
-    s
-}
-
 /// The longest program or map symbol kept (the kernel keeps the first 15
 /// bytes as the object's name; a program's full name is in its BTF).
 const MAX_SYMBOL: usize = 64;
+/// The longest name the kernel keeps (`BPF_OBJ_NAME_LEN` less its NUL).
+const MAX_KERNEL_NAME: usize = 15;
 
 /// The ELF symbols of the object's programs and script maps: identifiers
 /// (letters, digits, `_`), each used once. They are what `bpftool prog
 /// show` and `bpftool map show` print, so they say what the user wrote.
-struct SymbolNames {
+pub(crate) struct SymbolNames {
     used: std::collections::HashSet<String>,
 }
 
@@ -302,16 +287,7 @@ impl Default for SymbolNames {
     /// weft's own maps keep their names.
     fn default() -> Self {
         SymbolNames {
-            used: [
-                abi::EVENTS_MAP,
-                abi::COUNTERS_MAP,
-                abi::GLOBALS_MAP,
-                abi::ZERO_MAP,
-                abi::CGROUP_MAP,
-            ]
-            .into_iter()
-            .map(String::from)
-            .collect(),
+            used: abi::OWN_MAPS.into_iter().map(String::from).collect(),
         }
     }
 }
@@ -319,22 +295,37 @@ impl Default for SymbolNames {
 impl SymbolNames {
     /// `base` made an identifier and unique (`_2`, `_3`, ... on a repeat).
     fn unique(&mut self, base: &str) -> String {
+        self.unique_within(base, MAX_SYMBOL)
+    }
+
+    /// [`Self::unique`] for a map weft makes for itself, whose whole name
+    /// the kernel keeps: at most 15 bytes, unique in those (a repeat ends
+    /// in `_2`, `_3`, ... within them).
+    pub(crate) fn unique_kernel(&mut self, base: &str) -> String {
+        self.unique_within(base, MAX_KERNEL_NAME)
+    }
+
+    fn unique_within(&mut self, base: &str, max: usize) -> String {
         let mut s: String = base
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .take(MAX_SYMBOL)
+            .take(max)
             .collect();
-        // Stack maps are `weft_stack_N`.
+        // Stack maps are `stacks_N`.
         if s.is_empty()
             || s.starts_with(|c: char| c.is_ascii_digit())
-            || s.starts_with("weft_stack_")
+            || s.starts_with(abi::stack::STACK_MAP_PREFIX)
         {
             s.insert(0, '_');
+            s.truncate(max);
         }
         let mut name = s.clone();
         let mut n = 2;
         while !self.used.insert(name.clone()) {
-            name = format!("{s}_{n}");
+            let suffix = format!("_{n}");
+            let mut stem = s.clone();
+            stem.truncate(max.saturating_sub(suffix.len()));
+            name = format!("{stem}{suffix}");
             n += 1;
         }
         name
@@ -702,5 +693,33 @@ impl<'a> Lower<'a> {
 
     pub(crate) fn map_index(&self, e: &syntax::ast::Expr) -> usize {
         self.probe.maps.get(&e.id).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SymbolNames;
+
+    #[test]
+    fn map_names_weft_makes_fit_the_kernel_and_stay_unique() {
+        let mut names = SymbolNames::default();
+        // Two streams whose names share their first 15 bytes.
+        assert_eq!(
+            names.unique_kernel("state_http_request_in"),
+            "state_http_requ"
+        );
+        assert_eq!(
+            names.unique_kernel("state_http_request_out"),
+            "state_http_re_2"
+        );
+        assert_eq!(names.unique_kernel("state_http_requ"), "state_http_re_3");
+        // weft's own names are taken; a stack map's prefix is kept for them.
+        assert_eq!(names.unique_kernel(abi::EVENTS_MAP), "event_ringbuf_2");
+        assert_eq!(names.unique_kernel("stacks_x"), "_stacks_x");
+        // Programs keep up to 64 bytes.
+        assert_eq!(
+            names.unique("a_program_named_for_a_long_function_name"),
+            "a_program_named_for_a_long_function_name"
+        );
     }
 }

@@ -24,7 +24,7 @@ use sema::streams::{KeyLookup, StageRef, StreamArg, StreamInfo};
 use sema::{Type, TypedProbe};
 use syntax::ast::{Expr, ExprKind, Item, Program, StageRole, Stream};
 
-use super::{Lower, Place, kernel_name, map_type};
+use super::{Lower, Place, SymbolNames, map_type};
 use crate::asm::{AluOp, AsmError, Cond, Function, Helper, Src, VReg, Width};
 use crate::elf::ElfMap;
 
@@ -51,7 +51,10 @@ pub(crate) struct StreamLayout {
 }
 
 impl StreamLayout {
-    pub(crate) fn new(index: usize, info: &StreamInfo) -> StreamLayout {
+    /// The stream's layout; its maps are named for what they hold, the
+    /// role first so that it survives the kernel's 15 bytes: `state_NAME`,
+    /// `link_NAME_SLOT`, `counts_NAME`, `scratch_NAME`, `order_NAME`.
+    pub(crate) fn new(names: &mut SymbolNames, info: &StreamInfo) -> StreamLayout {
         let n = info.stages.len() as u32;
         let stages = info
             .stages
@@ -64,7 +67,8 @@ impl StreamLayout {
                 hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
             })
             .collect();
-        let prefix = format!("s{index}_");
+        let stream = &info.name;
+        let state_map = names.unique_kernel(&format!("state_{stream}"));
         let mut offset = STREAM_STAGES_OFFSET + 24 * n;
         let links_filed_offset = if info.links.is_empty() {
             0
@@ -75,12 +79,11 @@ impl StreamLayout {
         let links = info
             .links
             .iter()
-            .enumerate()
-            .map(|(l, slot)| {
+            .map(|slot| {
                 let key_size = slot.key.layout().size().max(1).next_multiple_of(8);
                 let link = StreamLink {
                     name: slot.name.clone(),
-                    map: kernel_name(&prefix, &format!("l{l}_{}", info.name)),
+                    map: names.unique_kernel(&format!("link_{stream}_{}", slot.name)),
                     key_offset: offset,
                     key_size,
                 };
@@ -88,6 +91,7 @@ impl StreamLayout {
                 link
             })
             .collect();
+        let counters_map = names.unique_kernel(&format!("counts_{stream}"));
         let mut fields = Vec::new();
         for (name, t) in &info.fields {
             // Every field starts 8-aligned, and integers of any width take
@@ -111,16 +115,16 @@ impl StreamLayout {
             .next_multiple_of(8);
         StreamLayout {
             scratch_map: (record_size > STACK_RECORD_MAX)
-                .then(|| kernel_name(&prefix, &format!("b_{}", info.name))),
+                .then(|| names.unique_kernel(&format!("scratch_{stream}"))),
             order_queue: info
                 .incomplete
-                .then(|| kernel_name(&prefix, &format!("q_{}", info.name))),
+                .then(|| names.unique_kernel(&format!("order_{stream}"))),
             spec: StreamSpec {
                 name: info.name.clone(),
-                state_map: kernel_name(&prefix, &format!("st_{}", info.name)),
+                state_map,
                 links,
                 links_filed_offset,
-                counters_map: kernel_name(&prefix, &format!("c_{}", info.name)),
+                counters_map,
                 record_size,
                 stages,
                 fields,

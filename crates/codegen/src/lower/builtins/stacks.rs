@@ -1,11 +1,11 @@
 //! `kstack`/`ustack` and `ksym()`/`usym()` (rules in `sema::builtins::stacks`).
 //!
-//! A stack is `bpf_get_stackid(ctx, weft_stack_<limit>, flags)` stored as a
+//! A stack is `bpf_get_stackid(ctx, stacks_<limit>, flags)` stored as a
 //! `u64` (negative when nothing was captured); a user stack adds the pid as a
 //! second `u64`, which user space needs to symbolize it. A symbol is the
 //! address, plus the pid for `usym`. A stack the map could not take (its
 //! bucket held another stack, or the map was full) is counted in
-//! `weft_counters` and reported at exit; weft never replaces a stored stack
+//! `loss_counters` and reported at exit; weft never replaces a stored stack
 //! (`BPF_F_REUSE_STACKID`), which would give its samples to another stack.
 
 use sema::Type;
