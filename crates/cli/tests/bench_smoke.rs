@@ -27,7 +27,7 @@ fn bench_harness_smoke_mode_runs_every_measure_for_weft() {
                 "--out",
                 out_file.to_str().unwrap(),
             ]),
-        Duration::from_secs(240),
+        Duration::from_secs(300),
     );
     assert!(
         !out.timed_out,
@@ -47,6 +47,7 @@ fn bench_harness_smoke_mode_runs_every_measure_for_weft() {
         "## Per-event overhead",
         "## Per-event overhead, user probes",
         "## Streaming",
+        "## Soak",
         "## Compile only",
         "## On-CPU profile: 2 s at 99 Hz",
         "## Off-CPU",
@@ -55,5 +56,12 @@ fn bench_harness_smoke_mode_runs_every_measure_for_weft() {
         assert!(table.contains(section), "missing {section}:\n{table}");
     }
     assert!(!table.contains("fail:"), "a weft case failed:\n{table}");
+    // The soak accounts for every event; --stats figures stand beside the
+    // per-event cases.
+    assert!(
+        table.contains("| delivered + reported lost = generated |  | exact |"),
+        "{table}"
+    );
+    assert!(table.contains("weft --stats: overhead"), "{table}");
     let _ = std::fs::remove_file(out_file);
 }

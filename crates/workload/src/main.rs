@@ -22,6 +22,8 @@ after another on the main thread (so pid == tid), for weft's kernel tests.
 
 Steps:
   getppid N              N getppid() calls
+  getppid-for MS         getppid() calls for MS milliseconds, as fast as it can,
+                         then prints how many it made on stdout (soak benchmarks)
   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
@@ -98,6 +100,21 @@ fn run(args: &[String]) -> Result<(), String> {
                     // SAFETY: getppid has no arguments and cannot fail.
                     unsafe { libc::syscall(libc::SYS_getppid) };
                 }
+            }
+            "getppid-for" => {
+                let ms = count(next("MS")?)?;
+                let deadline = Instant::now() + Duration::from_millis(ms);
+                let mut calls: u64 = 0;
+                // The clock is read through the vDSO (no system call) once
+                // per 1024 calls, so only getppid reaches the kernel.
+                while Instant::now() < deadline {
+                    for _ in 0..1024 {
+                        // SAFETY: getppid has no arguments and cannot fail.
+                        unsafe { libc::syscall(libc::SYS_getppid) };
+                    }
+                    calls += 1024;
+                }
+                println!("{calls}");
             }
             "openat" => {
                 let path = CString::new(next("PATH")?).map_err(|e| e.to_string())?;
