@@ -30,7 +30,7 @@ fn curtask_members_match_pid_tid_and_comm() {
         "getppid 23",
         &[],
     );
-    for line in ["@tgid[1]: 23", "@tid[1]: 23", "@comm[1]: 23"] {
+    for line in ["@tgid[true]: 23", "@tid[true]: 23", "@comm[true]: 23"] {
         assert!(
             out.stdout.lines().any(|l| l == line),
             "expected `{line}` in:\n{}\nstderr:\n{}",
@@ -53,7 +53,7 @@ fn a_struct_pointer_kept_in_a_variable_keeps_its_members() {
         "getppid 17",
         &[],
     );
-    for line in ["@tgid[1]: 17", "@parent[1]: 17"] {
+    for line in ["@tgid[true]: 17", "@parent[true]: 17"] {
         assert!(
             out.stdout.lines().any(|l| l == line),
             "expected `{line}` in:\n{}\nstderr:\n{}",

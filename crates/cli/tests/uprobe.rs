@@ -634,7 +634,11 @@ fn reg_reads_the_probed_tasks_registers() {
         t.no_pie
     );
     let out = trace(&t.no_pie, "5 2", &script);
-    assert_eq!(lines(&out), ["@di[1]: 5", "@ip[1]: 5", "@sum: 15"], "{out}");
+    assert_eq!(
+        lines(&out),
+        ["@di[true]: 5", "@ip[true]: 5", "@sum: 15"],
+        "{out}"
+    );
 }
 
 /// weft rejects `script` with exactly one error, of `code`, saying `text`.

@@ -110,6 +110,11 @@ pub fn check(
         decls,
         mut diags,
     } = items::collect(program, kernel, opts, &plan_of);
+    diags.extend(crate::macros::missing_headers(
+        &program.items,
+        kernel,
+        &opts.includes,
+    ));
     if let Some(d) = too_many_programs(program, &instances, &config) {
         diags.push(d);
         return (TypedProgram::default(), diags);
@@ -388,7 +393,8 @@ impl<'a> Checker<'a> {
             "int16" | "s16" | "i16" => int(2, true),
             "int32" | "s32" | "i32" | "int" => int(4, true),
             "int64" | "s64" | "i64" => int(8, true),
-            "uint8" | "u8" | "bool" => int(1, false),
+            "uint8" | "u8" => int(1, false),
+            "bool" => Some(Type::Bool),
             "uint16" | "u16" => int(2, false),
             "uint32" | "u32" => int(4, false),
             "uint64" | "u64" => int(8, false),
@@ -424,10 +430,7 @@ impl<'a> Checker<'a> {
             ExprKind::Str(bytes) => Type::Str {
                 size: bytes.len() as u32 + 1,
             },
-            ExprKind::Bool(_) => Type::Int {
-                size: 8,
-                signed: false,
-            },
+            ExprKind::Bool(_) => Type::Bool,
             ExprKind::Ident(name) => self.ident(s, e, name),
             ExprKind::Var(name) => match s.probe.vars.get(name) {
                 Some(t) => t.clone(),
@@ -460,10 +463,7 @@ impl<'a> Checker<'a> {
                 match op {
                     UnaryOp::Not => {
                         self.expect_int(expr, &t, "`!`");
-                        Type::Int {
-                            size: 8,
-                            signed: false,
-                        }
+                        Type::Bool
                     }
                     UnaryOp::BitNot => {
                         self.expect_int(expr, &t, "`~`");
@@ -647,6 +647,10 @@ impl<'a> Checker<'a> {
                         self.expect_int(expr, &from, "a cast to an integer");
                         t
                     }
+                    Some(Type::Bool) => {
+                        self.expect_int(expr, &from, "a cast to `bool`");
+                        Type::Bool
+                    }
                     Some(t @ Type::Pointer { .. }) => {
                         self.expect_int(expr, &from, "a cast to a pointer");
                         t
@@ -743,10 +747,7 @@ impl<'a> Checker<'a> {
 
     fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Type, r: &Type) -> Type {
         use BinaryOp::*;
-        let bool_ty = Type::Int {
-            size: 8,
-            signed: false,
-        };
+        let bool_ty = Type::Bool;
         match op {
             Eq | Ne if l.is_str() && r.is_str() => bool_ty,
             LogAnd | LogOr | Eq | Ne | Lt | Le | Gt | Ge if l.is_scalar() && r.is_scalar() => {
@@ -848,7 +849,9 @@ fn too_many_programs(
 /// Values that can live in a map, variable or record.
 pub(super) fn is_storable(t: &Type) -> bool {
     match t {
-        Type::Int { .. } | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => true,
+        Type::Int { .. } | Type::Bool | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => {
+            true
+        }
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } | Type::CgroupPath => true,
         // Formatted only where printf prints it.

@@ -787,6 +787,16 @@ pub fn bad_c_definition(span: Span, problem: &str) -> Diagnostic {
         .with_help("weft reads struct, union and enum definitions with integer, pointer, array, enum and struct members")
 }
 
+pub fn header_not_found(span: Span, header: &str, searched: &[String]) -> Diagnostic {
+    Diagnostic::error(format!("header `{header}` not found"))
+        .with_code(Code::E0215)
+        .with_label(span, "no include directory holds this file")
+        .with_help(format!(
+            "searched {}; -I DIR adds a directory",
+            searched.join(", ")
+        ))
+}
+
 pub fn unknown_c_type(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("unknown type `{name}`"))
         .with_code(Code::E0358)

@@ -9,12 +9,16 @@
 //! `PF_INET` → `2`). The script's `#if` groups were applied by the parser
 //! (with [`predefined_macro`]), so every preprocessor line seen here is
 //! live. Inside headers every definition counts and the first one wins.
-//! Function-like macros and expressions are not read.
+//! Function-like macros and expressions are not read. A header the script
+//! includes that no directory holds is an error (E0215), as it is to clang.
 
 use std::collections::{HashMap, HashSet};
 
 use ktypes::KernelInfo;
+use source::Diagnostic;
 use syntax::ast::Item;
+
+use crate::diagnostics as diag;
 
 /// Headers followed at most, and how deep, per script.
 const MAX_HEADERS: usize = 400;
@@ -97,6 +101,43 @@ impl Macros {
     }
 }
 
+/// The script's `#include` lines whose header no include directory holds
+/// (bpftrace's C compiler stops at them, and so does weft). Only the
+/// script's own lines: a header's includes are followed for macros alone.
+pub fn missing_headers(
+    items: &[Item],
+    kernel: &dyn KernelInfo,
+    includes: &Includes,
+) -> Vec<Diagnostic> {
+    let mut headers: Option<Headers> = None;
+    let mut out = Vec::new();
+    for item in items {
+        let Item::Preprocessor(line) = item else {
+            continue;
+        };
+        let Some(("include", rest)) = directive(&line.text) else {
+            continue;
+        };
+        let headers = headers.get_or_insert_with(|| Headers::new(kernel, &includes.dirs));
+        let Some(path) = header_path(rest) else {
+            continue;
+        };
+        if headers.find(path).is_none() {
+            out.push(diag::header_not_found(line.span, path, &headers.dirs));
+        }
+    }
+    out
+}
+
+/// The path of `<path>` or `"path"` (the text after `include`).
+fn header_path(spec: &str) -> Option<&str> {
+    let spec = spec.trim();
+    spec.strip_prefix('<')
+        .and_then(|s| s.split_once('>'))
+        .or_else(|| spec.strip_prefix('"').and_then(|s| s.split_once('"')))
+        .map(|(p, _)| p.trim())
+}
+
 /// Kernel constants that are macros (so not in BTF) which bpftrace's tools
 /// use, for when no header gives them: the task states of
 /// `include/linux/sched.h` (runqlat.bt compares `prev_state` with
@@ -159,21 +200,9 @@ impl<'a> Headers<'a> {
         }
     }
 
-    /// Follows `#include <path>` or `#include "path"` (the text after `include`).
-    fn read(&mut self, spec: &str, depth: usize, macros: &mut Macros) {
-        let spec = spec.trim();
-        let Some(path) = spec
-            .strip_prefix('<')
-            .and_then(|s| s.split_once('>'))
-            .or_else(|| spec.strip_prefix('"').and_then(|s| s.split_once('"')))
-            .map(|(p, _)| p.trim())
-        else {
-            return;
-        };
-        if depth > MAX_DEPTH || self.seen.len() >= MAX_HEADERS || path.contains("..") {
-            return;
-        }
-        // An absolute path (`--include /tmp/x.h`) is read as it is.
+    /// Where `path` is and what it holds: the first include directory that
+    /// has it (an absolute path, as `--include /tmp/x.h` gives, as it is).
+    fn find(&self, path: &str) -> Option<(String, Vec<u8>)> {
         let candidates: Vec<String> = if path.starts_with('/') {
             vec![path.to_string()]
         } else {
@@ -182,13 +211,25 @@ impl<'a> Headers<'a> {
                 .map(|dir| format!("{dir}/{path}"))
                 .collect()
         };
-        let Some((full, bytes)) = candidates
+        candidates
             .into_iter()
-            .filter(|full| !self.seen.contains(full))
             .find_map(|full| self.kernel.read_file(&full).ok().map(|b| (full, b)))
-        else {
+    }
+
+    /// Follows `#include <path>` or `#include "path"` (the text after `include`).
+    fn read(&mut self, spec: &str, depth: usize, macros: &mut Macros) {
+        let Some(path) = header_path(spec) else {
             return;
         };
+        if depth > MAX_DEPTH || self.seen.len() >= MAX_HEADERS || path.contains("..") {
+            return;
+        }
+        let Some((full, bytes)) = self.find(path) else {
+            return;
+        };
+        if self.seen.contains(&full) {
+            return;
+        }
         self.seen.insert(full);
         let text = String::from_utf8_lossy(&bytes);
         for line in text.lines() {

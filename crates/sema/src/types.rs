@@ -14,6 +14,9 @@ pub const COMM_SIZE: u32 = 16;
 pub enum Type {
     /// An integer of `size` bytes (1, 2, 4, 8).
     Int { size: u8, signed: bool },
+    /// `true` or `false`: a literal, a comparison, `!`, `&&`, `||`, a
+    /// `(bool)` cast. An integer in arithmetic; printed as `true`/`false`.
+    Bool,
     /// A NUL-padded string buffer of `size` bytes.
     Str { size: u32 },
     /// An address; `c_type` is the C type it was declared with (`const char *`),
@@ -69,9 +72,9 @@ impl Type {
         matches!(self, Type::Int { .. })
     }
 
-    /// Integers and pointers: anything that fits a register.
+    /// Integers, booleans and pointers: anything that fits a register.
     pub fn is_scalar(&self) -> bool {
-        matches!(self, Type::Int { .. } | Type::Pointer { .. })
+        matches!(self, Type::Int { .. } | Type::Bool | Type::Pointer { .. })
     }
 
     pub fn is_str(&self) -> bool {
@@ -104,6 +107,7 @@ impl Type {
                 signed: *signed,
             },
             Type::Str { size } => Layout::Str { size: *size },
+            Type::Bool => Layout::Bool,
             Type::Pointer { .. } => Layout::Pointer,
             Type::Inet => Layout::Inet,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
@@ -150,6 +154,9 @@ impl Type {
             (Type::Int { .. } | Type::Pointer { .. }, Type::Int { .. } | Type::Pointer { .. }) => {
                 Some(Type::U64)
             }
+            // A boolean kept where integers are (`$x = 1; $x = $y > 2;`).
+            (Type::Bool, Type::Int { .. }) => Some(other.clone()),
+            (Type::Int { .. }, Type::Bool) => Some(self.clone()),
             (Type::Str { size: a }, Type::Str { size: b }) => {
                 Some(Type::Str { size: (*a).max(*b) })
             }
@@ -189,6 +196,7 @@ impl fmt::Display for Type {
                 write!(f, "{}int{}", if *signed { "" } else { "u" }, size * 8)
             }
             Type::Str { size } => write!(f, "string[{size}]"),
+            Type::Bool => f.write_str("bool"),
             Type::Pointer { c_type } => write!(f, "{c_type}"),
             Type::Inet => f.write_str("inet"),
             Type::Tuple(ts) => {

@@ -67,6 +67,12 @@ case!(
     ok_positional,
     r#"BEGIN { printf("%d %s\n", $1, str($2)); @n = $#; }"#
 );
+// Issue 14, bug 4: literals, comparisons, `!` and `(bool)` are booleans; an
+// integer joined with one stays an integer.
+case!(
+    ok_bool_types,
+    r#"BEGIN { @a[true] = false; @b = 1 < 2; $x = (bool)5; @c = ($x, !$x); @d = $x + 1; @e = 1; @e = 2 > 1; @f = sum(3 == 3); }"#
+);
 case!(
     ok_interval_and_print,
     "interval:s:1 { print(@c, 5); clear(@c); zero(@c); time(); exit(); } tracepoint:sched:sched_switch { @c[args->prev_comm] = count(); }"
@@ -77,6 +83,11 @@ case!(
 );
 
 // Rejected programs.
+// Issue 14, bug 14: a header no include directory holds stops the script.
+case!(
+    err_missing_header,
+    "#include <lol/no.h>\n#define X 1\nBEGIN { exit(); }"
+);
 case!(err_unknown_function, "BEGIN { foo(); }");
 case!(err_unknown_function_typo, "BEGIN { @x = cuont(); }");
 // An abbreviation: `count` (two letters left out, much used) over `cat` (one wrong letter).

@@ -134,6 +134,7 @@ codes! {
     E0204: "map read but never assigned",
     E0205: "builtin not available in this probe",
     E0206: "not supported yet",
+    E0215: "header not found",
     // E03xx: types and values.
     E0301: "wrong number of arguments",
     E0302: "type mismatch",

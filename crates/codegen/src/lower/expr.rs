@@ -4,7 +4,7 @@ use ktypes::FieldKind;
 use sema::Type;
 use syntax::ast::{BinaryOp, Expr, ExprKind, IncDecOp, UnaryOp};
 
-use super::{Lower, Place};
+use super::{Lower, Place, scalar_width};
 use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
 
 impl Lower<'_> {
@@ -36,7 +36,8 @@ impl Lower<'_> {
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
                 if let Some(place) = self.var_place(name) {
-                    self.load(r, place, Width::DW);
+                    let w = scalar_width(&self.ty(e));
+                    self.load(r, place, w);
                 } else {
                     self.asm.mov(r, Src::Imm(0));
                 }
@@ -108,18 +109,22 @@ impl Lower<'_> {
                     return self.constant(0);
                 };
                 let (place, _) = self.mem(expr);
+                let w = scalar_width(&ts[*index as usize]);
                 let layout = Type::Tuple(ts).layout();
                 let abi::Layout::Tuple { fields, .. } = layout else {
                     return self.constant(0);
                 };
                 let r = self.asm.vreg();
-                self.load(r, place.offset(fields[*index as usize].offset), Width::DW);
+                self.load(r, place.offset(fields[*index as usize].offset), w);
                 r
             }
             ExprKind::Cast { expr, .. } => {
                 let v = self.scalar(expr);
-                if let Type::Int { size, signed } = self.ty(e) {
-                    self.normalise(v, size, signed);
+                match self.ty(e) {
+                    Type::Int { size, signed } => self.normalise(v, size, signed),
+                    // Any value but zero is `true`.
+                    Type::Bool => return self.compare(Cond::Ne, v, Src::Imm(0)),
+                    _ => {}
                 }
                 v
             }
@@ -358,10 +363,29 @@ impl Lower<'_> {
         if self.builtin_write(e, place, dst) {
             return;
         }
+        // A tuple, address or stack chosen by a condition: each side is
+        // written into the place (scalars and strings choose on their own).
+        if let ExprKind::Ternary { cond, then, else_ } = &e.kind
+            && !dst.is_scalar()
+            && !dst.is_str()
+        {
+            let c = self.scalar(cond);
+            let (other, done) = (self.asm.label(), self.asm.label());
+            self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+            // `a ?: b` gives `a` itself, which only a scalar can be.
+            if let Some(then) = then {
+                self.write_into(then, place, dst);
+            }
+            self.asm.jmp(done);
+            self.asm.bind(other);
+            self.write_into(else_, place, dst);
+            self.asm.bind(done);
+            return;
+        }
         match dst {
-            Type::Int { .. } | Type::Pointer { .. } => {
+            Type::Int { .. } | Type::Bool | Type::Pointer { .. } => {
                 let v = self.scalar(e);
-                self.store(place, Src::Reg(v), Width::DW);
+                self.store(place, Src::Reg(v), scalar_width(dst));
             }
             Type::Str { size } => self.write_string(e, place, *size),
             Type::Tuple(elems) => {
@@ -376,11 +400,13 @@ impl Lower<'_> {
                         }
                         self.zero_padding(place, &layout);
                     }
-                    _ => {
+                    _ if Self::held_in_memory(e) => {
                         let src_ty = self.ty(e);
                         let (src, _) = self.mem(e);
                         self.convert_copy(place, dst, src, &src_ty);
                     }
+                    // Nothing else has a tuple value (the checker says so).
+                    _ => self.zero_range(place, 0, layout.size()),
                 }
             }
             // A value held elsewhere (a variable, a map value, a record field).
@@ -389,10 +415,19 @@ impl Lower<'_> {
             | Type::Sym { .. }
             | Type::Buf { .. }
             | Type::Timestamp { .. }
-            | Type::CgroupPath => {
+            | Type::CgroupPath
+                if Self::held_in_memory(e) =>
+            {
                 let (src, n) = self.mem(e);
                 self.copy(place, src, n.min(dst.layout().size()));
             }
+            // A builtin that writes its value was handled above.
+            Type::Inet
+            | Type::Stack { .. }
+            | Type::Sym { .. }
+            | Type::Buf { .. }
+            | Type::Timestamp { .. }
+            | Type::CgroupPath => self.zero_range(place, 0, dst.layout().size()),
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -569,6 +604,16 @@ impl Lower<'_> {
             &[Src::Reg(addr), Src::Imm(len as i32), Src::Reg(src)],
             true,
         );
+    }
+
+    /// Whether `mem` finds the value where it already is (a variable, a map
+    /// value, a tuple's element) rather than writing it into a temporary,
+    /// which would come back here.
+    fn held_in_memory(e: &Expr) -> bool {
+        matches!(
+            e.kind,
+            ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::TupleIndex { .. }
+        )
     }
 
     /// The memory holding a string or tuple value, and its size: a variable's

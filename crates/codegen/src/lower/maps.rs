@@ -121,7 +121,8 @@ impl Lower<'_> {
         let done = self.asm.label();
         self.asm.mov(out, Src::Imm(0));
         self.asm.br(Cond::Eq, value, Src::Imm(0), done);
-        self.asm.load(out, value, 0, Width::DW);
+        let w = super::scalar_width(&self.ty(e));
+        self.asm.load(out, value, 0, w);
         self.asm.bind(done);
         out
     }

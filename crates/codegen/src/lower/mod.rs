@@ -409,6 +409,16 @@ pub(crate) enum Place {
 /// The widest access (at most `remaining` bytes) that is aligned at `at`, a
 /// byte offset from an 8-aligned base (stack slots, map values and
 /// ring-buffer records all are).
+/// How a scalar of type `t` is kept in memory: a boolean in one byte (as C
+/// and bpftrace keep it, so `bool` arrays and records line up), every other
+/// scalar as 64 bits.
+pub(crate) fn scalar_width(t: &Type) -> Width {
+    match t {
+        Type::Bool => Width::B,
+        _ => Width::DW,
+    }
+}
+
 pub(crate) fn chunk(at: i64, remaining: u32) -> (Width, u32) {
     for (w, n) in [(Width::DW, 8u32), (Width::W, 4), (Width::H, 2)] {
         if remaining >= n && at.rem_euclid(n as i64) == 0 {

@@ -6,8 +6,8 @@
 use abi::EventKind;
 
 use super::{CallSite, Lowering};
-use crate::asm::{Src, Width};
-use crate::lower::{Lower, Place};
+use crate::asm::Src;
+use crate::lower::{Lower, Place, scalar_width};
 
 pub(crate) const PRINTF: Lowering = Lowering {
     name: "printf",
@@ -57,7 +57,7 @@ pub(super) fn emit_formatted(l: &mut Lower<'_>, site: usize, args: &[syntax::ast
             {
                 let place = Place::Ptr(rec, field.field.offset as i16);
                 match scalar {
-                    Some(v) => l.store(place, Src::Reg(v), Width::DW),
+                    Some(v) => l.store(place, Src::Reg(v), scalar_width(t)),
                     None => l.write_into(arg, place, t),
                 }
             }
