@@ -92,6 +92,26 @@ fn uprobe_arg0_sum_and_count_pie_and_non_pie() {
     }
 }
 
+/// Issue 14, bug 9: probes on one function run in the script's order (the
+/// kernel runs a uprobe's consumers newest first), entries and returns alike.
+#[test]
+fn probes_on_one_function_run_in_script_order() {
+    require_root!();
+    let bin = &targets().pie;
+    let script = format!(
+        r#"uprobe:{bin}:marker /pid == cpid/ {{ printf("first "); }}
+        uprobe:{bin}:marker /pid == cpid/ {{ printf("second "); }}
+        uprobe:{bin}:marker /pid == cpid/ {{ printf("third\n"); }}
+        uretprobe:{bin}:marker /pid == cpid/ {{ printf("ret1 "); }}
+        uretprobe:{bin}:marker /pid == cpid/ {{ printf("ret2\n"); }}"#
+    );
+    let out = trace(bin, "2 3", &script);
+    assert_eq!(
+        out, "first second third\nret1 ret2\nfirst second third\nret1 ret2\n\n\n",
+        "{out}"
+    );
+}
+
 #[test]
 fn uretprobe_retval() {
     require_root!();

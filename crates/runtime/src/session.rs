@@ -8,7 +8,9 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::time::Duration;
 
-use abi::{Attach, COUNTERS_MAP, CounterIndex, EVENTS_MAP, GLOBALS_MAP, Manifest, ZERO_MAP};
+use abi::{
+    Attach, COUNTERS_MAP, CounterIndex, EVENTS_MAP, GLOBALS_MAP, Manifest, ProgramSpec, ZERO_MAP,
+};
 use libbpf_rs::libbpf_sys;
 use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapType, Object, OpenObject, Program};
 
@@ -433,7 +435,7 @@ impl Session {
             return Ok(0);
         }
         let before = self.links.len();
-        for spec in &self.manifest.programs {
+        for spec in attach_order(&self.manifest.programs) {
             if spec.attach.is_run_by_user_space() {
                 continue;
             }
@@ -675,4 +677,23 @@ impl Session {
             .sum_u64_slots(self.ncpus, &mut out)?;
         Ok(out)
     }
+}
+
+/// The order to attach `programs` in so that probes on one place run in the
+/// script's order, as bpftrace's run: the kernel runs a uprobe's consumers
+/// newest first, so uprobes attach last to first; every other mechanism
+/// runs its programs in the order they were attached.
+fn attach_order(programs: &[ProgramSpec]) -> Vec<&ProgramSpec> {
+    let is_uprobe = |p: &ProgramSpec| matches!(p.attach, Attach::Uprobe { .. });
+    let mut uprobes_reversed = programs.iter().filter(|p| is_uprobe(p)).rev();
+    programs
+        .iter()
+        .map(|p| {
+            if is_uprobe(p) {
+                uprobes_reversed.next().unwrap_or(p)
+            } else {
+                p
+            }
+        })
+        .collect()
 }
