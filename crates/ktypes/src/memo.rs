@@ -48,6 +48,18 @@ impl Memo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KernelInfo;
+
+    /// Every fact reaches the kernel behind the memo (a wildcard in a
+    /// uprobe's file name lists the directory through it).
+    #[test]
+    fn passes_directory_listings_through() {
+        let fixture = crate::FixtureKernel::typical()
+            .with_file("/opt/app/one", vec![1])
+            .with_file("/opt/app/two", vec![2]);
+        let memoized = Memoized::new(&fixture);
+        assert_eq!(memoized.list_dir("/opt/app").unwrap(), ["one", "two"]);
+    }
 
     #[test]
     fn makes_once_and_keeps_only_successes() {
@@ -103,6 +115,10 @@ impl crate::KernelInfo for Memoized<'_> {
 
     fn ifunc_target(&self, path: &str, symbol: &str) -> Result<u64, crate::KernelInfoError> {
         self.inner.ifunc_target(path, symbol)
+    }
+
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, crate::KernelInfoError> {
+        self.inner.list_dir(path)
     }
 
     fn executable_search_path(&self) -> Vec<String> {
