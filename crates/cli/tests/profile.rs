@@ -169,27 +169,46 @@ fn pprof_is_read_by_go_tool_pprof() {
     // go wants a home and a build cache; both in a scratch directory.
     let home = scratch("gohome");
     std::fs::create_dir_all(&home).unwrap();
-    let o = run(
-        Command::new("go")
-            .args(["tool", "pprof", "-top"])
-            .arg(&path)
-            .env("HOME", &home)
-            .env("GOCACHE", home.join("cache"))
-            .env("GOPATH", home.join("go")),
-        Duration::from_secs(120),
-    );
+    let pprof_top = |extra: &[&str]| {
+        let o = run(
+            Command::new("go")
+                .args(["tool", "pprof", "-top"])
+                .args(extra)
+                .arg(&path)
+                .env("HOME", &home)
+                .env("GOCACHE", home.join("cache"))
+                .env("GOPATH", home.join("go")),
+            Duration::from_secs(120),
+        );
+        must_succeed(&o, "go tool pprof");
+        o.stdout
+    };
+    // `      flat  flat%   sum%        cum   cum%` then `499 99.40% ... weft_workload_spin_cpu`.
+    let flat_of_spin = |top: &str| -> String {
+        top.lines()
+            .find(|l| l.trim_end().ends_with(" weft_workload_spin_cpu"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no weft_workload_spin_cpu line:\n{top}"))
+            .to_string()
+    };
+    let samples_top = pprof_top(&[]);
+    // The second sample type: one 1e9/499 ns timer period per sample.
+    let cpu_top = pprof_top(&["-sample_index=cpu", "-unit=ms"]);
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_dir_all(&home);
-    must_succeed(&o, "go tool pprof");
-    assert!(o.stdout.contains("Type: samples"), "{}", o.stdout);
-    // `      flat  flat%   sum%        cum   cum%` then `499 99.40% ... weft_workload_spin_cpu`.
-    let flat: u64 = o
-        .stdout
-        .lines()
-        .find(|l| l.trim_end().ends_with(" weft_workload_spin_cpu"))
-        .and_then(|l| l.split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no weft_workload_spin_cpu line:\n{}", o.stdout));
-    assert!((399..=599).contains(&flat), "{}", o.stdout);
+    assert!(samples_top.contains("Type: samples"), "{samples_top}");
+    let samples: u64 = flat_of_spin(&samples_top).parse().unwrap();
+    assert!((399..=599).contains(&samples), "{samples_top}");
+    assert!(cpu_top.contains("Type: cpu"), "{cpu_top}");
+    let ms: f64 = flat_of_spin(&cpu_top)
+        .trim_end_matches("ms")
+        .parse()
+        .unwrap_or_else(|_| panic!("{cpu_top}"));
+    let expected = samples as f64 * 1e3 / 499.0;
+    assert!(
+        (ms - expected).abs() < 1.0,
+        "{ms} ms for {samples} samples:\n{cpu_top}"
+    );
 }
 
 /// Every `<title>` of an SVG, after checking that it is well-formed XML.
@@ -520,6 +539,19 @@ fn a_profile_without_samples_says_why() {
         "{}",
         o.stderr
     );
+    // A process that goes away during the run ends it, and is named.
+    let mut short = Command::new("sleep").arg("0.5").spawn().unwrap();
+    let pid = short.id().to_string();
+    let o = run_weft(&["profile", "-p", &pid, "-d", "20"], TIMEOUT);
+    let _ = short.wait();
+    assert_eq!(o.status, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!(
+            "weft: no samples: process {pid} exited before a sample was taken"
+        )),
+        "{}",
+        o.stderr
+    );
     let o = run_weft(&["profile", "-p", "4194304"], TIMEOUT);
     assert_eq!(o.status, Some(1));
     assert!(
@@ -728,4 +760,350 @@ fn off_cpu_state_and_max_us_filters() {
     assert!((90_000..=110_000).contains(&s), "--state S: {s} us");
     assert_eq!(d, 0, "--state D");
     assert_eq!(short, 0, "--max-us 5000");
+}
+
+/// A file of `tests/fixtures`.
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// `weft flamegraph ARGS -o scratch.svg`, expecting success: the titles.
+fn flamegraph_titles(args: &[&str]) -> Vec<String> {
+    let out = scratch("flamegraph-titles.svg");
+    let mut all = vec!["flamegraph"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let o = run_weft(&all, TIMEOUT);
+    must_succeed(&o, "weft flamegraph");
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    svg_titles(&svg)
+}
+
+fn assert_titles(titles: &[String], wanted: &[&str]) {
+    for want in wanted {
+        assert!(titles.iter().any(|t| t == want), "{want} in {titles:?}");
+    }
+}
+
+#[test]
+fn the_seed_s_bpftrace_files_are_drawn_as_they_are() {
+    // bpftrace 0.17's own output of the seed's one-liner
+    // `profile:hz:99 { @[kstack, ustack, comm] = count(); }` (with an
+    // interval probe to end it), cut to four of its entries: a user-only
+    // stack of hex frames, kernel and user frames, a C++ symbol with `, `
+    // inside, a kernel thread without a user stack.
+    let stacks = fixture("bpftrace-seed-stacks.txt");
+    let titles = flamegraph_titles(&[stacks.to_str().unwrap()]);
+    assert_titles(
+        &titles,
+        &[
+            "all (38 samples, 100%)",
+            "weftwl (36 samples, 94.74%)",
+            "finish_task_switch.isra.0 (1 samples, 2.63%)",
+            "opt cgu.3 (1 samples, 2.63%)",
+            "llvm::DomTreeBuilder::SemiNCAInfo<llvm::DominatorTreeBase<llvm::BasicBlock, false> >::CalculateFromScratch(llvm::DominatorTreeBase<llvm::BasicBlock, false>&, llvm::DomTreeBuilder::SemiNCAInfo<llvm::DominatorTreeBase<llvm::BasicBlock, false> >::BatchUpdateInfo*) (1 samples, 2.63%)",
+            "ksoftirqd/0 (1 samples, 2.63%)",
+            "put_pid (1 samples, 2.63%)",
+        ],
+    );
+    // Root first: the comm, then user frames, then the kernel's.
+    let ksoftirqd = titles.iter().position(|t| t.starts_with("ksoftirqd/0 ("));
+    let fork = titles
+        .iter()
+        .position(|t| t.starts_with("ret_from_fork_asm ("));
+    assert!(ksoftirqd < fork, "{titles:?}");
+
+    // The seed's differential: `@[kstack] = count()` before and after, as
+    // bpftrace 0.17 printed them (164 and 166 samples, four stacks, one
+    // of them the user-mode samples' empty kernel stack).
+    let before = fixture("bpftrace-seed-before.txt");
+    let after = fixture("bpftrace-seed-after.txt");
+    let (before, after) = (before.to_str().unwrap(), after.to_str().unwrap());
+    // Changes in percent of after's 166 samples: 3 -> 6, 3 -> 1, 1 -> 2.
+    assert_titles(
+        &flamegraph_titles(&["--diff", before, after]),
+        &[
+            "all (166 samples, 100%)",
+            "[unknown] (157 samples, 94.58%; 0.00%)",
+            "exc_page_fault (7 samples, 4.22%; +1.81%)",
+            "clear_page_erms (1 samples, 0.60%; -1.20%)",
+            "copy_folio_from_iter_atomic (2 samples, 1.20%; +0.60%)",
+            "vfs_write (2 samples, 1.20%; 0.00%)",
+        ],
+    );
+    // Normalized, before is scaled to 166 (truncated, as difffolded.pl
+    // does): 157 -> 158, so the unchanged stack shows -1 sample.
+    assert_titles(
+        &flamegraph_titles(&["--diff", "--normalize", before, after]),
+        &[
+            "[unknown] (157 samples, 94.58%; -0.60%)",
+            "exc_page_fault (7 samples, 4.22%; +1.81%)",
+            "clear_page_erms (1 samples, 0.60%; -1.20%)",
+        ],
+    );
+}
+
+#[test]
+fn bpftrace_s_live_output_is_drawn_whole() {
+    require_root!();
+    testgate::require!(
+        Command::new("bpftrace")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "bpftrace is not installed (scripts/setup.sh installs it)"
+    );
+    // The seed's one-liner, ended by an interval probe (bpftrace 0.17 can
+    // hang symbolizing after Ctrl-C on a busy machine), while the workload
+    // spins, so it holds kernel, user and comm keys of many processes.
+    let mut spin = Command::new(workload())
+        .args(["spin-cpu", "3000"])
+        .spawn()
+        .unwrap();
+    let o = run(
+        Command::new("bpftrace").args([
+            "-e",
+            "profile:hz:99 { @[kstack, ustack, comm] = count(); } interval:s:1 { exit(); }",
+        ]),
+        TIMEOUT,
+    );
+    let _ = spin.kill();
+    let _ = spin.wait();
+    must_succeed(&o, "bpftrace");
+    let input = write("bpftrace-live.txt", &o.stdout);
+    let titles = flamegraph_titles(&[input.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&input);
+    // Every entry is read: the picture's total is bpftrace's.
+    let total: u64 = o
+        .stdout
+        .lines()
+        .filter_map(|l| l.rsplit_once("]: ")?.1.parse::<u64>().ok())
+        .sum();
+    assert!(total >= 50, "{}", o.stdout);
+    assert_titles(&titles, &[&format!("all ({total} samples, 100%)")]);
+    assert!(
+        titles.iter().any(|t| t.starts_with("weftwl (")),
+        "{titles:?}"
+    );
+}
+
+#[test]
+fn user_or_kernel_stacks_only() {
+    require_root!();
+    // Spinning in user code, then in and out of the kernel.
+    let cmd = format!("{} spin-cpu 300 getppid 300000", workload().display());
+    let path = scratch("only.folded");
+    let stacks_with = |flag: &str| -> HashMap<String, u64> {
+        let o = run_weft(
+            &[
+                "profile",
+                "-F",
+                "499",
+                flag,
+                "-c",
+                &cmd,
+                "-o",
+                path.to_str().unwrap(),
+            ],
+            TIMEOUT,
+        );
+        must_succeed(&o, flag);
+        let stacks = folded(&path);
+        let _ = std::fs::remove_file(&path);
+        stacks
+            .into_iter()
+            .filter(|(s, _)| s == "weftwl" || s.starts_with("weftwl;"))
+            .collect()
+    };
+    let frames = |s: &str| s.split(';').skip(1).map(str::to_string).collect::<Vec<_>>();
+
+    let user = stacks_with("-U");
+    assert!(
+        total_where(&user, |s| s.ends_with(";weft_workload_spin_cpu")) >= 50,
+        "{user:#?}"
+    );
+    assert!(
+        user.keys()
+            .all(|s| frames(s).iter().all(|f| !f.ends_with("_[k]"))),
+        "-U: kernel frames\n{user:#?}"
+    );
+
+    let kernel = stacks_with("-K");
+    assert!(
+        kernel
+            .keys()
+            .all(|s| frames(s).iter().all(|f| f.ends_with("_[k]"))),
+        "-K: user frames\n{kernel:#?}"
+    );
+    assert!(
+        total_where(&kernel, |s| s.contains("do_syscall_64_[k]")) >= 5,
+        "{kernel:#?}"
+    );
+    // Samples taken in user mode have no kernel stack: the comm alone.
+    assert!(
+        kernel.get("weftwl").is_some_and(|&n| n >= 50),
+        "{kernel:#?}"
+    );
+}
+
+/// Idle time of every CPU so far, in seconds (`/proc/stat`, USER_HZ 100).
+fn idle_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let cpu = stat.lines().next().unwrap();
+    let idle: u64 = cpu.split_whitespace().nth(4).unwrap().parse().unwrap();
+    idle as f64 / 100.0
+}
+
+#[test]
+fn idle_samples_only_when_asked() {
+    require_root!();
+    let path = scratch("idle.folded");
+    let idle_samples = |extra: &[&str]| -> (u64, f64) {
+        let mut args = vec!["profile", "-q", "-F", "199", "-d", "2"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", path.to_str().unwrap()]);
+        let before = idle_seconds();
+        let o = run_weft(&args, TIMEOUT);
+        let idle = idle_seconds() - before;
+        must_succeed(&o, "weft profile");
+        let stacks = folded(&path);
+        let _ = std::fs::remove_file(&path);
+        (total_where(&stacks, |s| s.starts_with("swapper/")), idle)
+    };
+    let (left_out, _) = idle_samples(&[]);
+    assert_eq!(left_out, 0, "idle samples without --include-idle");
+    // With it, the idle task's samples follow the CPUs' idle time (none
+    // when the machine is busy): 199 a second of it, give or take.
+    let (kept, idle) = idle_samples(&["--include-idle"]);
+    let expected = idle * 199.0;
+    assert!(
+        (kept as f64 - expected).abs() <= expected * 0.5 + 40.0,
+        "{kept} idle samples for {idle:.2} s of idle CPU time"
+    );
+}
+
+#[test]
+fn progress_on_a_terminal() {
+    require_root!();
+    let path = scratch("progress.folded");
+    let (status, screen) = common::pty::run_on_pty(&[
+        "profile",
+        "-F",
+        "99",
+        "-d",
+        "3",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(status, Some(0), "{screen}");
+    // `\rweft: N samples, T s (Ctrl-C to stop)\x1b[K`, redrawn in place.
+    let lines: Vec<(u64, f64)> = screen
+        .split('\r')
+        .filter_map(|piece| {
+            let rest = piece
+                .strip_prefix("weft: ")?
+                .strip_suffix(" s (Ctrl-C to stop)\x1b[K")?;
+            let (n, t) = rest.split_once(" samples, ")?;
+            Some((n.parse().ok()?, t.parse().ok()?))
+        })
+        .collect();
+    assert!(lines.len() >= 3, "{screen:?}");
+    assert!(
+        lines
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1),
+        "{lines:?}"
+    );
+    assert!(lines.last().unwrap().0 > 0, "{lines:?}");
+    // Erased before the summary, which ends the screen on a line of its own.
+    let summary = screen
+        .rsplit_once(common::pty::ERASE)
+        .map_or("", |(_, s)| s);
+    assert!(
+        summary.starts_with("weft: ")
+            && summary.contains(" samples of ")
+            && summary.ends_with('\n'),
+        "{screen:?}"
+    );
+    // Without a terminal, or with -q, no progress.
+    let o = run_weft(
+        &[
+            "profile",
+            "-F",
+            "99",
+            "-d",
+            "0.5",
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    let _ = std::fs::remove_file(&path);
+    assert!(!o.stderr.contains("Ctrl-C to stop"), "{}", o.stderr);
+    let (_, screen) = common::pty::run_on_pty(&[
+        "profile",
+        "-q",
+        "-F",
+        "99",
+        "-d",
+        "1",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert!(!screen.contains("Ctrl-C to stop"), "{screen:?}");
+}
+
+#[test]
+fn off_cpu_pprof_is_nanoseconds_blocked() {
+    require_root!();
+    let go = Command::new("go").arg("version").output();
+    testgate::require!(
+        go.is_ok_and(|o| o.status.success()),
+        "go tool pprof needs Debian's golang-go (scripts/setup.sh installs it)"
+    );
+    testgate::require!(
+        Command::new("chrt").arg("--help").output().is_ok(),
+        "chrt (util-linux) is not installed"
+    );
+    let cmd = format!("chrt -f 10 {} nanosleep 10000000 20", workload().display());
+    let path = scratch("offcpu.pb.gz");
+    let o = run_weft(
+        &["offcpu", "-c", &cmd, "-o", path.to_str().unwrap()],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft offcpu");
+    let home = scratch("gohome-offcpu");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = run(
+        Command::new("go")
+            .args(["tool", "pprof", "-top", "-unit=ms"])
+            .arg(&path)
+            .env("HOME", &home)
+            .env("GOCACHE", home.join("cache"))
+            .env("GOPATH", home.join("go")),
+        Duration::from_secs(120),
+    );
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&home);
+    must_succeed(&o, "go tool pprof");
+    assert!(o.stdout.contains("Type: offcpu"), "{}", o.stdout);
+    // `flat flat% sum% cum cum% name`: 20 x 10 ms under do_nanosleep.
+    let cum: f64 = o
+        .stdout
+        .lines()
+        .find(|l| l.trim_end().ends_with(" do_nanosleep"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(3)?
+                .strip_suffix("ms")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no do_nanosleep line:\n{}", o.stdout));
+    assert!((180.0..=220.0).contains(&cum), "{cum} ms:\n{}", o.stdout);
 }

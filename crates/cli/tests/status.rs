@@ -5,65 +5,14 @@
 
 mod common;
 
-use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use common::pty::{ERASE, run_on_pty as run_on_pty_status};
 
-use common::{wait_with_timeout, weft};
-
-/// What the line is drawn after: back to the start of the line, clear it.
-const ERASE: &str = "\r\x1b[K";
-
-/// Runs weft with stdout and stderr on a fresh pseudo-terminal of 200
-/// columns; everything the terminal received, with its `\r\n` turned back
-/// into `\n`.
+/// Runs weft on a fresh pseudo-terminal, expecting success: what the
+/// terminal received.
 fn run_on_pty(args: &[&str]) -> String {
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 50,
-        ws_col: 200,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty fills two descriptors; the name and termios may be null.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: fresh descriptors owned from here on.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let mut child = Command::new(weft())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave))
-        .spawn()
-        .unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut file = std::fs::File::from(master);
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once the last holder of the terminal's other side is gone.
-        while let Ok(n) = file.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        all
-    });
-    let (status, timed_out) = wait_with_timeout(&mut child, Duration::from_secs(60));
-    assert!(!timed_out, "weft timed out");
-    assert_eq!(status, Some(0));
-    let bytes = reader.join().unwrap();
-    String::from_utf8_lossy(&bytes).replace("\r\n", "\n")
+    let (status, screen) = run_on_pty_status(args);
+    assert_eq!(status, Some(0), "{screen}");
+    screen
 }
 
 /// The terminal stream cut at each erase: the status lines drawn (pieces

@@ -221,9 +221,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     let facts = RunFacts {
         elapsed,
         events: sink.count(EVENTS_MAP),
-        target_alive: args
-            .pid
-            .map(|p| std::path::Path::new(&format!("/proc/{p}")).exists()),
+        target_alive: args.pid.map(process_lives),
         command_exited,
     };
     let kind = match args.mode {
@@ -308,6 +306,18 @@ fn time_report(times: &SymbolTimes, write: Duration, elapsed: Duration) -> Strin
         ms(write),
         ms(elapsed)
     )
+}
+
+/// Whether `pid` still runs: it exists and is no zombie waiting for its
+/// parent (which still has a `/proc` entry).
+fn process_lives(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // `pid (comm) S ...`: the state follows the comm's last `)`.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        !matches!(state, Some('Z' | 'X') | None)
+    })
 }
 
 /// Why a run took no samples, in one sentence.

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod pty;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

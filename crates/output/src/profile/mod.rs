@@ -424,4 +424,50 @@ mod tests {
         let s = sample_from_entry(&[KeyRole::UserStack], &[v], &MapEntryValue::Count(1)).unwrap();
         assert_eq!(s.user[0].kind, FrameKind::Jit);
     }
+
+    #[test]
+    fn kernel_module_frames_keep_their_module() {
+        // kallsyms names a module's function `ext4_foo [ext4]`: it folds as
+        // any kernel frame and is its own mapping in pprof.
+        let mut v = stack(false, 1, &["ext4_foo", "vfs_read"]);
+        if let Value::Stack(s) = &mut v {
+            s.frames[0].symbol.as_mut().unwrap().module = Some("[ext4]".into());
+        }
+        let roles = [KeyRole::KernelStack, KeyRole::Comm];
+        let key = vec![Value::Tuple(vec![v, Value::str("cat")])];
+        let s = sample_from_entry(&roles, &key, &MapEntryValue::Count(2)).unwrap();
+        assert_eq!(s.kernel[0].kind, FrameKind::Kernel);
+        assert_eq!(s.kernel[0].module.as_deref(), Some("[ext4]"));
+        assert_eq!(
+            folded::stack_line(&s, folded::FoldOptions::default()),
+            "cat;vfs_read_[k];ext4_foo_[k]"
+        );
+        let profile = Profile {
+            info: ProfileInfo {
+                kind: ProfileKind::OnCpu { period_ns: 1000 },
+                title: String::new(),
+                command_line: String::new(),
+                start_unix_ns: 0,
+                duration_ns: 0,
+            },
+            samples: vec![s],
+        };
+        let p = pprof::to_proto(&profile);
+        let mapping_of = |name: &str| {
+            let f = p
+                .function
+                .iter()
+                .find(|f| p.string_table[f.name as usize] == name)
+                .unwrap();
+            let loc = p
+                .location
+                .iter()
+                .find(|l| l.line[0].function_id == f.id)
+                .unwrap();
+            let m = &p.mapping[loc.mapping_id as usize - 1];
+            p.string_table[m.filename as usize].clone()
+        };
+        assert_eq!(mapping_of("ext4_foo"), "[ext4]");
+        assert_eq!(mapping_of("vfs_read"), "[kernel.kallsyms]");
+    }
 }
