@@ -32,6 +32,7 @@ OPTIONS:
     --title TEXT     the title (default: Flame Graph, or Differential Flame Graph)
     --unit TEXT      what a count is (default: samples)
     --offcpu         blue palette, for off-CPU time
+    -v               say where the time went (CPU: reading, converting, drawing, writing)
     -h, --help       print this help
 ";
 
@@ -44,6 +45,7 @@ struct Args {
     title: Option<String>,
     unit: Option<String>,
     offcpu: bool,
+    verbose: bool,
 }
 
 fn parse(args: &[OsString]) -> Result<Option<Args>, String> {
@@ -63,6 +65,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, String> {
         title: None,
         unit: None,
         offcpu: false,
+        verbose: false,
     };
     let mut i = 0;
     while i < args.len() {
@@ -81,6 +84,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, String> {
             "--diff" => out.diff = true,
             "--normalize" => out.normalize = true,
             "--offcpu" => out.offcpu = true,
+            "-v" => out.verbose = true,
             "-" => out.inputs.push(arg.into()),
             _ if arg.starts_with('-') => {
                 return Err(format!(
@@ -134,7 +138,9 @@ fn read_input(path: &Path) -> Result<String, String> {
         std::fs::read(path)
     }
     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // Valid UTF-8 (the usual case) is taken as it is, without a copy.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// Folded text from either input format.
@@ -177,11 +183,16 @@ fn is_bpftrace_output(text: &str) -> bool {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let texts: Vec<String> = args
+    let cpu = runtime::symbols::thread_cpu_time;
+    let started = cpu();
+    let raw: Vec<String> = args
         .inputs
         .iter()
-        .map(|p| read_input(p).map(as_folded))
+        .map(|p| read_input(p))
         .collect::<Result<_, _>>()?;
+    let read = cpu();
+    let texts: Vec<String> = raw.into_iter().map(as_folded).collect();
+    let converted = cpu();
     let opts = SvgOptions {
         title: args.title.clone().unwrap_or_else(|| {
             if args.diff {
@@ -210,6 +221,7 @@ fn run(args: &Args) -> Result<(), String> {
     } else {
         crate::profile::svg::write_svg(texts[0].lines(), &opts, &mut svg)
     };
+    let drawn_at = cpu();
     drawn.map_err(|e| match e {
         crate::profile::svg::SvgError::Empty => format!(
             "{} holds no stacks with counts (folded `a;b;c N` lines or bpftrace's `@[...]: N` stack maps)",
@@ -229,7 +241,21 @@ fn run(args: &Args) -> Result<(), String> {
             .lock()
             .write_all(&svg)
             .map_err(|e| format!("writing the flame graph: {e}")),
+    }?;
+    if args.verbose {
+        let ms = |a: std::time::Duration, b: std::time::Duration| {
+            b.saturating_sub(a).as_secs_f64() * 1000.0
+        };
+        eprintln!(
+            "weft: time (CPU): read {:.1} ms, convert {:.1} ms, draw {:.1} ms, write {:.1} ms; {} bytes of SVG",
+            ms(started, read),
+            ms(read, converted),
+            ms(converted, drawn_at),
+            ms(drawn_at, cpu()),
+            svg.len()
+        );
     }
+    Ok(())
 }
 
 #[cfg(test)]

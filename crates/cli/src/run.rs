@@ -261,6 +261,7 @@ pub fn run(
     if !manifest.settings.print_maps_on_exit {
         by_name.clear();
     }
+    let exit_maps_started = (runtime::symbols::thread_cpu_time(), pump.symbols.times());
     for (spec, zeroed) in by_name {
         print_map(
             session,
@@ -290,7 +291,14 @@ pub fn run(
         );
     }
     if let Some(times) = opts.symbol_times.as_deref_mut() {
+        let (cpu_before, symbols_before) = exit_maps_started;
         *times = pump.symbols.times();
+        // The maps' own part: all of it but the symbols resolved on the way.
+        let resolving = (times.kallsyms + times.user)
+            .saturating_sub(symbols_before.kallsyms + symbols_before.user);
+        times.exit_maps = runtime::symbols::thread_cpu_time()
+            .saturating_sub(cpu_before)
+            .saturating_sub(resolving);
     }
     for line in stack_loss_report(&counters, &manifest) {
         eprintln!("{line}");

@@ -47,6 +47,9 @@ pub struct SymbolTimes {
     pub user: Duration,
     /// Reading maps in the live passes for new user stacks.
     pub passes: Duration,
+    /// Reading, decoding and handing on the maps at exit, symbols aside
+    /// (set by the event loop).
+    pub exit_maps: Duration,
 }
 
 /// Scripts: a process that lives a fifth of a second has its stacks resolved.
@@ -109,6 +112,7 @@ impl Symbols {
                 .as_ref()
                 .map_or(Duration::ZERO, |u| u.time_spent()),
             passes: self.pass_time,
+            exit_maps: Duration::ZERO,
         }
     }
 

@@ -1107,3 +1107,34 @@ fn off_cpu_pprof_is_nanoseconds_blocked() {
         .unwrap_or_else(|| panic!("no do_nanosleep line:\n{}", o.stdout));
     assert!((180.0..=220.0).contains(&cum), "{cum} ms:\n{}", o.stdout);
 }
+
+#[test]
+fn one_process_until_it_exits_folded_to_stdout() {
+    require_root!();
+    // 1.5 s of CPU; weft attaches to it while it runs and stops when it ends.
+    let mut spin = Command::new(workload())
+        .args(["spin-cpu", "1500"])
+        .spawn()
+        .unwrap();
+    let pid = spin.id().to_string();
+    let o = run_weft(&["profile", "-F", "499", "-p", &pid], TIMEOUT);
+    let _ = spin.wait();
+    must_succeed(&o, "weft profile -p");
+    // No -o: folded stacks on stdout, of that process alone.
+    let stacks: HashMap<String, u64> = o
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let (stack, n) = l.rsplit_once(' ')?;
+            Some((stack.to_string(), n.parse().ok()?))
+        })
+        .collect();
+    let all = total_where(&stacks, |_| true);
+    assert!(all >= 200, "{all} samples:\n{}", o.stdout);
+    assert!(
+        stacks.keys().all(|s| s.starts_with("weftwl;")),
+        "{stacks:#?}"
+    );
+    let spinning = total_where(&stacks, |s| s.contains(";weft_workload_spin_cpu"));
+    assert!(spinning * 10 >= all * 9, "{spinning} of {all}");
+}

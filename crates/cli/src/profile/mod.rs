@@ -248,8 +248,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if profile.total() == 0 {
         return Err(no_samples(args, &facts));
     }
-    let write_started = runtime::symbols::thread_cpu_time();
-    let written = write::write(
+    let (written, write_times) = write::write(
         &profile,
         args.output.as_deref(),
         write::WriteOptions {
@@ -258,12 +257,11 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         },
     )
     .map_err(|e| format!("weft: error: {e}"))?;
-    let write_time = runtime::symbols::thread_cpu_time().saturating_sub(write_started);
     if !args.quiet {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }
     if args.verbose {
-        eprintln!("{}", time_report(&times, write_time, elapsed));
+        eprintln!("{}", time_report(&times, write_times, elapsed));
     }
     Ok(())
 }
@@ -296,14 +294,17 @@ fn summary(
     line
 }
 
-fn time_report(times: &SymbolTimes, write: Duration, elapsed: Duration) -> String {
+/// Where weft's own CPU time went after the run, part by part.
+fn time_report(times: &SymbolTimes, write: write::WriteTimes, elapsed: Duration) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     format!(
-        "weft: time (CPU): kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, output {:.1} ms; the run took {:.0} ms",
+        "weft: time (CPU): map read {:.1} ms, kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, folding {:.1} ms, output {:.1} ms; the run took {:.0} ms",
+        ms(times.exit_maps),
         ms(times.kallsyms),
         ms(times.user),
         ms(times.passes),
-        ms(write),
+        ms(write.folding),
+        ms(write.writing),
         ms(elapsed)
     )
 }

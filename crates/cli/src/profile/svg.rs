@@ -101,6 +101,129 @@ pub fn write_svg<'a, W: Write>(
     if lines.is_empty() {
         return Err(SvgError::Empty);
     }
+    let min_width = Options::default().min_width;
+    let visible = visible_lines(lines.clone(), min_width);
+    let lines: Vec<&str> = match &visible {
+        Some(v) => v.iter().map(String::as_str).collect(),
+        None => lines,
+    };
+    draw(lines, opts, out)
+}
+
+/// inferno draws a frame only when it is at least `min_width` percent of
+/// the picture wide, but builds every frame first: with 100,000 distinct
+/// stacks that is millions of frames, nearly all too narrow to draw. This
+/// cuts each stack below its first frame too narrow to draw (that frame
+/// kept, with the stack's samples), which draws the same picture from a
+/// few thousand lines. `None` when the lines must go as they are: a
+/// differential's (two counts), or nothing to cut.
+fn visible_lines(mut lines: Vec<&str>, min_width: f64) -> Option<Vec<String>> {
+    use output::profile::folded::parse_line;
+    // inferno's own order: trimmed lines, sorted as strings.
+    for l in lines.iter_mut() {
+        *l = l.trim();
+    }
+    lines.sort_unstable();
+    let mut parsed: Vec<(&str, u64)> = Vec::with_capacity(lines.len());
+    for l in &lines {
+        let (stack, count) = parse_line(l)?;
+        // A second count (a differential line) colours frames: not cut.
+        if l.rsplit_once(' ')?.0.trim_end() != stack {
+            return None;
+        }
+        parsed.push((stack, count));
+    }
+    let total: u64 = parsed.iter().map(|p| p.1).sum();
+    // As inferno decides: a frame is dropped when its samples are below this.
+    let min_time = min_width / (100.0 / total as f64);
+    let drawn = |samples: u64| (samples as f64) >= min_time;
+
+    // Frames drawn on each line's path (the root aside), found as inferno
+    // merges: a frame spans the run of sorted lines that share its prefix.
+    let mut shown = vec![0usize; parsed.len()];
+    let mut open: Vec<(&str, usize, u64)> = Vec::new(); // (name, first line, time)
+    let mut time = 0u64;
+    let close = |open: &mut Vec<(&str, usize, u64)>,
+                 keep: usize,
+                 line: usize,
+                 time: u64,
+                 shown: &mut [usize]| {
+        while open.len() > keep {
+            let depth = open.len();
+            let (_, first, start) = open.pop().unwrap();
+            if drawn(time - start) {
+                for s in &mut shown[first..line] {
+                    *s = (*s).max(depth);
+                }
+            }
+        }
+    };
+    for (i, &(stack, count)) in parsed.iter().enumerate() {
+        let frames: Vec<&str> = stack.split(';').collect();
+        let shared = open
+            .iter()
+            .zip(&frames)
+            .take_while(|(o, f)| o.0 == **f)
+            .count();
+        close(&mut open, shared, i, time, &mut shown);
+        for f in &frames[shared..] {
+            open.push((f, i, time));
+        }
+        time += count;
+    }
+    close(&mut open, 0, parsed.len(), time, &mut shown);
+
+    // Each stack cut after its first frame too narrow, runs of equal cuts
+    // summed. A cut `P;G` moves the line only among lines that start with
+    // `P;G` and a byte between ` ` and `;`: where such a line exists, the
+    // lines stay whole.
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut cut_any = false;
+    while i < parsed.len() {
+        let (stack, _) = parsed[i];
+        let cut = prefix_frames(stack, shown[i] + 1);
+        let mut j = i;
+        let mut sum = 0u64;
+        while j < parsed.len() && prefix_frames(parsed[j].0, shown[j] + 1) == cut {
+            sum += parsed[j].1;
+            j += 1;
+        }
+        let whole = j == i + 1 && cut.len() == stack.len();
+        if whole || !cut_is_safe(&lines, cut) {
+            out.extend(lines[i..j].iter().map(|l| l.to_string()));
+        } else {
+            cut_any = true;
+            out.push(format!("{cut} {sum}"));
+        }
+        i = j;
+    }
+    cut_any.then_some(out)
+}
+
+/// The first `n` frames of `stack`, as text.
+fn prefix_frames(stack: &str, n: usize) -> &str {
+    match stack.match_indices(';').nth(n.saturating_sub(1)) {
+        Some((at, _)) if n > 0 => &stack[..at],
+        _ => stack,
+    }
+}
+
+/// Whether a line cut to `cut` sorts among the others where its stack did:
+/// no line starts with `cut` and then a byte from `!` to `:` (those sort
+/// between `cut N` and `cut;...`).
+fn cut_is_safe(sorted: &[&str], cut: &str) -> bool {
+    let probe = format!("{cut}!");
+    let at = sorted.partition_point(|l| *l < probe.as_str());
+    !sorted.get(at).is_some_and(|l| {
+        l.strip_prefix(cut)
+            .and_then(|rest| rest.bytes().next())
+            .is_some_and(|b| (b'!'..=b':').contains(&b))
+    })
+}
+
+/// inferno's drawing of `lines`, with the palettes of `opts`.
+fn draw<W: Write>(lines: Vec<&str>, opts: &SvgOptions, out: W) -> Result<(), SvgError> {
     let mut kernel_colors = PaletteMap::default();
     let map = if opts.colors == Colors::OffCpu {
         let mut seen: HashSet<&str> = HashSet::new();
@@ -139,7 +262,14 @@ pub fn write_diff_svg<W: Write>(
     };
     inferno::differential::from_readers(diff, before, after, &mut both)?;
     let text = String::from_utf8_lossy(&both);
-    write_svg(text.lines(), opts, out)
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| output::profile::folded::parse_line(l).is_some())
+        .collect();
+    if lines.is_empty() {
+        return Err(SvgError::Empty);
+    }
+    draw(lines, opts, out)
 }
 
 #[cfg(test)]
@@ -251,5 +381,74 @@ mod tests {
         );
         assert!(fill_of(&s, "b").starts_with("rgb(255,"), "grew: red");
         assert!(fill_of(&s, "c").ends_with(",255)"), "shrank: blue");
+    }
+
+    /// Folded lines of `n` distinct stacks: names that are prefixes of
+    /// their siblings (`f`, `f.isra.0`, `f:x`, `f-1`), a few heavy stacks and
+    /// many light ones, from a fixed seed.
+    fn many_stacks(n: usize) -> Vec<String> {
+        let names = [
+            "f", "f.isra.0", "f:x", "f-1", "g", "g_[k]", "h", "main", "a b", "f0",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let mut seen = HashSet::new();
+        let mut lines = Vec::new();
+        while lines.len() < n {
+            let depth = 1 + next(8) as usize;
+            let stack: Vec<&str> = (0..depth)
+                .map(|_| names[next(names.len() as u64) as usize])
+                .collect();
+            let stack = stack.join(";");
+            if seen.insert(stack.clone()) {
+                let count = if next(50) == 0 {
+                    5000 + next(5000)
+                } else {
+                    1 + next(3)
+                };
+                lines.push(format!("{stack} {count}"));
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn cutting_narrow_frames_draws_the_same_picture() {
+        for colors in [Colors::OnCpu, Colors::OffCpu] {
+            let opts = SvgOptions { colors, ..on_cpu() };
+            let lines = many_stacks(20_000);
+            let all: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let cut = visible_lines(all.clone(), Options::default().min_width)
+                .expect("narrow frames to cut");
+            assert!(cut.len() * 2 < all.len(), "{} of {}", cut.len(), all.len());
+            let mut whole = Vec::new();
+            draw(all.clone(), &opts, &mut whole).unwrap();
+            let mut pruned = Vec::new();
+            write_svg(all.iter().copied(), &opts, &mut pruned).unwrap();
+            assert!(
+                whole == pruned,
+                "the pictures differ:\n{}\n---\n{}",
+                String::from_utf8_lossy(&whole),
+                String::from_utf8_lossy(&pruned)
+            );
+        }
+    }
+
+    #[test]
+    fn a_cut_that_would_move_among_its_siblings_is_not_made() {
+        // `a;f N` would sort before `a;f.isra.0;...`, splitting f in two.
+        let lines = ["a;f.isra.0;x 100000", "a;f;y 1", "a;f;z 1"];
+        let cut = visible_lines(lines.to_vec(), 1.0);
+        assert_eq!(cut, None);
+        let lines = ["a;g;x 100000", "a;f;y 1", "a;f;z 1"];
+        let cut = visible_lines(lines.to_vec(), 1.0).unwrap();
+        assert_eq!(cut, ["a;f 2", "a;g;x 100000"]);
+        // Differential lines are left alone.
+        assert_eq!(visible_lines(vec!["a;b 1 2", "a;c 5 1"], 1.0), None);
     }
 }

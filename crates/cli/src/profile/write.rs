@@ -3,6 +3,9 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::time::Duration;
+
+use runtime::symbols::thread_cpu_time;
 
 use crate::profile::svg::{Colors, SvgError, SvgOptions};
 use output::profile::{Profile, ProfileKind, folded, pprof};
@@ -25,17 +28,34 @@ fn fold_options(opts: WriteOptions) -> folded::FoldOptions {
     }
 }
 
+/// The CPU time of writing a profile (`weft profile -v`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteTimes {
+    /// Stacks folded to lines and merged (pprof: its messages built).
+    pub folding: Duration,
+    /// Formatting and writing the file (an SVG drawn, gzip).
+    pub writing: Duration,
+}
+
 /// Writes `profile` to `path` by its extension (folded text to standard
-/// output without one); returns the path written. The error is a sentence.
+/// output without one); returns the path written and the CPU time each
+/// part took. The error is a sentence.
 pub fn write(
     profile: &Profile,
     path: Option<&Path>,
     opts: WriteOptions,
-) -> Result<Option<String>, String> {
+) -> Result<(Option<String>, WriteTimes), String> {
+    let started = thread_cpu_time();
+    let mut times = WriteTimes::default();
+    let fold = |times: &mut WriteTimes| {
+        let lines = folded::fold(profile, fold_options(opts));
+        times.folding = thread_cpu_time().saturating_sub(started);
+        lines
+    };
     let Some(path) = path else {
         let stdout = io::stdout();
         let mut out = BufWriter::new(stdout.lock());
-        folded::write(&folded::fold(profile, fold_options(opts)), &mut out)
+        folded::write(&fold(&mut times), &mut out)
             .and_then(|()| out.flush())
             .or_else(|e| {
                 // `weft profile | head` closes the pipe: not an error.
@@ -46,17 +66,22 @@ pub fn write(
                 }
             })
             .map_err(|e| format!("writing folded stacks: {e}"))?;
-        return Ok(None);
+        times.writing = thread_cpu_time().saturating_sub(started + times.folding);
+        return Ok((None, times));
     };
     let kind = OutputKind::of(path)?;
     let shown = path.display().to_string();
     let file = std::fs::File::create(path).map_err(|e| format!("cannot write {shown}: {e}"))?;
     let mut out = BufWriter::with_capacity(256 * 1024, file);
     let written = match kind {
-        OutputKind::Folded => folded::write(&folded::fold(profile, fold_options(opts)), &mut out),
-        OutputKind::Pprof => pprof::write_gz(profile, &mut out),
+        OutputKind::Folded => folded::write(&fold(&mut times), &mut out),
+        OutputKind::Pprof => {
+            let proto = pprof::to_proto(profile);
+            times.folding = thread_cpu_time().saturating_sub(started);
+            pprof::write_proto_gz(&proto, &mut out)
+        }
         OutputKind::Svg => {
-            let lines = folded::fold(profile, fold_options(opts));
+            let lines = fold(&mut times);
             let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
             let svg = SvgOptions {
                 title: profile.info.title.clone(),
@@ -80,5 +105,6 @@ pub fn write(
     written
         .and_then(|()| out.flush())
         .map_err(|e| format!("cannot write {shown}: {e}"))?;
-    Ok(Some(shown))
+    times.writing = thread_cpu_time().saturating_sub(started + times.folding);
+    Ok((Some(shown), times))
 }

@@ -281,7 +281,12 @@ pub fn to_proto(profile: &Profile) -> ProfileProto {
 
 /// Writes `profile` as a gzipped `profile.proto` (the `.pb.gz` files pprof reads).
 pub fn write_gz<W: Write>(profile: &Profile, out: W) -> io::Result<()> {
-    let bytes = to_proto(profile).encode_to_vec();
+    write_proto_gz(&to_proto(profile), out)
+}
+
+/// Writes built messages, gzipped.
+pub fn write_proto_gz<W: Write>(proto: &ProfileProto, out: W) -> io::Result<()> {
+    let bytes = proto.encode_to_vec();
     let mut gz = GzEncoder::new(out, Compression::default());
     gz.write_all(&bytes)?;
     gz.finish()?.flush()
