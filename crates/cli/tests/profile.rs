@@ -1138,3 +1138,42 @@ fn one_process_until_it_exits_folded_to_stdout() {
     let spinning = total_where(&stacks, |s| s.contains(";weft_workload_spin_cpu"));
     assert!(spinning * 10 >= all * 9, "{spinning} of {all}");
 }
+
+#[test]
+fn off_cpu_threads_are_summed_by_process() {
+    require_root!();
+    // Two threads pass a byte back and forth 2,000 times: each blocks in
+    // a pipe read about 2,000 times.
+    let cmd = format!("{} pingpong 2000", workload().display());
+    let path = scratch("offcpu-threads.folded");
+    let o = run_weft(
+        &[
+            "offcpu",
+            "--pid-frames",
+            "-c",
+            &cmd,
+            "-o",
+            path.to_str().unwrap(),
+        ],
+        TIMEOUT,
+    );
+    must_succeed(&o, "weft offcpu");
+    let stacks = folded(&path);
+    let _ = std::fs::remove_file(&path);
+    let piped: HashMap<&String, &u64> = stacks
+        .iter()
+        .filter(|(s, _)| s.starts_with("weftwl-") && s.contains("anon_pipe_read_[k]"))
+        .collect();
+    // One process: every stack carries its pid, none a thread's.
+    let pids: std::collections::HashSet<&str> =
+        piped.keys().filter_map(|s| s.split(';').next()).collect();
+    assert_eq!(pids.len(), 1, "{stacks:#?}");
+    // Both threads' blocks are in it: `... in N blocks of 1 process(es)`.
+    let blocks: u64 = o
+        .stderr
+        .split(" blocks of ")
+        .next()
+        .and_then(|s| s.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no block count:\n{}", o.stderr));
+    assert!(blocks >= 3000, "{blocks} blocks\n{}", o.stderr);
+}
