@@ -11,6 +11,12 @@ pub enum Layout {
     Pointer,
     /// Fields at fixed offsets; `size` includes trailing padding.
     Tuple { fields: Vec<Field>, size: u32 },
+    /// Named fields at fixed offsets (a record `(a = 1, b = "x")` or a C
+    /// struct held by value), printed `{ .a = 1, .b = x }`.
+    Record { fields: Vec<NamedField>, size: u32 },
+    /// `len` values of `elem` one after another (a C array held by value),
+    /// printed `[1,2,3]`.
+    Array { elem: Box<Layout>, len: u32 },
     /// An IP address from `ntop()`: `family: u64` (AF_INET 2 or AF_INET6 10)
     /// then 16 address bytes (4 used for IPv4), printed as text.
     Inet,
@@ -43,6 +49,14 @@ pub struct Field {
     pub layout: Layout,
 }
 
+/// A field of a [`Layout::Record`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NamedField {
+    pub name: String,
+    pub offset: u32,
+    pub layout: Layout,
+}
+
 impl Layout {
     pub fn u64() -> Layout {
         Layout::Int {
@@ -67,7 +81,8 @@ impl Layout {
             Layout::Bool => 1,
             Layout::Pointer => 8,
             Layout::Inet => 24,
-            Layout::Tuple { size, .. } => *size,
+            Layout::Tuple { size, .. } | Layout::Record { size, .. } => *size,
+            Layout::Array { elem, len } => elem.size() * len,
             Layout::None => 0,
             Layout::KStack { .. } | Layout::KSym => 8,
             Layout::UStack { .. } | Layout::USym | Layout::CgroupPath => 16,
@@ -88,6 +103,10 @@ impl Layout {
             Layout::Tuple { fields, .. } => {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }
+            Layout::Record { fields, .. } => {
+                fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
+            }
+            Layout::Array { elem, .. } => elem.align(),
             Layout::Str { .. } | Layout::Bytes { .. } | Layout::Bool | Layout::None => 1,
         }
     }
@@ -109,6 +128,24 @@ impl Layout {
             fields,
             size: offset.next_multiple_of(align),
         }
+    }
+
+    /// Lays out named `parts` one after another with C alignment rules.
+    pub fn record(parts: impl IntoIterator<Item = (String, Layout)>) -> Layout {
+        let (names, layouts): (Vec<String>, Vec<Layout>) = parts.into_iter().unzip();
+        let Layout::Tuple { fields, size } = Layout::tuple(layouts) else {
+            unreachable!("Layout::tuple makes a tuple")
+        };
+        let fields = names
+            .into_iter()
+            .zip(fields)
+            .map(|(name, f)| NamedField {
+                name,
+                offset: f.offset,
+                layout: f.layout,
+            })
+            .collect();
+        Layout::Record { fields, size }
     }
 }
 

@@ -18,7 +18,7 @@ pub mod stack;
 pub mod stream;
 
 pub use export::{MapExport, MetricUnit};
-pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout};
+pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout, NamedField};
 pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
     EventKind, GLOBALS_MAP, HelperErrorSite, HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET,

@@ -65,6 +65,18 @@ case!(
     "BEGIN { $p = (int16 *)0x32; $i = 5; @a = $p[2]; @b = $p[$i]; }"
 );
 case!(
+    array_member_element_reads_only_the_element,
+    "struct A { int32_t x[4]; } BEGIN { $a = (struct A *)0x100; $i = 2; @a = $a.x[1]; @b = $a.x[$i]; }"
+);
+case!(
+    array_value_is_copied_and_indexed_in_place,
+    "BEGIN { $b = (int8[8])0x0102030405060708; @a = $b[3]; @c = $b == $b; }"
+);
+case!(
+    record_fields_are_stored_by_name,
+    "BEGIN { $r = (a = 1, b = 2); $r = (b = 3, a = 4); @ = $r.b; }"
+);
+case!(
     address_of_a_variable,
     "BEGIN { $v = (uint64)7; $p = &$v; @ = *$p; }"
 );

@@ -616,6 +616,11 @@ impl Btf {
         matches!(t.kind, kind::STRUCT | kind::UNION).then_some(target)
     }
 
+    /// A type as a value (an array's element): its C type, size and sign.
+    pub fn value_param(&self, id: u32) -> BtfParam {
+        self.param("", id)
+    }
+
     /// A member as a value (for `ptr->name`): its C type, size and sign.
     pub fn member_param(&self, m: &BtfMember) -> BtfParam {
         self.param(&m.name, m.type_id)

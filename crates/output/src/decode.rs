@@ -12,6 +12,10 @@ use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, av
 /// two out-of-range ones); also bounds what garbage specs can allocate.
 const MAX_LHIST_BUCKETS: usize = 1002;
 
+/// No value weft writes holds a longer array (a BPF value is at most a
+/// page or so); also bounds what garbage specs can allocate.
+const MAX_ARRAY_LEN: usize = 1 << 16;
+
 /// Decodes one value laid out as `layout` at the start of `bytes`.
 pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
     match layout {
@@ -36,6 +40,25 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 .map(|f| decode(&f.layout, field(bytes, f.offset as usize, usize::MAX)))
                 .collect(),
         ),
+        Layout::Record { fields, .. } => Value::Record(
+            fields
+                .iter()
+                .map(|f| {
+                    let v = decode(&f.layout, field(bytes, f.offset as usize, usize::MAX));
+                    (f.name.clone(), v)
+                })
+                .collect(),
+        ),
+        Layout::Array { elem, len } => {
+            let step = elem.size() as usize;
+            // Garbage specs must not allocate without bound.
+            let len = (*len as usize).min(MAX_ARRAY_LEN);
+            Value::Array(
+                (0..len)
+                    .map(|i| decode(elem, field(bytes, i * step, usize::MAX)))
+                    .collect(),
+            )
+        }
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
         // Formatted by the caller, which knows the clocks (see `Layout::Timestamp`).

@@ -330,6 +330,7 @@ impl<'a> Checker<'a> {
                     stream_args: HashMap::new(),
                     constants: HashMap::new(),
                     scales: HashMap::new(),
+                    record_fields: HashMap::new(),
                 },
                 loop_depth: 0,
             };
@@ -383,8 +384,24 @@ impl<'a> Checker<'a> {
             self.error(diag::unknown_c_type(t.span, base));
             return None;
         }
-        if t.pointer_depth > 0 || t.array_len.is_some() {
-            self.error(diag::not_supported_yet(t.span, "pointer and array types"));
+        if let (0, Some(len)) = (t.pointer_depth, t.array_len) {
+            // `int8[8]`; `int8[]` (length 0 here) takes its length from
+            // what is cast (see `Checker::cast_to_array`).
+            let elem = self.type_name(&TypeName {
+                array_len: None,
+                ..t.clone()
+            })?;
+            let Ok(len) = u32::try_from(len) else {
+                self.error(diag::not_supported_yet(t.span, "an array this long"));
+                return None;
+            };
+            return Some(Type::Array {
+                elem: Box::new(elem),
+                len,
+            });
+        }
+        if t.pointer_depth > 0 {
+            self.error(diag::not_supported_yet(t.span, "arrays of pointers"));
             return None;
         }
         let int = |size: u8, signed: bool| Some(Type::Int { size, signed });
@@ -572,6 +589,19 @@ impl<'a> Checker<'a> {
                     }
                     // `args` outside a tracepoint was already reported.
                     _ if matches!(&expr.kind, ExprKind::Ident(n) if n == "args") => Type::I64,
+                    (Type::Record(fs), _) if !*arrow => {
+                        match fs.iter().position(|(n, _)| n == name) {
+                            Some(i) => {
+                                s.probe.record_fields.insert(e.id, i as u32);
+                                fs[i].1.clone()
+                            }
+                            None => {
+                                let names: Vec<&str> = fs.iter().map(|(n, _)| n.as_str()).collect();
+                                self.error(diag::no_such_record_field(e.span, name, &base, &names));
+                                Type::I64
+                            }
+                        }
+                    }
                     // Struct members through BTF: `check/members.rs`.
                     _ if members::applies(&base, expr) => {
                         self.member(s, e, expr, &base, name, *arrow)
@@ -588,6 +618,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::TupleIndex { expr, index } => match self.expr(s, expr) {
                 Type::Tuple(ts) if (*index as usize) < ts.len() => ts[*index as usize].clone(),
+                Type::Record(fs) if (*index as usize) < fs.len() => fs[*index as usize].1.clone(),
                 t => {
                     self.error(diag::type_mismatch(
                         e.span,
@@ -604,6 +635,9 @@ impl<'a> Checker<'a> {
                 self.expect_int(index, &it, "an index");
                 if let Type::Pointer { c_type } = &base {
                     return self.pointer_index(s, e, c_type);
+                }
+                if let Type::Array { elem, len } = &base {
+                    return self.array_index(s, e, index, elem, *len);
                 }
                 let field = s.probe.fields.get(&expr.id).map(|f| f.field.clone());
                 match (field, &index.kind) {
@@ -643,6 +677,13 @@ impl<'a> Checker<'a> {
                 let from = self.expr(s, expr);
                 let to = self.type_name(ty);
                 match to {
+                    // The bytes of an array of the integer's size (`(uint32)pton(...)`).
+                    Some(t @ Type::Int { size, .. })
+                        if matches!(from, Type::Array { .. })
+                            && from.layout().size() == u32::from(size) =>
+                    {
+                        t
+                    }
                     Some(t @ Type::Int { .. }) => {
                         self.expect_int(expr, &from, "a cast to an integer");
                         t
@@ -651,6 +692,7 @@ impl<'a> Checker<'a> {
                         self.expect_int(expr, &from, "a cast to `bool`");
                         Type::Bool
                     }
+                    Some(Type::Array { elem, len }) => self.cast_to_array(expr, &from, *elem, len),
                     Some(t @ Type::Pointer { .. }) => {
                         self.expect_int(expr, &from, "a cast to a pointer");
                         t
@@ -668,18 +710,18 @@ impl<'a> Checker<'a> {
             ExprKind::Tuple(items) => {
                 let ts: Vec<Type> = items.iter().map(|i| self.expr(s, i).stored()).collect();
                 for (i, t) in items.iter().zip(&ts) {
-                    if !is_storable(t) || matches!(t, Type::Tuple(_)) {
+                    if !is_storable(t) {
                         self.error(diag::type_mismatch(
                             i.span,
                             "a tuple element",
-                            "an integer or string",
+                            "a value that can be stored",
                             t,
                         ));
                     }
                 }
                 Type::Tuple(ts)
             }
-            ExprKind::Record(_) => self.unsupported(e, "a record"),
+            ExprKind::Record(fields) => self.record(s, fields),
             ExprKind::Sizeof(arg) => self.size_of(s, e, arg),
             ExprKind::Offsetof { ty, fields } => self.offset_of(s, e, ty, fields),
             ExprKind::Typeof(_) => self.unsupported(e, "`typeof`"),
@@ -750,6 +792,8 @@ impl<'a> Checker<'a> {
         let bool_ty = Type::Bool;
         match op {
             Eq | Ne if l.is_str() && r.is_str() => bool_ty,
+            // Byte for byte, as bpftrace compares arrays.
+            Eq | Ne if matches!(l, Type::Array { len, .. } if *len > 0) && l == r => bool_ty,
             LogAnd | LogOr | Eq | Ne | Lt | Le | Gt | Ge if l.is_scalar() && r.is_scalar() => {
                 bool_ty
             }
@@ -853,6 +897,9 @@ pub(super) fn is_storable(t: &Type) -> bool {
             true
         }
         Type::Tuple(ts) => ts.iter().all(is_storable),
+        Type::Record(fs) => fs.iter().all(|(_, t)| is_storable(t)),
+        // A flexible array member has no size to copy.
+        Type::Array { elem, len } => *len > 0 && is_storable(elem),
         Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } | Type::CgroupPath => true,
         // Formatted only where printf prints it.
         Type::Timestamp { .. } => false,

@@ -100,6 +100,9 @@ pub enum CType {
         size: u8,
         signed: bool,
     },
+    /// A plain `char` (signed, one byte): an array of them is a string, as
+    /// bpftrace's C parser has it (`unsigned char`, `uint8_t` arrays are arrays).
+    Char,
     /// A pointer, by its C spelling (`struct path *`).
     Pointer(String),
     Array {
@@ -230,6 +233,7 @@ impl ScriptTypes {
     fn size_align(&self, ty: &CType, btf: Option<&Btf>) -> Result<(u32, u32), String> {
         match ty {
             CType::Int { size, .. } => Ok((u32::from(*size), u32::from(*size))),
+            CType::Char => Ok((1, 1)),
             CType::Pointer(_) => Ok((8, 8)),
             CType::Array { elem, len } => {
                 let (size, align) = self.size_align(elem, btf)?;
@@ -580,6 +584,9 @@ impl<'d> DefParser<'d> {
             return Err(self.error("expected a type"));
         }
         let spelled = words.join(" ");
+        if spelled == "char" {
+            return Ok((CType::Char, false));
+        }
         match int_type(&spelled) {
             Some((size, signed)) => Ok((CType::Int { size, signed }, false)),
             None => Err(self.error(&format!("`{spelled}` is not a type weft reads"))),
@@ -719,6 +726,7 @@ fn c_spelling(ty: &CType) -> String {
         CType::Int { size, signed } => {
             format!("{}int{}", if *signed { "" } else { "u" }, size * 8)
         }
+        CType::Char => "char".into(),
         CType::Pointer(p) => p.clone(),
         CType::Array { elem, .. } => c_spelling(elem),
         CType::Record(name) => name.clone(),

@@ -806,6 +806,26 @@ pub fn unknown_c_type(span: Span, name: &str) -> Diagnostic {
         )
 }
 
+pub fn index_out_of_bounds(span: Span, index: u64, len: u32) -> Diagnostic {
+    Diagnostic::error(format!(
+        "the index {index} is out of bounds for array of size {len}"
+    ))
+    .with_code(Code::E0359)
+    .with_label(span, "out of bounds")
+    .with_help(format!(
+        "an index of this array is 0 to {}",
+        len.saturating_sub(1)
+    ))
+}
+
+pub fn no_such_record_field(span: Span, field: &str, record: &Type, fields: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!("`{record}` has no field `{field}`"))
+        .with_code(Code::E0360)
+        .with_label(span, "unknown field");
+    let d = with_suggestion(d, field, fields);
+    d.with_note(format!("its fields are: {}", fields.join(", ")))
+}
+
 pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
     Diagnostic::error(format!(
         "a cast to a struct pointer expects an address, found `{found}`"

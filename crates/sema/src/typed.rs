@@ -124,6 +124,8 @@ pub struct TypedProbe {
     /// `ptr + n` and `ptr - n` (the binary node), `ptr++`, `@p += n` (the
     /// node that changes it) and `ptr[i]` (the index node).
     pub scales: HashMap<NodeId, u32>,
+    /// `record.name`: the field's position in its record, by `Field` node.
+    pub record_fields: HashMap<NodeId, u32>,
 }
 
 /// A checked script.

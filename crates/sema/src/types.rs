@@ -26,6 +26,13 @@ pub enum Type {
     Inet,
     /// A tuple `(a, b, ...)`.
     Tuple(Vec<Type>),
+    /// A record (named tuple) `(a = 1, b = "x")`, its fields in the order
+    /// written; `.a` reads one.
+    Record(Vec<(String, Type)>),
+    /// A C array held by value (`int x[4]` read from a struct): `len`
+    /// elements of `elem` at their C width (0 for a flexible array member,
+    /// which can only be indexed).
+    Array { elem: Box<Type>, len: u32 },
     /// The value of an aggregation map (`@x = count()`); only usable as a map value.
     Agg(Aggregation),
     /// The `args` of a tracepoint: only `args->field` may be used.
@@ -95,6 +102,9 @@ impl Type {
                 signed: *signed,
             },
             Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::stored).collect()),
+            Type::Record(fs) => {
+                Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.stored())).collect())
+            }
             other => other.clone(),
         }
     }
@@ -111,6 +121,11 @@ impl Type {
             Type::Pointer { .. } => Layout::Pointer,
             Type::Inet => Layout::Inet,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
+            Type::Record(fs) => Layout::record(fs.iter().map(|(n, t)| (n.clone(), t.layout()))),
+            Type::Array { elem, len } => Layout::Array {
+                elem: Box::new(elem.layout()),
+                len: *len,
+            },
             Type::Stack {
                 user: false,
                 mode,
@@ -166,6 +181,16 @@ impl Type {
                 .map(|(x, y)| x.unify(y))
                 .collect::<Option<Vec<_>>>()
                 .map(Type::Tuple),
+            // Fields match by name, in the order of the first (bpftrace:
+            // `(a=1, b=2)` and `(b=3, a=4)` are one record type).
+            (Type::Record(a), Type::Record(b)) if a.len() == b.len() => a
+                .iter()
+                .map(|(n, x)| {
+                    let (_, y) = b.iter().find(|(m, _)| m == n)?;
+                    x.unify(y).map(|t| (n.clone(), t))
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(Type::Record),
             (Type::Agg(a), Type::Agg(b)) => agg_unify(a, b).map(Type::Agg),
             (a, b) if a == b => Some(a.clone()),
             _ => None,
@@ -209,6 +234,17 @@ impl fmt::Display for Type {
                 }
                 f.write_str(")")
             }
+            Type::Record(fs) => {
+                f.write_str("record(")?;
+                for (i, (n, t)) in fs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{n}={t}")?;
+                }
+                f.write_str(")")
+            }
+            Type::Array { elem, len } => write!(f, "{elem}[{len}]"),
             Type::Agg(a) => write!(f, "{}_t", a.name()),
             Type::TracepointArgs | Type::StreamArgs(_) => f.write_str("args"),
             Type::Void => f.write_str("void"),

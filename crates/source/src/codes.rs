@@ -163,6 +163,8 @@ codes! {
     E0356: "invalid struct cast",
     E0357: "invalid C definition",
     E0358: "unknown type",
+    E0359: "array index out of bounds",
+    E0360: "no such record field",
     E0380: "unknown config key",
     E0381: "config key not supported",
     E0382: "invalid config value",

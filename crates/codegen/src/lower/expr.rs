@@ -86,6 +86,9 @@ impl Lower<'_> {
                 out
             }
             ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
+            ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+                self.tuple_field_scalar(e)
+            }
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => self.stream_arg_scalar(&arg),
                 None if self.probe.members.contains_key(&e.id) => self.member_scalar(e),
@@ -104,18 +107,17 @@ impl Lower<'_> {
                 };
                 self.field_scalar(expr, value as u32 * elem)
             }
-            ExprKind::TupleIndex { expr, index } => {
-                let Type::Tuple(ts) = self.ty(expr) else {
-                    return self.constant(0);
-                };
+            ExprKind::TupleIndex { .. } => self.tuple_field_scalar(e),
+            ExprKind::Cast { expr, .. } if matches!(self.ty(expr), Type::Array { .. }) => {
+                // The array's bytes as an integer of its size.
                 let (place, _) = self.mem(expr);
-                let w = scalar_width(&ts[*index as usize]);
-                let layout = Type::Tuple(ts).layout();
-                let abi::Layout::Tuple { fields, .. } = layout else {
-                    return self.constant(0);
+                let (size, signed) = match self.ty(e) {
+                    Type::Int { size, signed } => (size, signed),
+                    _ => (8, false),
                 };
                 let r = self.asm.vreg();
-                self.load(r, place.offset(fields[*index as usize].offset), w);
+                self.load(r, place, width_of(size));
+                self.normalise(r, size, signed);
                 r
             }
             ExprKind::Cast { expr, .. } => {
@@ -199,7 +201,7 @@ impl Lower<'_> {
                 op: op @ (Eq | Ne | Lt | Le | Gt | Ge),
                 lhs,
                 rhs,
-            } if !self.ty(lhs).is_str() && !self.ty(rhs).is_str() => {
+            } if self.ty(lhs).is_scalar() && self.ty(rhs).is_scalar() => {
                 let signed = self.ty(lhs).is_signed() || self.ty(rhs).is_signed();
                 let l = self.scalar(lhs);
                 // A literal that fits the sign-extended immediate is the same 64-bit value.
@@ -272,6 +274,14 @@ impl Lower<'_> {
             }
             return eq;
         }
+        if matches!(lt, Type::Array { .. }) {
+            let eq = self.bytes_equal(lhs, rhs);
+            self.set_span(e.span);
+            if op == Ne {
+                self.asm.alu(AluOp::Xor, eq, Src::Imm(1));
+            }
+            return eq;
+        }
         let signed = lt.is_signed() || rt.is_signed();
         let l = self.scalar(lhs);
         let r = self.scalar(rhs);
@@ -334,6 +344,36 @@ impl Lower<'_> {
     }
 
     /// `args->field` (plus `extra` bytes, for `args->array[i]`) loaded from the tracepoint record.
+    /// `t.N` or `r.name`: an integer field of a tuple or record, loaded
+    /// from where the value is held.
+    fn tuple_field_scalar(&mut self, e: &Expr) -> VReg {
+        let Some((base, index)) = self.field_of(e) else {
+            return self.constant(0);
+        };
+        let Some(&offset) = field_offsets(&self.ty(base).layout()).get(index) else {
+            return self.constant(0);
+        };
+        let w = elems(&self.ty(base))
+            .get(index)
+            .map_or(Width::DW, super::scalar_width);
+        let (place, _) = self.mem(base);
+        let r = self.asm.vreg();
+        self.load(r, place.offset(offset), w);
+        r
+    }
+
+    /// For `t.N` and `r.name`: the tuple or record, and the field's position.
+    fn field_of<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, usize)> {
+        match &e.kind {
+            ExprKind::TupleIndex { expr, index } => Some((expr, *index as usize)),
+            ExprKind::Field { expr, .. } => {
+                let i = *self.probe.record_fields.get(&e.id)?;
+                Some((expr, i as usize))
+            }
+            _ => None,
+        }
+    }
+
     fn field_scalar(&mut self, field_expr: &Expr, extra: u32) -> VReg {
         let r = self.asm.vreg();
         let Some(access) = self.probe.fields.get(&field_expr.id) else {
@@ -388,25 +428,76 @@ impl Lower<'_> {
                 self.store(place, Src::Reg(v), scalar_width(dst));
             }
             Type::Str { size } => self.write_string(e, place, *size),
-            Type::Tuple(elems) => {
+            Type::Tuple(_) | Type::Record(_) => {
                 let layout = dst.layout();
-                let abi::Layout::Tuple { fields, .. } = &layout else {
-                    return;
-                };
-                match &e.kind {
-                    ExprKind::Tuple(items) => {
-                        for ((item, field), t) in items.iter().zip(fields).zip(elems) {
-                            self.write_into(item, place.offset(field.offset), t);
+                let items: Vec<&Expr> = match (&e.kind, dst) {
+                    (ExprKind::Tuple(items), _) => items.iter().collect(),
+                    (ExprKind::Record(fields), Type::Record(names)) => {
+                        // Each field where the stored type has it, in the order written.
+                        let layout = dst.layout();
+                        let offsets = field_offsets(&layout);
+                        for (name, x) in fields {
+                            if let Some(i) = names.iter().position(|(n, _)| n == name) {
+                                self.write_into(x, place.offset(offsets[i]), &names[i].1);
+                            }
                         }
                         self.zero_padding(place, &layout);
+                        return;
                     }
-                    _ if Self::held_in_memory(e) => {
+                    _ if Self::held_in_memory(e)
+                        || self.probe.record_fields.contains_key(&e.id) =>
+                    {
                         let src_ty = self.ty(e);
                         let (src, _) = self.mem(e);
                         self.convert_copy(place, dst, src, &src_ty);
+                        return;
                     }
-                    // Nothing else has a tuple value (the checker says so).
-                    _ => self.zero_range(place, 0, layout.size()),
+                    _ => {
+                        self.zero_range(place, 0, layout.size());
+                        return;
+                    }
+                };
+                // Each field in the order written (a record's side effects too).
+                for ((item, offset), t) in items.iter().zip(field_offsets(&layout)).zip(elems(dst))
+                {
+                    self.write_into(item, place.offset(offset), &t);
+                }
+                self.zero_padding(place, &layout);
+            }
+            Type::Array { .. } => {
+                let size = dst.layout().size();
+                match &e.kind {
+                    _ if self.probe.members.contains_key(&e.id) => {
+                        self.member_array(e, place, size)
+                    }
+                    ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::TupleIndex { .. } => {
+                        let (src, n) = self.mem(e);
+                        self.copy(place, src, n.min(size));
+                    }
+                    ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+                        let (src, n) = self.mem(e);
+                        self.copy(place, src, n.min(size));
+                    }
+                    // `(int8[8])x`: the bytes of an integer, string or array.
+                    ExprKind::Cast { expr, .. } => match self.ty(expr) {
+                        Type::Int { .. } => {
+                            let v = self.scalar(expr);
+                            if place.base_offset() % i64::from(size) == 0 {
+                                self.store(place, Src::Reg(v), width_of(size as u8));
+                            } else {
+                                // Inside a tuple an array may sit unaligned.
+                                let tmp = self.temp(&Type::U64);
+                                self.store(tmp, Src::Reg(v), Width::DW);
+                                self.copy(place, tmp, size);
+                            }
+                        }
+                        _ => {
+                            let (src, n) = self.mem(expr);
+                            self.copy(place, src, n.min(size));
+                            self.zero_range(place, n.min(size), size);
+                        }
+                    },
+                    _ => self.zero(place, size),
                 }
             }
             // A value held elsewhere (a variable, a map value, a record field).
@@ -458,6 +549,10 @@ impl Lower<'_> {
                 if !self.builtin_write(e, place, &Type::Str { size }) {
                     self.write_literal(b"", place, size);
                 }
+            }
+            ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+                let (src, src_size) = self.mem(e);
+                self.copy_string(place, size, src, src_size);
             }
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => {
@@ -513,15 +608,24 @@ impl Lower<'_> {
             (Type::Str { size }, Type::Str { size: src_size }) => {
                 self.copy_string(dst, *size, src, *src_size)
             }
-            (Type::Tuple(d), Type::Tuple(s)) if d.len() == s.len() && dst_ty != src_ty => {
+            (Type::Record(d), Type::Record(s)) if dst_ty != src_ty => {
                 let (dl, sl) = (dst_ty.layout(), src_ty.layout());
-                let (abi::Layout::Tuple { fields: df, .. }, abi::Layout::Tuple { fields: sf, .. }) =
-                    (&dl, &sl)
-                else {
-                    return;
-                };
-                for (((dt, st), dfield), sfield) in d.iter().zip(s).zip(df).zip(sf) {
-                    self.convert_copy(dst.offset(dfield.offset), dt, src.offset(sfield.offset), st);
+                let (doffs, soffs) = (field_offsets(&dl), field_offsets(&sl));
+                for (i, (name, dt)) in d.iter().enumerate() {
+                    if let Some(j) = s.iter().position(|(n, _)| n == name) {
+                        self.convert_copy(dst.offset(doffs[i]), dt, src.offset(soffs[j]), &s[j].1);
+                    }
+                }
+                self.zero_padding(dst, &dl);
+            }
+            (Type::Tuple(_), Type::Tuple(_)) if dst_ty != src_ty => {
+                let (dl, sl) = (dst_ty.layout(), src_ty.layout());
+                let parts = elems(dst_ty)
+                    .into_iter()
+                    .zip(elems(src_ty))
+                    .zip(field_offsets(&dl).into_iter().zip(field_offsets(&sl)));
+                for ((dt, st), (doff, soff)) in parts {
+                    self.convert_copy(dst.offset(doff), &dt, src.offset(soff), &st);
                 }
                 self.zero_padding(dst, &dl);
             }
@@ -535,15 +639,18 @@ impl Lower<'_> {
     /// Zeroes the bytes of a tuple that belong to no field (alignment gaps
     /// and the tail), so equal tuples are equal bytes.
     pub(crate) fn zero_padding(&mut self, place: Place, layout: &abi::Layout) {
-        let abi::Layout::Tuple { fields, size } = layout else {
-            return;
+        let size = layout.size();
+        let sizes: Vec<u32> = match layout {
+            abi::Layout::Tuple { fields, .. } => fields.iter().map(|f| f.layout.size()).collect(),
+            abi::Layout::Record { fields, .. } => fields.iter().map(|f| f.layout.size()).collect(),
+            _ => return,
         };
         let mut end = 0;
-        for field in fields {
-            self.zero_range(place, end, field.offset);
-            end = field.offset + field.layout.size();
+        for (offset, n) in field_offsets(layout).into_iter().zip(sizes) {
+            self.zero_range(place, end, offset);
+            end = offset + n;
         }
-        self.zero_range(place, end, *size);
+        self.zero_range(place, end, size);
     }
 
     /// Writes `bytes`, a NUL and zeros up to `size` bytes (the string cut to
@@ -629,13 +736,11 @@ impl Lower<'_> {
         if let ExprKind::Map { keys, .. } = &e.kind {
             return self.map_read_mem(e, keys);
         }
-        if let ExprKind::TupleIndex { expr, index } = &e.kind {
-            // A string, stack or tuple element lives inside its tuple.
-            if let abi::Layout::Tuple { fields, .. } = self.ty(expr).layout()
-                && let Some(f) = fields.get(*index as usize)
-            {
-                let (base, _) = self.mem(expr);
-                return (base.offset(f.offset), size);
+        if let Some((base_expr, index)) = self.field_of(e) {
+            // A string, stack or tuple element lives inside its tuple or record.
+            if let Some(&offset) = field_offsets(&self.ty(base_expr).layout()).get(index) {
+                let (base, _) = self.mem(base_expr);
+                return (base.offset(offset), size);
             }
         }
         let place = self.temp(&t);
@@ -695,6 +800,32 @@ impl Lower<'_> {
         out
     }
 
+    /// Equality of two values of the same type held in memory (arrays):
+    /// every byte, in the widest loads alignment allows.
+    fn bytes_equal(&mut self, lhs: &Expr, rhs: &Expr) -> VReg {
+        let (a, n) = self.mem(lhs);
+        let (b, _) = self.mem(rhs);
+        let (c, d, out) = (self.asm.vreg(), self.asm.vreg(), self.asm.vreg());
+        let (differ, done) = (self.asm.label(), self.asm.label());
+        let mut off = 0;
+        while off < n {
+            let (w, k) = super::chunk(
+                a.offset(off).base_offset() | b.offset(off).base_offset(),
+                n - off,
+            );
+            self.load(c, a.offset(off), w);
+            self.load(d, b.offset(off), w);
+            self.asm.br(Cond::Ne, c, Src::Reg(d), differ);
+            off += k;
+        }
+        self.asm.mov(out, Src::Imm(1));
+        self.asm.jmp(done);
+        self.asm.bind(differ);
+        self.asm.mov(out, Src::Imm(0));
+        self.asm.bind(done);
+        out
+    }
+
     fn inc_dec(&mut self, op: IncDecOp, prefix: bool, target: &Expr) -> VReg {
         // A pointer moves by the size of what it points to.
         let step = self.probe.scales.get(&target.id).copied().unwrap_or(1) as i32;
@@ -722,5 +853,33 @@ impl Lower<'_> {
     /// its field in the instance's state.
     pub(crate) fn var_place(&self, name: &str) -> Option<Place> {
         self.vars.get(name).copied()
+    }
+}
+
+/// The offset of each field of a tuple or record layout.
+pub(crate) fn field_offsets(layout: &abi::Layout) -> Vec<u32> {
+    match layout {
+        abi::Layout::Tuple { fields, .. } => fields.iter().map(|f| f.offset).collect(),
+        abi::Layout::Record { fields, .. } => fields.iter().map(|f| f.offset).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The type of each field of a tuple or record.
+fn elems(t: &Type) -> Vec<Type> {
+    match t {
+        Type::Tuple(ts) => ts.clone(),
+        Type::Record(fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The load or store width of an integer of `size` bytes.
+pub(crate) fn width_of(size: u8) -> Width {
+    match size {
+        1 => Width::B,
+        2 => Width::H,
+        4 => Width::W,
+        _ => Width::DW,
     }
 }

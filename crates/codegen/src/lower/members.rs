@@ -48,7 +48,11 @@ impl Lower<'_> {
     /// The address of `base[index]`: `base` is a pointer, and the index
     /// counts what it points to.
     fn element_addr(&mut self, e: &Expr, base: &Expr, index: &Expr) -> VReg {
-        let addr = self.scalar(base);
+        let addr = if matches!(self.ty(base), sema::Type::Array { .. }) {
+            self.array_addr(base)
+        } else {
+            self.scalar(base)
+        };
         let scale = self.probe.scales.get(&e.id).copied().unwrap_or(1);
         match index.kind {
             ExprKind::Int { value, .. } => {
@@ -72,6 +76,17 @@ impl Lower<'_> {
             }
         }
         addr
+    }
+
+    /// The address of an array: where it is in kernel memory when it is a
+    /// member (only the element is then read), else where its value is held
+    /// (a variable's slot, a map value, a temporary it is copied into).
+    fn array_addr(&mut self, e: &Expr) -> VReg {
+        if self.probe.members.contains_key(&e.id) {
+            return self.member_addr(e);
+        }
+        let (place, _) = self.mem(e);
+        self.addr(place)
     }
 
     /// `&x`: a variable's address (its stack slot or its place in a stream
@@ -114,6 +129,16 @@ impl Lower<'_> {
         self.asm.load_stack(r, slot, 0, w);
         self.normalise(r, size, signed);
         r
+    }
+
+    /// An array member copied as it is, `len` bytes (zero when unreadable).
+    pub(crate) fn member_array(&mut self, e: &Expr, place: Place, len: u32) {
+        let Some(MemberValue::Array { size }) = self.probe.members.get(&e.id).map(|a| a.value)
+        else {
+            self.zero(place, len);
+            return;
+        };
+        self.member_bytes(e, place, size.min(len));
     }
 
     /// A byte array member copied as it is (an address for `ntop()`), `len` bytes.

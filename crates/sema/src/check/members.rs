@@ -45,6 +45,71 @@ pub enum MemberValue {
     Struct,
     /// A `char` array of `len` bytes, read as a string.
     Chars { len: u32 },
+    /// Any other array, `size` bytes copied as they are; `[i]` reads an element.
+    Array { size: u32 },
+}
+
+/// The value type of a BTF array's elements, at their C width: integers,
+/// pointers and (for `int y[2][2]`) arrays; `None` for what weft cannot
+/// hold by value.
+fn btf_value_type(btf: &Btf, id: u32) -> Option<Type> {
+    match btf.kind_of(id)? {
+        kind::INT | kind::ENUM | kind::ENUM64 => {
+            let p = btf.value_param(id);
+            matches!(p.size, 1 | 2 | 4 | 8).then_some(Type::Int {
+                size: p.size as u8,
+                signed: p.signed,
+            })
+        }
+        kind::PTR => Some(Type::Pointer {
+            c_type: btf.c_type(id),
+        }),
+        kind::ARRAY => {
+            let (elem, len) = btf.array(id)?;
+            Some(Type::Array {
+                elem: Box::new(btf_value_type(btf, elem)?),
+                len,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The same for an element type of a script's C definition.
+fn script_value_type(t: &crate::ctypes::CType) -> Option<Type> {
+    use crate::ctypes::CType;
+    match t {
+        CType::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => Some(Type::Int {
+            size: *size,
+            signed: *signed,
+        }),
+        CType::Char => Some(Type::Int {
+            size: 1,
+            signed: true,
+        }),
+        CType::Pointer(c) => Some(Type::Pointer { c_type: c.clone() }),
+        CType::Array { elem, len } => Some(Type::Array {
+            elem: Box::new(script_value_type(elem)?),
+            len: *len,
+        }),
+        _ => None,
+    }
+}
+
+/// How a value of type `t` is read from memory, as a member or element.
+pub(super) fn member_value(t: &Type) -> Option<MemberValue> {
+    Some(match t {
+        Type::Int { size, signed } => MemberValue::Int {
+            size: *size,
+            signed: *signed,
+        },
+        Type::Pointer { .. } => MemberValue::Pointer,
+        Type::Struct { .. } => MemberValue::Struct,
+        Type::Array { .. } => MemberValue::Array {
+            size: t.layout().size(),
+        },
+        _ => return None,
+    })
 }
 
 /// How an anonymous struct or union is named in a [`Type`]: it has no C
@@ -302,6 +367,12 @@ impl Checker<'_> {
                 {
                     (MemberValue::Chars { len }, Type::Str { size: len })
                 }
+                _ if let Some(t) = btf_value_type(btf, m.type_id) => (
+                    MemberValue::Array {
+                        size: t.layout().size(),
+                    },
+                    t,
+                ),
                 _ => {
                     self.error(diag::member_not_supported(
                         e.span,
@@ -369,20 +440,25 @@ impl Checker<'_> {
             ),
             CType::Pointer(c) => (MemberValue::Pointer, Type::Pointer { c_type: c.clone() }),
             CType::Record(c) => (MemberValue::Struct, Type::Struct { c_type: c.clone() }),
-            CType::Array { elem, len }
-                if **elem
-                    == CType::Int {
-                        size: 1,
-                        signed: true,
-                    }
-                    || **elem
-                        == CType::Int {
-                            size: 1,
-                            signed: false,
-                        } =>
-            {
+            CType::Char => (
+                MemberValue::Int {
+                    size: 1,
+                    signed: true,
+                },
+                Type::Int {
+                    size: 1,
+                    signed: true,
+                },
+            ),
+            CType::Array { elem, len } if **elem == CType::Char => {
                 (MemberValue::Chars { len: *len }, Type::Str { size: *len })
             }
+            t @ CType::Array { .. } if let Some(t) = script_value_type(t) => (
+                MemberValue::Array {
+                    size: t.layout().size(),
+                },
+                t,
+            ),
             other => {
                 let what = match other {
                     CType::Array { .. } => "an array".to_string(),

@@ -251,6 +251,95 @@ impl Checker<'_> {
         }
     }
 
+    /// `array[i]`: an element of an array held by value or reached
+    /// through a struct, read with one `bpf_probe_read` of its width. A
+    /// constant index must be inside the array (a flexible array member,
+    /// of length 0, takes any).
+    pub(super) fn array_index(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        index: &Expr,
+        elem: &Type,
+        len: u32,
+    ) -> Type {
+        if let ExprKind::Int { value, .. } = index.kind
+            && len > 0
+            && value >= u64::from(len)
+        {
+            self.error(diag::index_out_of_bounds(index.span, value, len));
+        }
+        let Some(value) = super::members::member_value(elem) else {
+            self.error(diag::not_supported_yet(
+                e.span,
+                &format!("an element of type `{elem}`"),
+            ));
+            return Type::I64;
+        };
+        s.probe.scales.insert(e.id, elem.layout().size());
+        s.probe.members.insert(
+            e.id,
+            MemberAccess {
+                offset: 0,
+                arrow: false,
+                value,
+            },
+        );
+        elem.clone()
+    }
+
+    /// `(int8[N])x`: the bytes of an integer, a string or another array as
+    /// an array of the same size (`(int8[])` takes the length that makes
+    /// it so).
+    pub(super) fn cast_to_array(&mut self, x: &Expr, from: &Type, elem: Type, len: u32) -> Type {
+        let elem_size = elem.layout().size().max(1);
+        let from_size = match from {
+            Type::Int { size, .. } => u32::from(*size),
+            Type::Str { .. } | Type::Array { .. } => from.layout().size(),
+            _ => 0,
+        };
+        let len = if len == 0 { from_size / elem_size } else { len };
+        let to = Type::Array {
+            elem: Box::new(elem),
+            len,
+        };
+        if len == 0 || to.layout().size() != from_size {
+            self.error(diag::type_mismatch(
+                x.span,
+                &format!("a cast to `{to}`"),
+                &format!("a value of {} bytes", to.layout().size()),
+                from,
+            ));
+        }
+        to
+    }
+
+    /// `(a = x, b = y)`: a record, its fields stored as a tuple's are.
+    pub(super) fn record(&mut self, s: &mut Scope, fields: &[(String, Expr)]) -> Type {
+        let mut out: Vec<(String, Type)> = Vec::new();
+        for (name, x) in fields {
+            let t = self.expr(s, x).stored();
+            if !crate::check::is_storable(&t) {
+                self.error(diag::type_mismatch(
+                    x.span,
+                    "a record field",
+                    "a value that can be stored",
+                    &t,
+                ));
+            }
+            if out.iter().any(|(n, _)| n == name) {
+                self.error(diag::type_mismatch(
+                    x.span,
+                    &format!("record field `{name}`"),
+                    "a name used once",
+                    &t,
+                ));
+            }
+            out.push((name.clone(), t));
+        }
+        Type::Record(out)
+    }
+
     /// `ptr[i]`: the `i`-th value after the one `ptr` points to, read like
     /// `*(ptr + i)`.
     pub(super) fn pointer_index(&mut self, s: &mut Scope, e: &Expr, c_type: &str) -> Type {

@@ -1,0 +1,79 @@
+//! Issue 14: arrays, records and nested tuples as bpftrace's current
+//! dialect has them. Array members (of BTF and of the script's structs;
+//! only plain `char` arrays of a script are strings), `a[i]` with bounds
+//! checked for a constant, arrays compared, cast from and to integers and
+//! strings; records `(a = 1, b = "x")` with `.a`, unified by field name;
+//! tuples in tuples. Each snapshot shows the diagnostics, or the maps, the
+//! variables' types, the scale of each indexed node and every read.
+
+use ktypes::FixtureKernel;
+use sema::{CheckOptions, check, print_types};
+use source::{SourceMap, render_all};
+
+fn run_on(src: &str, kernel: &FixtureKernel) -> String {
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, mut diags) = syntax::parse(map.file(id));
+    let (typed, sema_diags) = check(&program, kernel, &CheckOptions::default());
+    diags.extend(sema_diags.iter().cloned());
+    if diags.has_errors() {
+        return render_all(diags.iter(), &map);
+    }
+    let mut out = print_types(&typed);
+    for p in &typed.probes {
+        out.push_str(&format!("{}\n", p.resolved.name));
+        let mut scales: Vec<_> = p.scales.iter().collect();
+        scales.sort_by_key(|(id, _)| id.0);
+        for (id, n) in scales {
+            out.push_str(&format!("  node {}: scaled by {n}\n", id.0));
+        }
+        let mut members: Vec<_> = p.members.iter().collect();
+        members.sort_by_key(|(id, _)| id.0);
+        for (id, m) in members {
+            out.push_str(&format!("  node {}: {m:?}\n", id.0));
+        }
+    }
+    out
+}
+
+fn run(src: &str) -> String {
+    run_on(src, &FixtureKernel::typical())
+}
+
+macro_rules! case {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), run($src), $src);
+        }
+    };
+}
+
+case!(
+    array_members_and_elements,
+    "struct A { int x[4]; uint8_t y[4]; char c[4]; int z[2][2]; int *p[2]; int flex[0]; } BEGIN { $a = (struct A *)0; @x = $a.x; @y = $a.y; @c = $a.c; @e = $a.x[3]; $i = 1; @v = $a.z[$i][0]; @row = $a.z[1]; @p = *$a.p[1]; @f = $a.flex[9]; $copy = $a.x; @k[$copy[2]] = 1; @eq = $a.x == $copy; }"
+);
+case!(
+    an_index_past_the_end,
+    "struct A { int x[4]; } BEGIN { $a = (struct A *)0; @x = $a.x[4]; }"
+);
+case!(
+    casts_to_and_from_arrays,
+    "struct A { uint8_t y[4]; } BEGIN { @a = (int8[8])12345; @b = (int8[])12345; @c = (int8[])\"hello\"; @d = (uint32)((struct A *)0).y; @e = (int16[2])(int32)1; }"
+);
+case!(
+    a_cast_to_an_array_of_another_size,
+    "BEGIN { @a = (int8[4])12345; }"
+);
+case!(
+    records_and_their_fields,
+    "BEGIN { $p = (x = 1, y = \"s\"); $r = (a = $p, b = (1, (2, 3))); @r = $r; @y = $r.a.y; @n = $r.b.1.0; $o = (m = 1, n = 2); $o = (n = 3, m = 4); @o = $o; @k[$p] = 1; }"
+);
+case!(
+    a_record_field_that_is_not_there,
+    "BEGIN { $p = (x = 1, y = 2); @z = $p.z; }"
+);
+case!(
+    nested_tuples,
+    "BEGIN { @t = (1, (2, \"x\", (3, 4))); @k[(1, (2, 3))] = 1; $t = ((int8)1, ((int8)-2, (int8)3)); @i = $t.1.0; }"
+);
