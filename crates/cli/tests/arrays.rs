@@ -3,7 +3,8 @@
 //! pointer (one element, or the whole array as a map key or value), arrays
 //! indexed by a constant or a variable, compared, cast from and to
 //! integers and strings; records `(a = 1, b = "x")` and tuples in tuples
-//! stored and printed. Values come from the workload's own write buffers
+//! stored and printed; structs held by value (`*p`), as values, keys and
+//! tuple fields. Values come from the workload's own write buffers
 //! or from literals, so every one is known exactly.
 
 mod common;
@@ -104,6 +105,32 @@ fn records_and_nested_tuples_are_stored_and_printed() {
             "@o: { .first = 2, .second = deux }",
             "@n: (1, (-20, 30))",
             "@nk[1, (2, x)]: 1",
+        ],
+    );
+}
+
+#[test]
+fn structs_held_by_value_from_the_workloads_memory() {
+    require_root!();
+    // The workload passes `{ tv_sec: 0, tv_nsec: 2000003 }` to nanosleep:
+    // a struct of the kernel's BTF copied whole into maps, keys and
+    // variables, and one of the script's read as an array of structs.
+    let out = trace_workload(
+        "struct P { int32_t lo; int32_t hi; } struct T { struct P p[2]; } tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { $ts = *(struct __kernel_timespec *)args.rqtp; @ts = $ts; @k[$ts, 1] = count(); @n = $ts.tv_nsec; $t = (struct T *)args.rqtp; @p = $t.p[1]; @lo = $t.p[1].lo; @all = *$t; @tup = (7, *$t); }",
+        "nanosleep 2000003 3",
+        &[],
+    );
+    expect_lines(
+        &out.stdout,
+        &out.stderr,
+        &[
+            "@ts: { .tv_sec = 0, .tv_nsec = 2000003 }",
+            "@k[{ .tv_sec = 0, .tv_nsec = 2000003 }, 1]: 3",
+            "@n: 2000003",
+            "@p: { .lo = 2000003, .hi = 0 }",
+            "@lo: 2000003",
+            "@all: { .p = [{ .lo = 0, .hi = 0 },{ .lo = 2000003, .hi = 0 }] }",
+            "@tup: (7, { .p = [{ .lo = 0, .hi = 0 },{ .lo = 2000003, .hi = 0 }] })",
         ],
     );
 }

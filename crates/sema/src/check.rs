@@ -28,6 +28,7 @@ mod maps;
 mod pointers;
 mod stmts;
 mod stream_checks;
+mod values;
 
 use items::{Instance, Items, Role, apply_decls};
 pub(crate) mod members;
@@ -903,11 +904,8 @@ pub(super) fn is_storable(t: &Type) -> bool {
         Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } | Type::CgroupPath => true,
         // Formatted only where printf prints it.
         Type::Timestamp { .. } => false,
-        Type::Agg(_)
-        | Type::TracepointArgs
-        | Type::StreamArgs(_)
-        | Type::Void
-        | Type::Struct { .. } => false,
+        Type::Struct { layout, .. } => layout.is_some(),
+        Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => false,
     }
 }
 

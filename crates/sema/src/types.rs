@@ -49,9 +49,15 @@ pub enum Type {
     },
     /// `ksym(addr)`/`usym(addr)`: an address printed as the name of its symbol.
     Sym { user: bool },
-    /// A struct or union in kernel memory reached by `->` (`c_type` is
-    /// `struct path`): only `.member` may be used on it.
-    Struct { c_type: String },
+    /// A struct or union (`c_type` is `struct path`): in memory reached by
+    /// `->` or `*`, where `.member` reads it, or held by value in a
+    /// variable, map or tuple, as `layout` (a record at the C offsets;
+    /// `None` when weft cannot hold it: a bitfield, a member type it does
+    /// not read).
+    Struct {
+        c_type: String,
+        layout: Option<Box<Layout>>,
+    },
     /// `buf(ptr, len)`: up to `size` bytes, printed by `%r`.
     Buf { size: u32 },
     /// `strftime(fmt, ns)`: a time printed by `%s` in format `format`
@@ -147,6 +153,9 @@ impl Type {
             Type::Buf { size } => Layout::Buffer { size: *size },
             Type::Timestamp { format } => Layout::Timestamp { format: *format },
             Type::CgroupPath => Layout::CgroupPath,
+            Type::Struct {
+                layout: Some(l), ..
+            } => (**l).clone(),
             Type::Agg(_)
             | Type::TracepointArgs
             | Type::StreamArgs(_)
@@ -255,7 +264,7 @@ impl fmt::Display for Type {
                 mode.name()
             ),
             Type::Sym { user } => f.write_str(if *user { "usym" } else { "ksym" }),
-            Type::Struct { c_type } => f.write_str(c_type),
+            Type::Struct { c_type, .. } => f.write_str(c_type),
             Type::Buf { size } => write!(f, "buffer[{size}]"),
             Type::Timestamp { .. } => f.write_str("timestamp"),
             Type::CgroupPath => f.write_str("cgroup_path_t"),

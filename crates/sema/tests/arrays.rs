@@ -3,7 +3,7 @@
 //! only plain `char` arrays of a script are strings), `a[i]` with bounds
 //! checked for a constant, arrays compared, cast from and to integers and
 //! strings; records `(a = 1, b = "x")` with `.a`, unified by field name;
-//! tuples in tuples. Each snapshot shows the diagnostics, or the maps, the
+//! tuples in tuples; structs held by value. Each snapshot shows the diagnostics, or the maps, the
 //! variables' types, the scale of each indexed node and every read.
 
 use ktypes::FixtureKernel;
@@ -76,4 +76,8 @@ case!(
 case!(
     nested_tuples,
     "BEGIN { @t = (1, (2, \"x\", (3, 4))); @k[(1, (2, 3))] = 1; $t = ((int8)1, ((int8)-2, (int8)3)); @i = $t.1.0; }"
+);
+case!(
+    structs_held_by_value,
+    "struct Foo { int m; char name[4]; struct { int a[2]; } in; } BEGIN { $p = (struct Foo *)0; $s = *$p; @s = $s; @m = $s.m; @k[*$p, 1] = 1; @t = (1, *$p); @in = $p.in; @a = $s.in.a[1]; }"
 );

@@ -101,7 +101,7 @@ case!(
     "tracepoint:sched:sched_wakeup { @ = sum(curtask->in_iowait); }"
 );
 case!(
-    struct_value_not_storable,
+    struct_member_held_by_value,
     "fentry:vfs_read { @ = args->file->f_path; }"
 );
 case!(

@@ -464,11 +464,18 @@ impl Lower<'_> {
                 }
                 self.zero_padding(place, &layout);
             }
-            Type::Array { .. } => {
+            Type::Array { .. }
+            | Type::Struct {
+                layout: Some(_), ..
+            } => {
                 let size = dst.layout().size();
                 match &e.kind {
                     _ if self.probe.members.contains_key(&e.id) => {
-                        self.member_array(e, place, size)
+                        if matches!(dst, Type::Array { .. }) {
+                            self.member_array(e, place, size)
+                        } else {
+                            self.member_bytes(e, place, size)
+                        }
                     }
                     ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::TupleIndex { .. } => {
                         let (src, n) = self.mem(e);

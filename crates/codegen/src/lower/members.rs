@@ -35,7 +35,7 @@ impl Lower<'_> {
         let addr = if access.arrow {
             self.scalar(base)
         } else {
-            self.member_addr(base)
+            self.value_addr(base)
         };
         self.set_span(e.span);
         if access.offset != 0 {
@@ -49,7 +49,7 @@ impl Lower<'_> {
     /// counts what it points to.
     fn element_addr(&mut self, e: &Expr, base: &Expr, index: &Expr) -> VReg {
         let addr = if matches!(self.ty(base), sema::Type::Array { .. }) {
-            self.array_addr(base)
+            self.value_addr(base)
         } else {
             self.scalar(base)
         };
@@ -78,10 +78,11 @@ impl Lower<'_> {
         addr
     }
 
-    /// The address of an array: where it is in kernel memory when it is a
-    /// member (only the element is then read), else where its value is held
-    /// (a variable's slot, a map value, a temporary it is copied into).
-    fn array_addr(&mut self, e: &Expr) -> VReg {
+    /// The address of an array or struct: where it is in kernel memory when
+    /// it is a member or `*p` (only what is used is then read), else where
+    /// its value is held (a variable's slot, a map value, a temporary it is
+    /// copied into).
+    fn value_addr(&mut self, e: &Expr) -> VReg {
         if self.probe.members.contains_key(&e.id) {
             return self.member_addr(e);
         }

@@ -49,53 +49,6 @@ pub enum MemberValue {
     Array { size: u32 },
 }
 
-/// The value type of a BTF array's elements, at their C width: integers,
-/// pointers and (for `int y[2][2]`) arrays; `None` for what weft cannot
-/// hold by value.
-fn btf_value_type(btf: &Btf, id: u32) -> Option<Type> {
-    match btf.kind_of(id)? {
-        kind::INT | kind::ENUM | kind::ENUM64 => {
-            let p = btf.value_param(id);
-            matches!(p.size, 1 | 2 | 4 | 8).then_some(Type::Int {
-                size: p.size as u8,
-                signed: p.signed,
-            })
-        }
-        kind::PTR => Some(Type::Pointer {
-            c_type: btf.c_type(id),
-        }),
-        kind::ARRAY => {
-            let (elem, len) = btf.array(id)?;
-            Some(Type::Array {
-                elem: Box::new(btf_value_type(btf, elem)?),
-                len,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// The same for an element type of a script's C definition.
-fn script_value_type(t: &crate::ctypes::CType) -> Option<Type> {
-    use crate::ctypes::CType;
-    match t {
-        CType::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => Some(Type::Int {
-            size: *size,
-            signed: *signed,
-        }),
-        CType::Char => Some(Type::Int {
-            size: 1,
-            signed: true,
-        }),
-        CType::Pointer(c) => Some(Type::Pointer { c_type: c.clone() }),
-        CType::Array { elem, len } => Some(Type::Array {
-            elem: Box::new(script_value_type(elem)?),
-            len: *len,
-        }),
-        _ => None,
-    }
-}
-
 /// How a value of type `t` is read from memory, as a member or element.
 pub(super) fn member_value(t: &Type) -> Option<MemberValue> {
     Some(match t {
@@ -252,7 +205,7 @@ impl Checker<'_> {
         let arrow = arrow || matches!(base, Type::Pointer { .. });
         let c_type = match (&base, arrow) {
             (Type::Pointer { c_type }, true) => c_type.clone(),
-            (Type::Struct { c_type }, false) => c_type.clone(),
+            (Type::Struct { c_type, .. }, false) => c_type.clone(),
             (_, true) => {
                 self.error(diag::arrow_on_non_pointer(base_expr.span, &base));
                 return Type::I64;
@@ -355,9 +308,7 @@ impl Checker<'_> {
             }
             Some(kind::STRUCT | kind::UNION) => (
                 MemberValue::Struct,
-                Type::Struct {
-                    c_type: struct_c_type(btf, m.type_id),
-                },
+                self.struct_type(struct_c_type(btf, m.type_id)),
             ),
             Some(kind::ARRAY) => match btf.array(m.type_id) {
                 Some((elem, len))
@@ -367,7 +318,7 @@ impl Checker<'_> {
                 {
                     (MemberValue::Chars { len }, Type::Str { size: len })
                 }
-                _ if let Some(t) = btf_value_type(btf, m.type_id) => (
+                _ if let Some(t) = self.btf_value_type(btf, m.type_id, 0) => (
                     MemberValue::Array {
                         size: t.layout().size(),
                     },
@@ -439,7 +390,7 @@ impl Checker<'_> {
                 },
             ),
             CType::Pointer(c) => (MemberValue::Pointer, Type::Pointer { c_type: c.clone() }),
-            CType::Record(c) => (MemberValue::Struct, Type::Struct { c_type: c.clone() }),
+            CType::Record(c) => (MemberValue::Struct, self.struct_type(c.clone())),
             CType::Char => (
                 MemberValue::Int {
                     size: 1,
@@ -453,7 +404,7 @@ impl Checker<'_> {
             CType::Array { elem, len } if **elem == CType::Char => {
                 (MemberValue::Chars { len: *len }, Type::Str { size: *len })
             }
-            t @ CType::Array { .. } if let Some(t) = script_value_type(t) => (
+            t @ CType::Array { .. } if let Some(t) = self.script_value_type(t, 0) => (
                 MemberValue::Array {
                     size: t.layout().size(),
                 },
@@ -507,7 +458,7 @@ impl Checker<'_> {
                     Type::Int { size, .. } => Some(u32::from(*size)),
                     Type::Str { size } => Some(*size),
                     Type::Pointer { .. } => Some(8),
-                    Type::Struct { c_type } => self.type_size(c_type),
+                    Type::Struct { c_type, .. } => self.type_size(c_type),
                     other => Some(other.layout().size()).filter(|n| *n > 0),
                 };
                 let Some(size) = size else {
@@ -560,7 +511,7 @@ impl Checker<'_> {
                 return Type::U64;
             }
             TypeOrExpr::Expr(x) => match self.expr(s, x) {
-                Type::Struct { c_type } => c_type,
+                Type::Struct { c_type, .. } => c_type,
                 other => {
                     self.error(diag::type_mismatch(
                         x.span,

@@ -29,7 +29,7 @@ pub(crate) fn c_spelling(t: &Type) -> Option<String> {
             Some(format!("{}int{}", if *signed { "" } else { "u" }, size * 8))
         }
         Type::Pointer { c_type } => Some(c_type.trim_end().to_string()),
-        Type::Struct { c_type } => Some(c_type.clone()),
+        Type::Struct { c_type, .. } => Some(c_type.clone()),
         Type::Str { .. } => Some("char".into()),
         _ => None,
     }
@@ -77,13 +77,11 @@ impl Checker<'_> {
         }
         if name.starts_with("struct ") || name.starts_with("union ") {
             if self.script_types.is_some_and(|t| t.record(&name).is_some()) {
-                return Some(Type::Struct { c_type: name });
+                return Some(self.struct_type(name));
             }
             let btf = self.btf()?;
             let id = super::members::struct_named(btf, &name)?;
-            return Some(Type::Struct {
-                c_type: super::members::struct_c_type(btf, id),
-            });
+            return Some(self.struct_type(super::members::struct_c_type(btf, id)));
         }
         let btf = self.btf()?;
         let id = btf.skip_aliases(btf.find(kind::TYPEDEF, &name)?);
@@ -96,9 +94,9 @@ impl Checker<'_> {
             Some(kind::PTR) => Some(Type::Pointer {
                 c_type: btf.c_type(id),
             }),
-            Some(kind::STRUCT | kind::UNION) => Some(Type::Struct {
-                c_type: super::members::struct_c_type(btf, id),
-            }),
+            Some(kind::STRUCT | kind::UNION) => {
+                Some(self.struct_type(super::members::struct_c_type(btf, id)))
+            }
             _ => None,
         }
     }
@@ -112,7 +110,7 @@ impl Checker<'_> {
         match self.c_value_type(p) {
             Some(Type::Int { size, .. }) => u32::from(size),
             Some(Type::Pointer { .. }) => 8,
-            Some(Type::Struct { c_type }) => self.type_size(&c_type).unwrap_or(1),
+            Some(Type::Struct { c_type, .. }) => self.type_size(&c_type).unwrap_or(1),
             _ => 1,
         }
         .max(1)
@@ -276,7 +274,11 @@ impl Checker<'_> {
             ));
             return Type::I64;
         };
-        s.probe.scales.insert(e.id, elem.layout().size());
+        let size = match elem {
+            Type::Struct { c_type, .. } => self.type_size(c_type).unwrap_or(0),
+            _ => elem.layout().size(),
+        };
+        s.probe.scales.insert(e.id, size);
         s.probe.members.insert(
             e.id,
             MemberAccess {
