@@ -9,8 +9,15 @@ pub const EVENTS_MAP: &str = "event_ringbuf";
 /// ELF/kernel name of the per-CPU `u64` array of loss counters, indexed by [`CounterIndex`].
 pub const COUNTERS_MAP: &str = "loss_counters";
 /// ELF/kernel name of the one-entry array of run-time globals written by user space
-/// before attaching: `start_ns: u64` (ktime at start, for `elapsed`).
+/// before attaching: `start_ns: u64` (ktime at start, for `elapsed`) at
+/// [`GLOBAL_START_NS`], then `ncpus: u64` (possible CPUs) at [`GLOBAL_NCPUS`].
 pub const GLOBALS_MAP: &str = "run_globals";
+/// Offset of `start_ns` in the [`GLOBALS_MAP`] value.
+pub const GLOBAL_START_NS: u32 = 0;
+/// Offset of `ncpus` in the [`GLOBALS_MAP`] value.
+pub const GLOBAL_NCPUS: u32 = 8;
+/// Size of the [`GLOBALS_MAP`] value.
+pub const GLOBALS_SIZE: u32 = 16;
 /// ELF/kernel name of a one-entry array whose value is all zero bytes: the
 /// initial value used when an aggregation creates a key (too big for the stack).
 pub const ZERO_MAP: &str = "zero_value";

@@ -7,6 +7,12 @@
 //!   current release does.
 //! - `strcontains()` finds a needle in the workload's paths and comm, and
 //!   in literals and variables whose NULs end them, with exact answers.
+//! - `usermode` is 1 in a uprobe and in BEGIN, 0 in a tracepoint, and
+//!   mostly 1 in CPU samples of a workload spinning in user space.
+//! - `ncpus` (and `__builtin_ncpus`) is the count of possible CPUs that
+//!   /sys/devices/system/cpu/possible lists.
+//! - `delete()` says whether the element was there, for keyed and keyless
+//!   maps, and a statement `delete()` still deletes.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -181,4 +187,74 @@ fn nsecs_clocks_and_jiffies() {
         "jiffies did not move:\n{}",
         out.stdout
     );
+}
+
+#[test]
+fn delete_says_whether_the_element_was_there() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+           @a[1] = 1; @b[1, 2] = 2; @s = 5; \
+           $x = delete(@a, 2); $y = delete(@a, 1); delete(@b, (1, 2)); \
+           @r[$x, $y, delete(@b, (1, 2)), !delete(@s), delete(@s)] = count(); }",
+        "getppid 25",
+        &[],
+    );
+    assert_eq!(out.stdout, "\n\n@r[0, 1, 0, 0, 0]: 25\n");
+}
+
+/// How many CPUs /sys/devices/system/cpu/possible lists (`0-1,4`: 3).
+fn possible_cpus() -> u64 {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/possible").expect("possible CPUs");
+    text.trim()
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1,
+            None => 1,
+        })
+        .sum()
+}
+
+#[test]
+fn ncpus_counts_the_possible_cpus() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[ncpus, __builtin_ncpus] = count(); }",
+        "getppid 3",
+        &[],
+    );
+    let n = possible_cpus();
+    assert_eq!(out.stdout, format!("\n\n@[{n}, {n}]: 3\n"));
+}
+
+#[test]
+fn usermode_by_probe_type() {
+    require_root!();
+    let wl = common::workload().display().to_string();
+    let out = trace_workload(
+        &format!(
+            "BEGIN {{ printf(\"begin %d\\n\", usermode); }} \
+             uprobe:{wl}:weft_workload_marker /pid == cpid/ {{ @u[usermode] = count(); }} \
+             tracepoint:syscalls:sys_enter_getppid /pid == cpid/ {{ @t[usermode] = count(); }} \
+             profile:hz:199 /pid == cpid/ {{ @p[usermode] = count(); }}"
+        ),
+        "call 4 getppid 3 spin 600",
+        &[],
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], "begin 1", "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\n@t[0]: 3\n@u[1]: 4\n"),
+        "{}",
+        out.stdout
+    );
+    // The spin runs in user space: most samples say so.
+    let count = |key: &str| -> u64 {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(key))
+            .map_or(0, |n| n.parse().expect("a count"))
+    };
+    let (user, kernel) = (count("@p[1]: "), count("@p[0]: "));
+    assert!(user >= 5 && user > 4 * kernel, "{}", out.stdout);
 }

@@ -263,7 +263,13 @@ impl Session {
                 MapError::NotFound(map) => LoadError::MissingMap(map),
             })
         };
-        init(GLOBALS_MAP, &start_ns.to_le_bytes())?;
+        // start_ns, then ncpus, cut to the map's value (an older object's is 8 bytes).
+        let mut globals = start_ns.to_le_bytes().to_vec();
+        globals.extend_from_slice(&(ncpus as u64).to_le_bytes());
+        if let Some(m) = maps.iter().find(|m| m.name == GLOBALS_MAP) {
+            globals.truncate(m.value_size as usize);
+        }
+        init(GLOBALS_MAP, &globals)?;
         // An ARRAY already holds its zeroed entry; any other kind gets one.
         if maps.iter().any(|m| m.name == ZERO_MAP && !m.is_array()) {
             init(ZERO_MAP, &[])?;

@@ -213,6 +213,14 @@ case!(
     "BEGIN { @a = strcontains(\"foo\", 1); @b = strcontains(\"foo\"); @c = nsecs(moonotonic); @d = nsecs(1); @e = nsecs(boot, tai); }"
 );
 case!(
+    ok_delete_as_a_value,
+    "BEGIN { @a[1] = 1; @s = 1; $x = delete(@a, 2); if (delete(@s)) { exit(); } @n = !delete(@a[1]); }"
+);
+case!(
+    ok_usermode_and_ncpus,
+    "BEGIN { @b = usermode; } tracepoint:syscalls:sys_enter_read { @t[usermode, ncpus, __builtin_ncpus] = count(); } profile:hz:99 { @p[usermode] = count(); }"
+);
+case!(
     ok_config_and_map_decls,
     "config = { max_map_keys = 100; perf_rb_pages = 64; unstable_map_decl = 1 }\nlet @lru = lruhash(100);\nlet @c = percpulruhash(10);\nlet @h = hash(5);\nlet @p = percpuhash(5);\nBEGIN { @lru[1] = 2; @c[comm] = count(); @h = 1; @p = sum(1); }"
 );

@@ -217,17 +217,21 @@ impl Lower<'_> {
     }
 
     /// `delete(@m[k])`.
-    pub(crate) fn map_delete(&mut self, target: &Expr, keys: &[Expr]) {
+    /// Deletes `target[keys]`; the register holds the helper's result (0
+    /// when the element was there).
+    pub(crate) fn map_delete(&mut self, target: &Expr, keys: &[Expr]) -> VReg {
         let index = self.map_index(target);
         let key = self.map_key(index, keys);
         let map = self.asm.vreg();
         let symbol = self.maps[index].bpf_name.clone();
         self.asm.map_ptr(map, &symbol);
         let key_ptr = self.addr(key);
+        let ret = self.asm.vreg();
         self.asm.call(
             Helper::MAP_DELETE_ELEM,
             &[Src::Reg(map), Src::Reg(key_ptr)],
-            None,
+            Some(ret),
         );
+        ret
     }
 }

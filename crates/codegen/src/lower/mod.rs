@@ -191,7 +191,7 @@ pub fn compile_with(
         name: abi::GLOBALS_MAP.into(),
         map_type: map_type::ARRAY,
         key_size: 4,
-        value_size: 8,
+        value_size: abi::GLOBALS_SIZE,
         max_entries: 1,
         flags: 0,
     });
@@ -588,6 +588,30 @@ impl<'a> Lower<'a> {
     pub(crate) fn return_now(&mut self) {
         let exit = self.exit;
         self.asm.jmp(exit);
+    }
+
+    /// The `u64` at `offset` of the globals user space writes at load
+    /// (`abi::GLOBALS_MAP`); 0 if the lookup fails (it cannot: an array).
+    pub(crate) fn global(&mut self, offset: u32) -> VReg {
+        let key = self.asm.stack(8);
+        self.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, abi::GLOBALS_MAP);
+        let kp = self.asm.vreg();
+        self.asm.stack_addr(kp, key, 0);
+        let g = self.asm.vreg();
+        self.asm.call(
+            crate::asm::Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(map), Src::Reg(kp)],
+            Some(g),
+        );
+        let value = self.asm.vreg();
+        self.asm.mov(value, Src::Imm(0));
+        let none = self.asm.label();
+        self.asm.br(crate::asm::Cond::Eq, g, Src::Imm(0), none);
+        self.asm.load(value, g, offset as i16, Width::DW);
+        self.asm.bind(none);
+        value
     }
 
     pub(crate) fn set_span(&mut self, span: Span) {

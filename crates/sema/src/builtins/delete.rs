@@ -1,4 +1,6 @@
-//! `delete(@m[key])` or `delete(@m, key)`: removes one element of a map.
+//! `delete(@m[key])` or `delete(@m, key)`: removes one element of a map
+//! and says whether it was there (true/false, as in bpftrace's current
+//! release: `if (delete(@m, k)) { ... }`, `$gone = delete(@m, k)`).
 //! A map something deletes from is a hash, never a one-entry array
 //! (`MapInfo::array_backed`).
 //!
@@ -12,7 +14,7 @@ use crate::types::Type;
 pub const DEF: FunctionDef = FunctionDef {
     name: "delete",
     signature: "delete(@m[key])",
-    help: "removes one element of a map",
+    help: "removes one element of a map; true if it was there",
     check,
     aggregates: false,
 };
@@ -41,5 +43,9 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         }
         _ => cx.wrong_arg_count("a map element like `@m[key]`"),
     }
-    Type::Void
+    // A truth value, as comparisons give.
+    Type::Int {
+        size: 8,
+        signed: false,
+    }
 }

@@ -66,7 +66,7 @@ macro_rules! builtins {
 builtins! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
-    cpu: variables(DEF);
+    cpu: variables(DEF, NCPUS, BUILTIN_NCPUS);
     numaid: variables(DEF);
     rand: variables(DEF);
     cpid: variables(DEF);
@@ -95,6 +95,7 @@ builtins! {
     kaddr: functions(DEF);
     cgroupid: functions(DEF);
     cgroup_path: functions(DEF);
+    usermode: variables(DEF);
     strcontains: functions(DEF);
 }
 

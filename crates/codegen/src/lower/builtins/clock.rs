@@ -4,7 +4,7 @@
 //! before attaching; `jiffies` is `bpf_jiffies64`.
 
 use super::{CallSite, Lowering, VariableLowering};
-use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
+use crate::asm::{AluOp, Helper, Src, VReg};
 use crate::lower::Lower;
 
 pub(crate) const NSECS: VariableLowering = VariableLowering {
@@ -52,25 +52,8 @@ fn nsecs(l: &mut Lower<'_>, _: u8) -> VReg {
 }
 
 fn elapsed(l: &mut Lower<'_>, _: u8) -> VReg {
+    let start = l.global(abi::GLOBAL_START_NS);
     let r = l.asm.vreg();
-    let key = l.asm.stack(8);
-    l.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
-    let map = l.asm.vreg();
-    l.asm.map_ptr(map, abi::GLOBALS_MAP);
-    let kp = l.asm.vreg();
-    l.asm.stack_addr(kp, key, 0);
-    let g = l.asm.vreg();
-    l.asm.call(
-        Helper::MAP_LOOKUP_ELEM,
-        &[Src::Reg(map), Src::Reg(kp)],
-        Some(g),
-    );
-    let start = l.asm.vreg();
-    l.asm.mov(start, Src::Imm(0));
-    let none = l.asm.label();
-    l.asm.br(Cond::Eq, g, Src::Imm(0), none);
-    l.asm.load(start, g, 0, Width::DW);
-    l.asm.bind(none);
     l.asm.call(Helper::KTIME_GET_NS, &[], Some(r));
     l.asm.alu(AluOp::Sub, r, Src::Reg(start));
     r

@@ -107,7 +107,7 @@ macro_rules! lowerings {
 lowerings! {
     task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
-    cpu: variables(LOWERING);
+    cpu: variables(LOWERING, NCPUS, BUILTIN_NCPUS);
     numaid: variables(LOWERING);
     rand: variables(LOWERING);
     cpid: variables(LOWERING);
@@ -136,6 +136,7 @@ lowerings! {
     kaddr: functions(LOWERING);
     cgroupid: functions(LOWERING);
     cgroup_path: functions(LOWERING);
+    usermode: variables(LOWERING);
     strcontains: functions(LOWERING);
 }
 
