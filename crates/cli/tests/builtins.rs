@@ -118,7 +118,10 @@ fn strcontains_on_paths_comm_and_literals() {
         &[],
     );
     // END's line comes before the maps printed at exit.
-    assert_eq!(out.stdout, "1 1 0 1 0 0 0 1\n\n\n@[1, 1, 0, 1]: 3\n");
+    assert_eq!(
+        out.stdout,
+        "1 1 0 1 0 0 0 1\n\n\n@[true, true, false, true]: 3\n"
+    );
 }
 
 #[test]
@@ -133,7 +136,7 @@ fn strcontains_of_two_longest_strings_loads() {
         "openat /dev/null 3",
         &[],
     );
-    assert_eq!(out.stdout, "\n\n@[1]: 3\n");
+    assert_eq!(out.stdout, "\n\n@[true]: 3\n");
 }
 
 /// Nanoseconds on the kernel's TAI clock, read from user space.
@@ -200,7 +203,7 @@ fn delete_says_whether_the_element_was_there() {
         "getppid 25",
         &[],
     );
-    assert_eq!(out.stdout, "\n\n@r[0, 1, 0, 0, 0]: 25\n");
+    assert_eq!(out.stdout, "\n\n@r[false, true, false, false, false]: 25\n");
 }
 
 /// How many CPUs /sys/devices/system/cpu/possible lists (`0-1,4`: 3).

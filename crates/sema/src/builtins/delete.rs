@@ -43,9 +43,5 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         }
         _ => cx.wrong_arg_count("a map element like `@m[key]`"),
     }
-    // A truth value, as comparisons give.
-    Type::Int {
-        size: 8,
-        signed: false,
-    }
+    Type::Bool
 }

@@ -30,7 +30,7 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
     if args.len() != 2 {
         cx.check_all();
         cx.wrong_arg_count("two strings");
-        return bool_type();
+        return Type::Bool;
     }
     for (arg, what) in args.iter().zip(["haystack", "needle"]) {
         let t = cx.check(arg);
@@ -39,13 +39,5 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
             cx.error(diag::type_mismatch(arg.span, &place, "a string", &t));
         }
     }
-    bool_type()
-}
-
-/// The type of a truth value, as comparisons have it.
-fn bool_type() -> Type {
-    Type::Int {
-        size: 8,
-        signed: false,
-    }
+    Type::Bool
 }
