@@ -5,7 +5,7 @@
 //! - `print(value)` prints a variable, a tuple, a builtin, a map element,
 //!   a literal and a time on a line each, in text and JSON, as bpftrace's
 //!   current release does.
-//! - `strcontains()` finds a needle in the workload's paths and comm, and
+//! - `strlen()` counts to the first NUL; `strcontains()` finds a needle in the workload's paths and comm, and
 //!   in literals and variables whose NULs end them, with exact answers.
 //! - `usermode` is 1 in a uprobe and in BEGIN, 0 in a tracepoint, and
 //!   mostly 1 in CPU samples of a workload spinning in user space.
@@ -110,6 +110,7 @@ fn strcontains_on_paths_comm_and_literals() {
            @[strcontains(str(args->filename), \"null\"), strcontains(str(args->filename), \"ll\"), \
              strcontains(str(args->filename), \"zero\"), strcontains(comm, \"wl\")] = count(); } \
          END { $nul = \"hello\\0world\"; $needle = \"wo\\0rld\"; \
+           printf(\"%d %d %d\\n\", strlen($nul), strlen(\"\"), strlen(comm)); \
            printf(\"%d %d %d %d %d %d %d %d\\n\", strcontains(\"hello-test-world\", \"test\"), \
              strcontains(\"\", \"\"), strcontains(\"\", \"x\"), strcontains(\"ababac\", \"abac\"), \
              strcontains(\"Hello\", \"hello\"), strcontains(\"hello\", \"hello-longer\"), \
@@ -117,10 +118,10 @@ fn strcontains_on_paths_comm_and_literals() {
         "openat /dev/null 3",
         &[],
     );
-    // END's line comes before the maps printed at exit.
+    // END's lines come before the maps printed at exit; its comm is weft's.
     assert_eq!(
         out.stdout,
-        "1 1 0 1 0 0 0 1\n\n\n@[true, true, false, true]: 3\n"
+        "5 0 4\n1 1 0 1 0 0 0 1\n\n\n@[true, true, false, true]: 3\n"
     );
 }
 

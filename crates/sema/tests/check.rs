@@ -206,11 +206,11 @@ case!(
 // `config = { ... }` and map declarations.
 case!(
     ok_strcontains_and_clocks,
-    "BEGIN { $s = \"abc\"; @a = strcontains($s, \"b\"); @n = nsecs(monotonic) + nsecs(boot) + nsecs(tai) + nsecs(sw_tai) + nsecs() + jiffies; if (strcontains(comm, \"x\")) { exit(); } }"
+    "BEGIN { $s = \"abc\"; @a = strcontains($s, \"b\"); @l = strlen($s) + strlen(comm); @n = nsecs(monotonic) + nsecs(boot) + nsecs(tai) + nsecs(sw_tai) + nsecs() + jiffies; if (strcontains(comm, \"x\")) { exit(); } }"
 );
 case!(
     err_strcontains_and_clocks,
-    "BEGIN { @a = strcontains(\"foo\", 1); @b = strcontains(\"foo\"); @c = nsecs(moonotonic); @d = nsecs(1); @e = nsecs(boot, tai); }"
+    "BEGIN { @l = strlen(1); @a = strcontains(\"foo\", 1); @b = strcontains(\"foo\"); @c = nsecs(moonotonic); @d = nsecs(1); @e = nsecs(boot, tai); }"
 );
 case!(
     ok_delete_as_a_value,

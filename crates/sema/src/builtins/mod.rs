@@ -96,6 +96,7 @@ builtins! {
     cgroupid: functions(DEF);
     cgroup_path: functions(DEF);
     usermode: variables(DEF);
+    strlen: functions(DEF);
     strcontains: functions(DEF);
 }
 

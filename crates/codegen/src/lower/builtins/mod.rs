@@ -137,6 +137,7 @@ lowerings! {
     cgroupid: functions(LOWERING);
     cgroup_path: functions(LOWERING);
     usermode: variables(LOWERING);
+    strlen: functions(LOWERING);
     strcontains: functions(LOWERING);
 }
 

@@ -30,8 +30,8 @@ fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
     let (needle, needle_size) = l.mem(&call.args[1]);
     let hay = l.addr(hay);
     let needle = l.addr(needle);
-    let hay_len = length(l, hay, hay_size);
-    let needle_len = length(l, needle, needle_size);
+    let hay_len = string_length(l, hay, hay_size);
+    let needle_len = string_length(l, needle, needle_size);
 
     let out = l.asm.vreg();
     let [i, j, k, c, d, t, differ] = [(); 7].map(|_| l.asm.vreg());
@@ -85,8 +85,9 @@ fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
 }
 
 /// The number of bytes before the first NUL of the `size` bytes at `at`
-/// (`size` without one), counted without branching on the bytes.
-fn length(l: &mut Lower<'_>, at: VReg, size: u32) -> VReg {
+/// (`size` without one), counted without branching on the bytes (also
+/// `strlen()`'s).
+pub(crate) fn string_length(l: &mut Lower<'_>, at: VReg, size: u32) -> VReg {
     let [len, seen, j, p, b] = [(); 5].map(|_| l.asm.vreg());
     let (top, end) = (l.asm.label(), l.asm.label());
     l.asm.mov(len, Src::Imm(0));
