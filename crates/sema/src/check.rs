@@ -26,6 +26,7 @@ mod call;
 mod items;
 mod maps;
 mod pointers;
+mod scopes;
 mod stmts;
 mod stream_checks;
 mod values;
@@ -124,6 +125,7 @@ pub fn check(
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
     let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
+    let mut known_vars: Vec<scopes::BodyFacts> = Vec::new();
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     let macros = std::cell::OnceCell::new();
     // The script's C definitions; kernel structs they hold by value are
@@ -155,10 +157,14 @@ pub fn check(
         checker.macros = Some(&macros);
         checker.kallsyms = Some(&kallsyms);
         checker.script_types = Some(&script_types);
+        checker.known_vars = std::mem::take(&mut known_vars);
         checker.run(&instances);
-        let settled = checker.maps == known && checker.stream_fields == known_fields;
+        let settled = checker.maps == known
+            && checker.stream_fields == known_fields
+            && checker.instance_vars == checker.known_vars;
         known = checker.maps;
         known_fields = checker.stream_fields;
+        known_vars = checker.instance_vars;
         if settled {
             break;
         }
@@ -181,6 +187,7 @@ pub fn check(
     checker.macros = Some(&macros);
     checker.kallsyms = Some(&kallsyms);
     checker.script_types = Some(&script_types);
+    checker.known_vars = known_vars;
     checker.run(&instances);
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
@@ -257,12 +264,20 @@ struct Checker<'a> {
     kallsyms: Option<&'a crate::builtins::kaddr::Kallsyms>,
     /// The structs, unions and enums the script defines.
     script_types: Option<&'a crate::ctypes::ScriptTypes>,
+    /// Each instance's variable types at the end of the previous round.
+    known_vars: Vec<scopes::BodyFacts>,
+    /// Each instance's variable types at the end of this round.
+    instance_vars: Vec<scopes::BodyFacts>,
 }
 
 /// Per-program state while checking one body.
 struct Scope {
     probe: TypedProbe,
     loop_depth: u32,
+    /// The lexical scopes of scratch variables.
+    scopes: scopes::Scopes,
+    /// What the previous round found about this body's variables.
+    known_vars: scopes::BodyFacts,
 }
 
 impl<'a> Checker<'a> {
@@ -305,6 +320,8 @@ impl<'a> Checker<'a> {
             macros: None,
             kallsyms: None,
             script_types: None,
+            known_vars: Vec::new(),
+            instance_vars: Vec::new(),
         }
     }
 
@@ -315,7 +332,7 @@ impl<'a> Checker<'a> {
     }
 
     fn run(&mut self, instances: &[Instance]) {
-        for inst in instances {
+        for (n, inst) in instances.iter().enumerate() {
             let mut scope = Scope {
                 probe: TypedProbe {
                     item: inst.item,
@@ -332,9 +349,13 @@ impl<'a> Checker<'a> {
                     constants: HashMap::new(),
                     scales: HashMap::new(),
                     record_fields: HashMap::new(),
+                    var_keys: HashMap::new(),
                 },
                 loop_depth: 0,
+                known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),
+                scopes: scopes::Scopes::default(),
             };
+            scope.scopes = scopes::Scopes::with_names(scope.known_vars.hoisted.iter());
             match (inst.role, &self.program.items[inst.item]) {
                 (Role::Probe | Role::Handler { .. }, Item::Probe(probe)) => {
                     if let Some(pred) = &probe.predicate {
@@ -342,6 +363,7 @@ impl<'a> Checker<'a> {
                         self.expect_condition(pred, &t);
                     }
                     self.block(&mut scope, &probe.body);
+                    self.finish_vars(&mut scope);
                     if matches!(inst.role, Role::Handler { .. }) {
                         self.handlers.push(scope.probe);
                     } else {
@@ -351,9 +373,27 @@ impl<'a> Checker<'a> {
                 (Role::Stage(stage), Item::Stream(st)) => {
                     self.stage(scope, stage, &st.stages[stage.stage]);
                 }
-                _ => {}
+                _ => self.instance_vars.push(scopes::BodyFacts::default()),
             }
         }
+    }
+
+    /// At the end of a body: a variable never assigned (`let $x;`) is an
+    /// `int64` zero; the types are kept for the next round.
+    fn finish_vars(&mut self, s: &mut Scope) {
+        for t in s.probe.vars.values_mut() {
+            if matches!(t, Type::Void) {
+                *t = Type::I64;
+            }
+        }
+        // Once hoisted, always: the next round reads the name in the root
+        // scope, so it would not find it again.
+        let mut hoisted = std::mem::take(&mut s.scopes.hoisted);
+        hoisted.extend(s.known_vars.hoisted.iter().cloned());
+        self.instance_vars.push(scopes::BodyFacts {
+            vars: s.probe.vars.clone(),
+            hoisted,
+        });
     }
 
     fn expect_condition(&mut self, e: &Expr, t: &Type) {
@@ -450,12 +490,9 @@ impl<'a> Checker<'a> {
             },
             ExprKind::Bool(_) => Type::Bool,
             ExprKind::Ident(name) => self.ident(s, e, name),
-            ExprKind::Var(name) => match s.probe.vars.get(name) {
-                Some(t) => t.clone(),
-                None => {
-                    self.error(diag::undefined_variable(e.span, name));
-                    Type::I64
-                }
+            ExprKind::Var(name) => match self.var_in_scope(s, e.id, name, e.span) {
+                Some(key) => self.var_type(s, &key),
+                None => Type::I64,
             },
             ExprKind::Map { name, keys } => self.map_read(s, e, name, keys),
             ExprKind::Positional(n) => match self.opts.positional.get(*n as usize - 1) {
@@ -526,17 +563,17 @@ impl<'a> Checker<'a> {
                     self.store_map(s, target, name, key, t.clone(), e.span);
                     t
                 }
-                ExprKind::Var(name) => match s.probe.vars.get(name).cloned() {
-                    Some(t) => {
-                        self.expect_int(target, &t, "`++`/`--`");
-                        self.scale_update(s, target, &t);
+                ExprKind::Var(name) => match self.var_in_scope(s, target.id, name, target.span) {
+                    Some(key) => {
+                        let t = self.var_type(s, &key);
+                        if !matches!(t, Type::Void) {
+                            self.expect_int(target, &t, "`++`/`--`");
+                            self.scale_update(s, target, &t);
+                        }
                         s.probe.types.insert(target.id, t.clone());
                         t
                     }
-                    None => {
-                        self.error(diag::undefined_variable(target.span, name));
-                        Type::I64
-                    }
+                    None => Type::I64,
                 },
                 _ => {
                     self.error(diag::not_assignable(target.span));
@@ -726,7 +763,26 @@ impl<'a> Checker<'a> {
             ExprKind::Sizeof(arg) => self.size_of(s, e, arg),
             ExprKind::Offsetof { ty, fields } => self.offset_of(s, e, ty, fields),
             ExprKind::Typeof(_) => self.unsupported(e, "`typeof`"),
-            ExprKind::Block(_) => self.unsupported(e, "a block used as a value"),
+            ExprKind::Block(b) => self.block(s, b),
+            ExprKind::If { cond, then, else_ } => {
+                let c = self.expr(s, cond);
+                self.expect_condition(cond, &c);
+                let t = self.block(s, then);
+                let Some(else_) = else_ else {
+                    return Type::Void;
+                };
+                let f = self.expr(s, else_);
+                match (&t, &f) {
+                    (Type::Void, _) | (_, Type::Void) => Type::Void,
+                    _ => match t.stored().unify(&f.stored()) {
+                        Some(u) if is_storable(&u) => u,
+                        _ => {
+                            self.error(diag::bad_operands(e.span, "if/else", &t, &f));
+                            Type::I64
+                        }
+                    },
+                }
+            }
         }
     }
 

@@ -45,6 +45,42 @@ pub fn undefined_variable(span: Span, name: &str) -> Diagnostic {
         .with_label(span, "never assigned in this probe before this point")
 }
 
+pub fn variable_shadowed(span: Span, name: &str, what: &str, first: Option<Span>) -> Diagnostic {
+    let d = Diagnostic::error(format!(
+        "{what} declares `${name}` again, but it is already in scope"
+    ))
+    .with_code(Code::E0207)
+    .with_label(span, "shadows a variable in scope")
+    .with_help(format!(
+        "variables cannot be shadowed: use another name, or assign `${name}` without `let`"
+    ));
+    match first {
+        Some(first) => d.with_secondary(first, "declared here"),
+        None => d,
+    }
+}
+
+pub fn for_over_scalar_map(span: Span, name: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`{name}` has no keys: a `for` loop cannot iterate over it"
+    ))
+    .with_code(Code::E0320)
+    .with_label(span, "a map without keys")
+    .with_secondary(first, "assigned without a key here")
+    .with_help("a `for` loop walks the keys of a map such as `@m[k]`; read a keyless map directly")
+}
+
+pub fn for_over_element(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "a `for` loop iterates over a whole map, not an element of `{name}`"
+    ))
+    .with_code(Code::E0321)
+    .with_label(span, "a map element")
+    .with_help(format!(
+        "write `for ($kv : {name})`: `$kv.0` is each key, `$kv.1` its value"
+    ))
+}
+
 pub fn map_never_assigned(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("map `{name}` is read but never assigned"))
         .with_code(Code::E0204)

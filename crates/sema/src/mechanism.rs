@@ -419,6 +419,13 @@ fn expr(e: &Expr, u: &mut Usage) {
         }
         ExprKind::Record(fields) => fields.iter().for_each(|(_, v)| expr(v, u)),
         ExprKind::Block(b) => block(b, u),
+        ExprKind::If { cond, then, else_ } => {
+            expr(cond, u);
+            block(then, u);
+            if let Some(e) = else_ {
+                expr(e, u);
+            }
+        }
         ExprKind::Error
         | ExprKind::Int { .. }
         | ExprKind::Str(_)

@@ -126,6 +126,16 @@ pub struct TypedProbe {
     pub scales: HashMap<NodeId, u32>,
     /// `record.name`: the field's position in its record, by `Field` node.
     pub record_fields: HashMap<NodeId, u32>,
+    /// The key in `vars` of each `$x`, `let` and `for` variable whose key
+    /// is not its name (a later declaration of the name in another scope).
+    pub var_keys: HashMap<NodeId, String>,
+}
+
+impl TypedProbe {
+    /// The key in `vars` of the variable `name` at node `id`.
+    pub fn var_key<'a>(&'a self, id: NodeId, name: &'a str) -> &'a str {
+        self.var_keys.get(&id).map_or(name, String::as_str)
+    }
 }
 
 /// A checked script.

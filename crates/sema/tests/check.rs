@@ -359,6 +359,31 @@ fn kernel_macros_from_kernel_headers_or_the_task_state_table() {
     assert_eq!(constants(&with_headers), [7, 0x102, 2]);
 }
 
+// Issue 14: lexical scopes, `let`, block and `if` values.
+case!(
+    ok_let_scopes_and_block_values,
+    "BEGIN { let $a = 1; if ($a) { let $b: uint8 = 300; @b = $b; } let $c; $c = \"s\"; @c = $c; @v = { let $d = 2; $d * $a }; @w = if ($a > 0) { 1 } else { 2 }; if (1) { let $b = \"again\"; @s = $b; } }"
+);
+case!(
+    err_let_shadows_a_variable_in_scope,
+    "BEGIN {\n  let $a = 1;\n  if (1) { let $a = 2; }\n}"
+);
+// Typed, but not compiled yet: an error, never a loop that silently does nothing.
+case!(
+    err_for_loop_is_not_compiled_yet,
+    "BEGIN { @m[1] = 2; for ($kv : @m) { @s = $kv.1; } for ($i : 0..3) { @t = $i; } }"
+);
+// 0.17's tools read a variable after the `if` that assigned it: still one
+// variable for the whole probe there.
+case!(
+    ok_variable_read_after_its_block_is_probe_wide_as_in_0_17,
+    "BEGIN {\n  if (1) { $b = 1; } else { $b = 2; }\n  @ = $b;\n}"
+);
+case!(
+    err_let_untyped_and_never_assigned_keeps_its_first_type,
+    "BEGIN {\n  let $x;\n  $x = 1;\n  $x = \"s\";\n}"
+);
+
 /// Issue 16 (loads.bt): `kaddr("NAME")` is the address /proc/kallsyms gives
 /// (read through the KernelInfo seam), `*` reads what an address points to:
 /// a `uint64` for an integer (as bpftrace), the pointee for a pointer.

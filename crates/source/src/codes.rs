@@ -134,6 +134,7 @@ codes! {
     E0204: "map read but never assigned",
     E0205: "builtin not available in this probe",
     E0206: "not supported yet",
+    E0207: "variable shadowed",
     E0215: "header not found",
     // E03xx: types and values.
     E0301: "wrong number of arguments",
@@ -152,6 +153,8 @@ codes! {
     E0314: "`break` or `continue` outside a loop",
     E0315: "invalid lhist bucket range",
     E0316: "aggregation not assigned to a map",
+    E0320: "`for` over a map without keys",
+    E0321: "`for` over a map element",
     E0340: "invalid stack argument",
     E0341: "unknown clock",
     E0350: "unknown struct",

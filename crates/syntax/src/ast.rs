@@ -280,6 +280,8 @@ pub enum StmtKind {
     Discard(Expr),
     /// `let $name [: ty] [= value];`.
     Let {
+        /// Identity of the declared variable (the checker's side tables key on it).
+        id: NodeId,
         name: String,
         name_span: Span,
         ty: Option<TypeName>,
@@ -304,6 +306,8 @@ pub enum StmtKind {
     },
     /// `for ($var : iter) { }`.
     For {
+        /// Identity of the loop variable (the checker's side tables key on it).
+        id: NodeId,
         var: String,
         var_span: Span,
         iter: ForIter,
@@ -431,6 +435,13 @@ pub enum ExprKind {
     Typeof(TypeOrExpr),
     /// `{ stmts; value }` used as a value.
     Block(Box<Block>),
+    /// `if cond { ... } else { ... }` used as a value (each block's tail is its value).
+    If {
+        cond: Box<Expr>,
+        then: Box<Block>,
+        /// An `ExprKind::Block` or another `ExprKind::If`.
+        else_: Option<Box<Expr>>,
+    },
 }
 
 /// How an integer literal was written.

@@ -232,9 +232,14 @@ impl<'a> Parser<'a> {
     }
 
     fn mk(&mut self, kind: ExprKind, span: Span) -> Expr {
+        let id = self.new_id();
+        Expr { id, kind, span }
+    }
+
+    fn new_id(&mut self) -> NodeId {
         let id = NodeId(self.next_id);
         self.next_id += 1;
-        Expr { id, kind, span }
+        id
     }
 
     fn error_expr(&mut self) -> Expr {
@@ -995,6 +1000,14 @@ impl<'a> Parser<'a> {
                     StmtKind::Expr(e) if allow_tail && self.at(&Tok::RBrace) => {
                         tail = Some(Box::new(e));
                     }
+                    // `{ ...; if c { a } else { b } }`: the `if` is the block's value.
+                    StmtKind::If {
+                        ref then,
+                        else_branch: Some(_),
+                        ..
+                    } if allow_tail && self.at(&Tok::RBrace) && then.tail.is_some() => {
+                        tail = Some(Box::new(self.if_value(stmt.kind, stmt.span)));
+                    }
                     kind => stmts.push(Stmt { kind, ..stmt }),
                 }
             } else if let Tok::Unknown(_) = self.tok.tok {
@@ -1129,6 +1142,7 @@ impl<'a> Parser<'a> {
             None
         };
         StmtKind::Let {
+            id: self.new_id(),
             name,
             name_span,
             ty,
@@ -1147,7 +1161,8 @@ impl<'a> Parser<'a> {
             self.no_brace = saved;
             c
         };
-        let then = self.block(false);
+        // A block's last expression may be its value: `if` is also an expression.
+        let then = self.block(true);
         let else_branch = if self.at_ident("else") {
             self.bump();
             let start = self.tok.start;
@@ -1158,7 +1173,7 @@ impl<'a> Parser<'a> {
                     span: self.span_from(start),
                 }))
             } else if self.at(&Tok::LBrace) {
-                let b = self.block(false);
+                let b = self.block(true);
                 Some(Box::new(Stmt {
                     span: b.span,
                     kind: StmtKind::Block(b),
@@ -1176,6 +1191,33 @@ impl<'a> Parser<'a> {
             then,
             else_branch,
         }
+    }
+
+    /// An `if` statement as an expression: the value of the branch taken.
+    fn if_value(&mut self, kind: StmtKind, span: Span) -> Expr {
+        let StmtKind::If {
+            cond,
+            then,
+            else_branch,
+        } = kind
+        else {
+            return self.mk(ExprKind::Error, span);
+        };
+        let else_ = else_branch.map(|e| {
+            let Stmt { kind, span } = *e;
+            Box::new(match kind {
+                StmtKind::Block(b) => self.mk(ExprKind::Block(Box::new(b)), span),
+                kind => self.if_value(kind, span),
+            })
+        });
+        self.mk(
+            ExprKind::If {
+                cond: Box::new(cond),
+                then: Box::new(then),
+                else_,
+            },
+            span,
+        )
     }
 
     /// True when the `(` at the current token closes right before the `{` of the body.
@@ -1247,6 +1289,7 @@ impl<'a> Parser<'a> {
         }
         let body = self.block(false);
         StmtKind::For {
+            id: self.new_id(),
             var,
             var_span,
             iter,
@@ -1625,6 +1668,11 @@ impl<'a> Parser<'a> {
                 let b = self.block(true);
                 let span = b.span;
                 self.mk(ExprKind::Block(Box::new(b)), span)
+            }
+            Tok::Ident if self.tok_text() == "if" => {
+                let kind = self.if_stmt();
+                let span = self.span_from(start);
+                self.if_value(kind, span)
             }
             Tok::Ident => self.ident_expr(),
             Tok::Unknown(_) => {

@@ -378,6 +378,15 @@ impl Printer {
                 self.type_or_expr(d + 1, ty);
             }
             ExprKind::Block(b) => self.block(d, b),
+            ExprKind::If { cond, then, else_ } => {
+                self.line(d, "IfExpr", sp);
+                self.expr(d + 1, cond);
+                self.block(d + 1, then);
+                if let Some(e) = else_ {
+                    self.line(d + 1, "Else", e.span);
+                    self.expr(d + 2, e);
+                }
+            }
         }
     }
 }

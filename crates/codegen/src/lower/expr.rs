@@ -35,7 +35,7 @@ impl Lower<'_> {
             },
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
-                if let Some(place) = self.var_place(name) {
+                if let Some(place) = self.var_place(e.id, name) {
                     let w = scalar_width(&self.ty(e));
                     self.load(r, place, w);
                 } else {
@@ -88,6 +88,33 @@ impl Lower<'_> {
             ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
             ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
                 self.tuple_field_scalar(e)
+            }
+            ExprKind::Block(b) => {
+                self.statements(b);
+                match &b.tail {
+                    Some(t) => self.scalar(t),
+                    None => self.constant(0),
+                }
+            }
+            ExprKind::If { cond, then, else_ } => {
+                let out = self.asm.vreg();
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.branch_on(cond, false, other);
+                self.statements(then);
+                let t = match &then.tail {
+                    Some(t) => self.scalar(t),
+                    None => self.constant(0),
+                };
+                self.asm.mov(out, Src::Reg(t));
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                let f = match else_ {
+                    Some(e) => self.scalar(e),
+                    None => self.constant(0),
+                };
+                self.asm.mov(out, Src::Reg(f));
+                self.asm.bind(done);
+                out
             }
             ExprKind::Field { .. } => match self.probe.stream_args.get(&e.id).cloned() {
                 Some(arg) => self.stream_arg_scalar(&arg),
@@ -422,8 +449,44 @@ impl Lower<'_> {
             self.asm.bind(done);
             return;
         }
+        // A value chosen by a block or `if`: each way writes it.
+        if !dst.is_scalar() {
+            match &e.kind {
+                ExprKind::Block(b) => {
+                    self.statements(b);
+                    if let Some(t) = &b.tail {
+                        self.write_into(t, place, dst);
+                    }
+                    return;
+                }
+                ExprKind::If { cond, then, else_ } => {
+                    let (other, done) = (self.asm.label(), self.asm.label());
+                    self.branch_on(cond, false, other);
+                    self.statements(then);
+                    if let Some(t) = &then.tail {
+                        self.write_into(t, place, dst);
+                    }
+                    self.asm.jmp(done);
+                    self.asm.bind(other);
+                    if let Some(e) = else_ {
+                        self.write_into(e, place, dst);
+                    }
+                    self.asm.bind(done);
+                    return;
+                }
+                _ => {}
+            }
+        }
         match dst {
-            Type::Int { .. } | Type::Bool | Type::Pointer { .. } => {
+            Type::Int { size, signed } => {
+                let v = self.scalar(e);
+                // A narrower declared variable (`let $x: uint8 = 300`) keeps what fits.
+                if *size < 8 && self.ty(e) != *dst {
+                    self.normalise(v, *size, *signed);
+                }
+                self.store(place, Src::Reg(v), Width::DW);
+            }
+            Type::Bool | Type::Pointer { .. } => {
                 let v = self.scalar(e);
                 self.store(place, Src::Reg(v), scalar_width(dst));
             }
@@ -573,6 +636,9 @@ impl Lower<'_> {
                 }
                 None => self.write_field_string(e, place, size),
             },
+            ExprKind::Block(_) | ExprKind::If { .. } => {
+                self.write_into(e, place, &Type::Str { size });
+            }
             ExprKind::Ternary { cond, then, else_ } => {
                 let c = self.scalar(cond);
                 let (other, done) = (self.asm.label(), self.asm.label());
@@ -736,7 +802,7 @@ impl Lower<'_> {
         let t = self.ty(e);
         let size = t.layout().size();
         if let ExprKind::Var(name) = &e.kind {
-            if let Some(place) = self.var_place(name) {
+            if let Some(place) = self.var_place(e.id, name) {
                 return (place, size);
             }
         }
@@ -840,7 +906,7 @@ impl Lower<'_> {
         match &target.kind {
             ExprKind::Var(name) => {
                 let r = self.asm.vreg();
-                let Some(place) = self.var_place(name) else {
+                let Some(place) = self.var_place(target.id, name) else {
                     self.asm.mov(r, Src::Imm(0));
                     return r;
                 };
@@ -858,8 +924,8 @@ impl Lower<'_> {
 
     /// Where a scratch variable lives: its stack slot, or (in a stream clause)
     /// its field in the instance's state.
-    pub(crate) fn var_place(&self, name: &str) -> Option<Place> {
-        self.vars.get(name).copied()
+    pub(crate) fn var_place(&self, id: syntax::ast::NodeId, name: &str) -> Option<Place> {
+        self.vars.get(self.probe.var_key(id, name)).copied()
     }
 }
 

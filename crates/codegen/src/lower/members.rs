@@ -94,7 +94,7 @@ impl Lower<'_> {
     /// instance), or a member's.
     pub(crate) fn address_of(&mut self, inner: &Expr) -> VReg {
         match &inner.kind {
-            ExprKind::Var(name) => match self.var_place(name) {
+            ExprKind::Var(name) => match self.var_place(inner.id, name) {
                 Some(place) => self.addr(place),
                 None => self.constant(0),
             },

@@ -8,6 +8,14 @@ use crate::asm::{Src, Width};
 
 impl Lower<'_> {
     pub(crate) fn block(&mut self, block: &Block) {
+        self.statements(block);
+        if let Some(tail) = &block.tail {
+            self.effect(tail);
+        }
+    }
+
+    /// A block's statements, without its value.
+    pub(crate) fn statements(&mut self, block: &Block) {
         for stmt in &block.stmts {
             // A statement's temporaries (keys, values, strings, printf
             // records) are dead once it is done: the next one reuses their
@@ -16,9 +24,6 @@ impl Lower<'_> {
             self.stmt(stmt);
             self.asm.stack_release(mark);
         }
-        if let Some(tail) = &block.tail {
-            self.effect(tail);
-        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -26,11 +31,20 @@ impl Lower<'_> {
         match &stmt.kind {
             StmtKind::Expr(e) | StmtKind::Discard(e) => self.effect(e),
             StmtKind::Assign { target, op, value } => self.assign(target, *op, value),
-            StmtKind::Let { name, value, .. } => {
-                if let Some(v) = value {
-                    self.assign_var(name, v);
+            StmtKind::Let {
+                id, name, value, ..
+            } => match value {
+                Some(v) => self.assign_var(*id, name, v),
+                // `let $x;` makes `$x` zero each time it runs (in a loop, each iteration).
+                None => {
+                    if let Some(place) = self.var_place(*id, name) {
+                        let key = self.probe.var_key(*id, name);
+                        let t = self.probe.vars.get(key).cloned().unwrap_or(Type::I64);
+                        let size = t.layout().size().max(8).next_multiple_of(8);
+                        self.zero(place, size);
+                    }
                 }
-            }
+            },
             StmtKind::If {
                 cond,
                 then,
@@ -93,9 +107,9 @@ impl Lower<'_> {
             (ExprKind::Map { keys, .. }, AssignOp::Compound(bop)) => {
                 self.map_add(target, keys, Some((bop, value)), 0, true);
             }
-            (ExprKind::Var(name), AssignOp::Assign) => self.assign_var(name, value),
+            (ExprKind::Var(name), AssignOp::Assign) => self.assign_var(target.id, name, value),
             (ExprKind::Var(name), AssignOp::Compound(bop)) => {
-                let Some(place) = self.var_place(name) else {
+                let Some(place) = self.var_place(target.id, name) else {
                     return;
                 };
                 let rewritten = Expr {
@@ -116,17 +130,30 @@ impl Lower<'_> {
         }
     }
 
-    fn assign_var(&mut self, name: &str, value: &Expr) {
-        let Some(place) = self.var_place(name) else {
+    fn assign_var(&mut self, id: syntax::ast::NodeId, name: &str, value: &Expr) {
+        let Some(place) = self.var_place(id, name) else {
             return;
         };
-        let t = self.probe.vars.get(name).cloned().unwrap_or(Type::I64);
+        let key = self.probe.var_key(id, name);
+        let t = self.probe.vars.get(key).cloned().unwrap_or(Type::I64);
         self.write_into(value, place, &t);
     }
 
     /// An expression evaluated for its effect.
-    fn effect(&mut self, e: &Expr) {
+    pub(crate) fn effect(&mut self, e: &Expr) {
         match &e.kind {
+            ExprKind::Block(b) => self.block(b),
+            ExprKind::If { cond, then, else_ } => {
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.branch_on(cond, false, other);
+                self.block(then);
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                if let Some(e) = else_ {
+                    self.effect(e);
+                }
+                self.asm.bind(done);
+            }
             ExprKind::Call { .. } => {
                 self.builtin_effect(e);
             }

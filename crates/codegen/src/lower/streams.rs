@@ -894,7 +894,9 @@ impl<'a> Lower<'a> {
 /// not known to be free of both counts as reading.
 fn reads_instance(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Var(_) | ExprKind::IncDec { .. } | ExprKind::Block(_) => true,
+        ExprKind::Var(_) | ExprKind::IncDec { .. } | ExprKind::Block(_) | ExprKind::If { .. } => {
+            true
+        }
         ExprKind::Call { name, args, .. } => name != "str" || args.iter().any(reads_instance),
         ExprKind::Error
         | ExprKind::Int { .. }

@@ -3,20 +3,25 @@
 //! (a variable keeps a pointer's C type and an integer's width).
 
 use source::Span;
-use syntax::ast::{AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, Stmt, StmtKind};
+use syntax::ast::{AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, NodeId, Stmt, StmtKind};
 
 use super::{Checker, Scope, is_storable};
 use crate::diagnostics as diag;
 use crate::types::Type;
 
 impl Checker<'_> {
-    pub(super) fn block(&mut self, s: &mut Scope, block: &Block) {
+    /// A block in its own scope; its value is its tail's (`Void` without one).
+    pub(super) fn block(&mut self, s: &mut Scope, block: &Block) -> Type {
+        s.scopes.push();
         for stmt in &block.stmts {
             self.stmt(s, stmt);
         }
-        if let Some(tail) = &block.tail {
-            self.expr(s, tail);
-        }
+        let t = match &block.tail {
+            Some(tail) => self.expr(s, tail),
+            None => Type::Void,
+        };
+        s.scopes.pop();
+        t
     }
 
     pub(super) fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
@@ -26,18 +31,21 @@ impl Checker<'_> {
             }
             StmtKind::Assign { target, op, value } => self.assign(s, target, *op, value),
             StmtKind::Let {
+                id,
                 name,
                 name_span,
                 ty,
                 value,
             } => {
                 let declared = ty.as_ref().and_then(|t| self.type_name(t));
+                // The value is checked before the variable exists: `let $x = $x + 1` reads an outer `$x`.
                 let value_ty = value.as_ref().map(|v| self.expr(s, v));
+                let key = self.declare_var(s, *id, name, *name_span, "`let`");
                 let t = match (declared, value_ty) {
                     (Some(d), Some(v)) => {
-                        if d.unify(&v.stored()).is_none() {
+                        if !assignable(&d, &v) {
                             self.error(diag::variable_type_mismatch(
-                                value.as_ref().unwrap().span,
+                                value.as_ref().map_or(stmt.span, |v| v.span),
                                 name,
                                 &d,
                                 &v,
@@ -46,16 +54,14 @@ impl Checker<'_> {
                         d
                     }
                     (Some(d), None) => d,
-                    (None, Some(v)) => v.stored(),
-                    (None, None) => {
-                        self.error(diag::not_supported_yet(
-                            *name_span,
-                            "`let` without a type or value",
-                        ));
-                        return;
-                    }
+                    (None, Some(v)) => var_storage(&v),
+                    // Typed by its first assignment.
+                    (None, None) => Type::Void,
                 };
-                self.define_var(s, name, t, stmt.span);
+                if ty.is_some() {
+                    s.scopes.typed.insert(key.clone());
+                }
+                s.probe.vars.insert(key, t);
             }
             StmtKind::If {
                 cond,
@@ -84,13 +90,13 @@ impl Checker<'_> {
                 }
                 self.block(s, body);
             }
-            StmtKind::For { iter, var_span, .. } => {
-                let span = match iter {
-                    ForIter::Map(e) => e.span,
-                    ForIter::Range { start, .. } => start.span,
-                };
-                self.error(diag::not_supported_yet(var_span.to(span), "a `for` loop"));
-            }
+            StmtKind::For {
+                id,
+                var,
+                var_span,
+                iter,
+                body,
+            } => self.for_loop(s, *id, var, *var_span, iter, body),
             StmtKind::Break | StmtKind::Continue => {
                 if s.loop_depth == 0 {
                     self.error(diag::break_outside_loop(stmt.span));
@@ -104,26 +110,129 @@ impl Checker<'_> {
                     ));
                 }
             }
-            StmtKind::Block(b) => self.block(s, b),
+            StmtKind::Block(b) => {
+                self.block(s, b);
+            }
             StmtKind::Import(_) => self.error(diag::not_supported_yet(stmt.span, "`import`")),
         }
     }
 
-    pub(super) fn define_var(&mut self, s: &mut Scope, name: &str, t: Type, span: Span) {
-        match s.probe.vars.get(name) {
+    /// Gives variable `key` (named `name`) the type `t`, or unifies it
+    /// with the type it has.
+    pub(super) fn define_var(&mut self, s: &mut Scope, key: &str, name: &str, t: Type, span: Span) {
+        if s.scopes.typed.contains(key) {
+            if let Some(declared) = s.probe.vars.get(key).cloned()
+                && !assignable(&declared, &t)
+            {
+                self.error(diag::variable_type_mismatch(span, name, &declared, &t));
+            }
+            return;
+        }
+        match s.probe.vars.get(key) {
+            Some(Type::Void) | None => {
+                s.probe.vars.insert(key.to_string(), t);
+            }
             Some(existing) => match existing.unify(&t) {
                 Some(u) => {
-                    s.probe.vars.insert(name.to_string(), u);
+                    s.probe.vars.insert(key.to_string(), u);
                 }
+                None if assignable(existing, &t) => {}
                 None => {
                     let existing = existing.clone();
                     self.error(diag::variable_type_mismatch(span, name, &existing, &t));
                 }
             },
-            None => {
-                s.probe.vars.insert(name.to_string(), t);
-            }
         }
+    }
+
+    /// `for ($var : @map)` or `for ($var : start..end)`: the variable is
+    /// declared in a scope of its own, around the body's.
+    fn for_loop(
+        &mut self,
+        s: &mut Scope,
+        id: NodeId,
+        var: &str,
+        var_span: Span,
+        iter: &ForIter,
+        body: &Block,
+    ) {
+        let elem = match iter {
+            ForIter::Map(m) => self.for_map_element(s, m),
+            ForIter::Range { start, end } => {
+                for e in [start, end] {
+                    let t = self.expr(s, e);
+                    self.expect_int(e, &t, "a range bound");
+                }
+                Type::I64
+            }
+        };
+        s.scopes.push();
+        let key = self.declare_var(s, id, var, var_span, "this `for` loop");
+        s.probe.vars.insert(key, elem);
+        s.loop_depth += 1;
+        self.block(s, body);
+        s.loop_depth -= 1;
+        s.scopes.pop();
+        // Typed above, so the body's errors are reported; not compiled yet.
+        let iter_span = match iter {
+            ForIter::Map(e) => e.span,
+            ForIter::Range { start, .. } => start.span,
+        };
+        self.error(diag::not_supported_yet(
+            var_span.to(iter_span),
+            "a `for` loop",
+        ));
+    }
+
+    /// The element of `for ($kv : @map)`: the tuple `(key, value)`.
+    fn for_map_element(&mut self, s: &mut Scope, m: &Expr) -> Type {
+        let ExprKind::Map { name, keys } = &m.kind else {
+            let t = self.expr(s, m);
+            self.error(diag::type_mismatch(
+                m.span,
+                "a `for` loop",
+                "a map `@name` or a range `a..b`",
+                &t,
+            ));
+            return Type::I64;
+        };
+        let full = format!("@{name}");
+        if !keys.is_empty() {
+            self.error(diag::for_over_element(m.span, &full));
+            return Type::I64;
+        }
+        let index = self.map_index.get(&full).copied();
+        let info = match index {
+            Some(i) => Some(self.maps[i].clone()),
+            None => self.known_index.get(&full).map(|&i| self.known[i].clone()),
+        };
+        let Some(info) = info else {
+            self.error(diag::map_never_assigned(m.span, &full));
+            return Type::I64;
+        };
+        if let Some(i) = index {
+            s.probe.maps.insert(m.id, i);
+        }
+        let Some(key) = info.key else {
+            self.error(diag::for_over_scalar_map(
+                m.span,
+                &full,
+                info.first_assigned,
+            ));
+            return Type::I64;
+        };
+        let value = match info.value {
+            Type::Agg(a) => {
+                self.error(diag::not_supported_yet(
+                    m.span,
+                    &format!("a `for` loop over a map of {}() values", a.name()),
+                ));
+                return Type::I64;
+            }
+            v => v,
+        };
+        s.probe.types.insert(m.id, value.clone());
+        Type::Tuple(vec![key, value])
     }
 
     pub(super) fn assign(&mut self, s: &mut Scope, target: &Expr, op: AssignOp, value: &Expr) {
@@ -187,15 +296,11 @@ impl Checker<'_> {
                     ));
                     return;
                 }
-                // A variable keeps a pointer's C type, so `$sk->member`
-                // works after `$sk = (struct sock *)arg0`, and an integer's
-                // width, so `bswap($dport)` swaps a `__be16` (as in bpftrace).
-                let stored = match &t {
-                    Type::Pointer { .. } | Type::Int { .. } => t.clone(),
-                    _ => t.stored(),
-                };
-                self.define_var(s, name, stored.clone(), value.span);
-                s.probe.types.insert(target.id, stored);
+                let stored = var_storage(&t);
+                let key = self.var_for_assignment(s, target.id, name, target.span);
+                self.define_var(s, &key, name, stored, value.span);
+                let t = self.var_type(s, &key);
+                s.probe.types.insert(target.id, t);
             }
             (ExprKind::Var(name), AssignOp::Compound(bop)) => {
                 let vt = self.expr(s, value);
@@ -204,8 +309,9 @@ impl Checker<'_> {
                     &vt,
                     &format!("`{}`", AssignOp::Compound(bop).as_str()),
                 );
-                match s.probe.vars.get(name).cloned() {
-                    Some(t) => {
+                if let Some(key) = self.var_in_scope(s, target.id, name, target.span) {
+                    let t = self.var_type(s, &key);
+                    if !matches!(t, Type::Void) {
                         self.expect_int(
                             target,
                             &t,
@@ -214,9 +320,8 @@ impl Checker<'_> {
                         if matches!(bop, BinaryOp::Add | BinaryOp::Sub) {
                             self.scale_update(s, target, &t);
                         }
-                        s.probe.types.insert(target.id, t);
                     }
-                    None => self.error(diag::undefined_variable(target.span, name)),
+                    s.probe.types.insert(target.id, t);
                 }
             }
             _ => {
@@ -224,5 +329,27 @@ impl Checker<'_> {
                 self.error(diag::not_assignable(target.span));
             }
         }
+    }
+}
+
+/// How a variable keeps a value of type `t`: a pointer with its C type, so
+/// `$sk->member` works after `$sk = (struct sock *)arg0`, an integer with its
+/// width, so `bswap($dport)` swaps a `__be16` (as in bpftrace), anything else
+/// as stored.
+pub(super) fn var_storage(t: &Type) -> Type {
+    match t {
+        Type::Pointer { .. } | Type::Int { .. } => t.clone(),
+        _ => t.stored(),
+    }
+}
+
+/// Whether a value of type `value` may be assigned to a variable declared
+/// as `declared` (an integer of any width to an integer, converted; a
+/// shorter string or tuple to a longer one).
+pub(super) fn assignable(declared: &Type, value: &Type) -> bool {
+    match (declared, value) {
+        (Type::Int { .. }, Type::Int { .. }) => true,
+        (Type::Pointer { .. }, Type::Pointer { .. } | Type::Int { .. }) => true,
+        (d, v) => d.unify(&v.stored()).as_ref() == Some(d),
     }
 }

@@ -24,6 +24,7 @@ impl Checker<'_> {
         // The instance's fields are this body's variables.
         let mut vars = self.known_fields[stage.stream].clone();
         vars.extend(self.stream_fields[stage.stream].clone());
+        scope.scopes.add_root_names(vars.keys());
         scope.probe.vars = vars;
         if let Some(pred) = &clause.predicate {
             let t = self.expr(&mut scope, pred);
@@ -55,6 +56,7 @@ impl Checker<'_> {
         if let Some(body) = &clause.body {
             self.block(&mut scope, body);
         }
+        self.finish_vars(&mut scope);
         let fields = &mut self.stream_fields[stage.stream];
         for (name, t) in &scope.probe.vars {
             let merged = match fields.get(name) {

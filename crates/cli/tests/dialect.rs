@@ -1,0 +1,29 @@
+//! Kernel tests of bpftrace's current dialect (issue 14): lexical scopes,
+//! `let`, block and `if` values. weft traces the workload (`-c`,
+//! filtered by `cpid`) and the output is what bpftrace's current release
+//! prints for the same script.
+
+mod common;
+
+use common::trace_workload;
+
+#[test]
+fn let_scopes_and_block_values_on_the_workload() {
+    require_root!();
+    // `$b` is declared twice, in two blocks; `let $b: uint8` converts (300 is
+    // 44); `let $z;` is zero; a block and an `if` are values; `$e`, assigned in
+    // both branches and read after them, is one variable (0.17's meaning).
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+        let $n = 1; \
+        if ($n) { let $b: uint8 = 300; @narrow = $b; } \
+        if (1) { let $b = 7; @wide = $b; } \
+        let $z; @z = sum($z); \
+        if (pid == 0) { $e = 1; } else { $e = 2; } @e = sum($e); \
+        @v = sum({ let $d = 2; $d * $n }); \
+        @w[if (pid == cpid) { \"yes\" } else { \"no\" }] = count(); }";
+    let out = trace_workload(script, "getppid 100", &[]);
+    assert_eq!(
+        out.stdout,
+        "\n\n@e: 200\n@narrow: 44\n@v: 200\n@w[yes]: 100\n@wide: 7\n@z: 0\n"
+    );
+}
