@@ -130,6 +130,9 @@ pub fn verifier_diagnostic(
     } else {
         "this is a weft code generation bug if the script is valid: please report it with the script"
     };
-    d.with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
-        .with_help(help)
+    let mut d = d
+        .with_note(format!("verifier log (last lines):\n{}", tail.join("\n")))
+        .with_help(help);
+    compiled.expansions.fix(&mut d);
+    d
 }

@@ -1,5 +1,5 @@
 //! Kernel tests of bpftrace's current dialect (issue 14): lexical scopes,
-//! `let`, block and `if` values. weft traces the workload (`-c`,
+//! `let`, block and `if` values, and macros. weft traces the workload (`-c`,
 //! filtered by `cpid`) and the output is what bpftrace's current release
 //! prints for the same script.
 
@@ -25,5 +25,22 @@ fn let_scopes_and_block_values_on_the_workload() {
     assert_eq!(
         out.stdout,
         "\n\n@e: 200\n@narrow: 44\n@v: 200\n@w[yes]: 100\n@wide: 7\n@z: 0\n"
+    );
+}
+
+#[test]
+fn macros_expand_on_the_workload() {
+    require_root!();
+    // `$v` and `@m` are the caller's; `k` and `x` are copied where they
+    // appear; `$local` is the macro's own and never meets the caller's.
+    let script = "macro bump($v, @m, k) { let $local = k; $v += $local; @m[k] = count(); $v }\n\
+        macro twice(x) { x + x }\n\
+        tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+        $t = 1; $local = 40; $r = bump($t, @by, 2); \
+        @sum = sum($r + $t); @tw = sum(twice(5)); @local = sum($local); }";
+    let out = trace_workload(script, "getppid 100", &[]);
+    assert_eq!(
+        out.stdout,
+        "\n\n@by[2]: 100\n@local: 4000\n@sum: 600\n@tw: 1000\n"
     );
 }

@@ -216,6 +216,7 @@ pub fn check(
             diags.push(d.clone());
         }
     }
+    program.expansions.fix_all(&mut diags);
     diags.sort_by_position();
     (typed, diags)
 }
@@ -411,7 +412,22 @@ impl<'a> Checker<'a> {
         false
     }
 
-    fn type_name(&mut self, t: &TypeName) -> Option<Type> {
+    fn type_name(&mut self, s: &mut Scope, t: &TypeName) -> Option<Type> {
+        // `typeof(x)`: a macro's type parameter, or a `let` typed like a value.
+        if let Some(of) = &t.of {
+            let inner = match of.as_ref() {
+                syntax::ast::TypeOrExpr::Expr(x) => Some(self.expr(s, x).stored()),
+                syntax::ast::TypeOrExpr::Type(inner) => self.type_name(s, inner),
+            }?;
+            if t.pointer_depth == 0 && t.array_len.is_none() {
+                return Some(inner);
+            }
+            self.error(diag::not_supported_yet(
+                t.span,
+                "a pointer or array of `typeof(...)`",
+            ));
+            return None;
+        }
         if t.pointer_depth > 0 && t.array_len.is_none() {
             // `(uint32 *)`, `(void *)`, `(size_t **)`: an address whose
             // pointee `*` reads.
@@ -428,10 +444,13 @@ impl<'a> Checker<'a> {
         if let (0, Some(len)) = (t.pointer_depth, t.array_len) {
             // `int8[8]`; `int8[]` (length 0 here) takes its length from
             // what is cast (see `Checker::cast_to_array`).
-            let elem = self.type_name(&TypeName {
-                array_len: None,
-                ..t.clone()
-            })?;
+            let elem = self.type_name(
+                s,
+                &TypeName {
+                    array_len: None,
+                    ..t.clone()
+                },
+            )?;
             let Ok(len) = u32::try_from(len) else {
                 self.error(diag::not_supported_yet(t.span, "an array this long"));
                 return None;
@@ -713,7 +732,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Cast { ty, expr } => {
                 let from = self.expr(s, expr);
-                let to = self.type_name(ty);
+                let to = self.type_name(s, ty);
                 match to {
                     // The bytes of an array of the integer's size (`(uint32)pton(...)`).
                     Some(t @ Type::Int { size, .. })
@@ -792,6 +811,8 @@ impl<'a> Checker<'a> {
     }
 
     fn ident(&mut self, s: &mut Scope, e: &Expr, name: &str) -> Type {
+        // `__builtin_comm` is `comm` (bpftrace's standard library wraps each builtin so).
+        let name = name.strip_prefix("__builtin_").unwrap_or(name);
         match crate::builtins::variable_def(name) {
             Some((def, index)) => match (def.ty)(&s.probe.resolved.context, index, self.config) {
                 Ok(t) => {
@@ -884,12 +905,33 @@ impl<'a> Checker<'a> {
     ) -> Type {
         match crate::builtins::function_def(name) {
             Some(def) => self.builtin_call(s, e, def, args, false),
+            // `comm()`: a builtin variable's call form, as bpftrace's standard library has it.
+            None if args.is_empty() && crate::builtins::variable_def(name).is_some() => {
+                self.ident(s, e, name)
+            }
             None => {
                 for a in args {
                     self.expr(s, a);
                 }
                 if crate::builtins::planned_function(name) {
                     return self.unsupported(e, &format!("the function `{name}()`"));
+                }
+                let macros: Vec<usize> = self
+                    .program
+                    .items
+                    .iter()
+                    .filter_map(|i| match i {
+                        Item::Macro(m) if m.name == name => Some(m.params.len()),
+                        _ => None,
+                    })
+                    .collect();
+                if !macros.is_empty() {
+                    self.error(diag::macro_arity(name_span, name, &macros, args.len()));
+                    return Type::I64;
+                }
+                if matches!(e.kind, ExprKind::Call { bang: true, .. }) {
+                    self.error(diag::unknown_macro(name_span, name));
+                    return Type::I64;
                 }
                 let known = crate::builtins::function_names();
                 self.error(diag::unknown_function(name_span, name, &known));

@@ -40,12 +40,14 @@ pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
 }
 
 pub fn undefined_variable(span: Span, name: &str) -> Diagnostic {
+    let name = syntax::var_display_name(name);
     Diagnostic::error(format!("variable `${name}` is used before it is assigned"))
         .with_code(Code::E0203)
         .with_label(span, "never assigned in this probe before this point")
 }
 
 pub fn variable_shadowed(span: Span, name: &str, what: &str, first: Option<Span>) -> Diagnostic {
+    let name = syntax::var_display_name(name);
     let d = Diagnostic::error(format!(
         "{what} declares `${name}` again, but it is already in scope"
     ))
@@ -79,6 +81,24 @@ pub fn for_over_element(span: Span, name: &str) -> Diagnostic {
     .with_help(format!(
         "write `for ($kv : {name})`: `$kv.0` is each key, `$kv.1` its value"
     ))
+}
+
+/// `name!(...)` with no macro of that name.
+pub fn unknown_macro(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("no macro named `{name}`"))
+        .with_code(Code::E0208)
+        .with_label(span, "not defined in this script")
+}
+
+/// A call of a macro with a number of arguments none of its definitions takes.
+pub fn macro_arity(span: Span, name: &str, takes: &[usize], given: usize) -> Diagnostic {
+    let takes: Vec<String> = takes.iter().map(usize::to_string).collect();
+    Diagnostic::error(format!(
+        "macro `{name}` takes {} argument(s), not {given}",
+        takes.join(" or ")
+    ))
+    .with_code(Code::E0209)
+    .with_label(span, "no definition of this macro takes these arguments")
 }
 
 pub fn map_never_assigned(span: Span, name: &str) -> Diagnostic {
@@ -143,6 +163,7 @@ pub fn map_key_mismatch(
 }
 
 pub fn variable_type_mismatch(span: Span, name: &str, existing: &Type, new: &Type) -> Diagnostic {
+    let name = syntax::var_display_name(name);
     Diagnostic::error(format!(
         "type mismatch for ${name}: assigning `{new}` to a variable of type `{existing}`"
     ))

@@ -384,6 +384,21 @@ case!(
     "BEGIN {\n  let $x;\n  $x = 1;\n  $x = \"s\";\n}"
 );
 
+// Issue 14: macros. A diagnostic inside an expansion points at the macro's
+// text and names the call it was expanded from.
+case!(
+    ok_macro_expansions_are_typed_at_each_call,
+    "macro twice(x) { x + x }\nmacro bump($v, @m) { $v += 1; @m[$v] = count(); $v }\nBEGIN { $n = 0; @a = twice(2); @s = twice(\"a\" == \"b\"); @r = bump($n, @hits); }"
+);
+case!(
+    err_type_error_inside_a_macro_names_the_call,
+    "macro half(x) { x / 2 }\nBEGIN {\n  @ = half(\"text\");\n}"
+);
+case!(
+    err_macro_called_with_another_arity,
+    "macro add(x, y) { x + y }\nBEGIN { @ = add(1); @b = nosuch!(); }"
+);
+
 /// Issue 16 (loads.bt): `kaddr("NAME")` is the address /proc/kallsyms gives
 /// (read through the KernelInfo seam), `*` reads what an address points to:
 /// a `uint64` for an integer (as bpftrace), the pointee for a pointer.

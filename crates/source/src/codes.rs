@@ -127,6 +127,12 @@ codes! {
     E0040: "conditional directive after `#else`",
     E0041: "unterminated conditional directive",
     E0042: "`keep` needs `first` or `last`",
+    // E005x: macro expansion.
+    E0050: "macro argument mismatch",
+    E0051: "recursive macro",
+    E0052: "macro expansion too large",
+    E0053: "map not passed to a macro",
+    E0056: "macro defined twice",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",
@@ -135,6 +141,8 @@ codes! {
     E0205: "builtin not available in this probe",
     E0206: "not supported yet",
     E0207: "variable shadowed",
+    E0208: "unknown macro",
+    E0209: "macro called with the wrong number of arguments",
     E0215: "header not found",
     // E03xx: types and values.
     E0301: "wrong number of arguments",

@@ -150,6 +150,10 @@ impl Diagnostics {
         self.items.iter()
     }
 
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Diagnostic> {
+        self.items.iter_mut()
+    }
+
     pub fn as_slice(&self) -> &[Diagnostic] {
         &self.items
     }

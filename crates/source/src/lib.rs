@@ -8,8 +8,10 @@
 
 mod codes;
 mod diagnostic;
+mod expansion;
 mod span;
 
 pub use codes::Code;
 pub use diagnostic::{Diagnostic, Diagnostics, Label, Severity, render, render_all};
+pub use expansion::{Expansion, Expansions, VIRTUAL_BASE};
 pub use span::{FileId, SourceFile, SourceMap, Span};

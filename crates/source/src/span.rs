@@ -121,6 +121,10 @@ impl SourceMap {
 
     /// The file a global offset falls in.
     pub fn file_of(&self, offset: u32) -> Option<&SourceFile> {
+        // Expanded code (see `Expansions`) is resolved before it is shown.
+        if offset >= crate::VIRTUAL_BASE {
+            return None;
+        }
         let i = self.files.partition_point(|f| f.base <= offset);
         i.checked_sub(1).map(|i| &self.files[i])
     }

@@ -17,6 +17,8 @@ pub struct Program {
     /// Number of [`NodeId`]s handed out: every id is `< node_count`.
     pub node_count: u32,
     pub span: Span,
+    /// Where the code that macro expansion copied comes from.
+    pub expansions: source::Expansions,
 }
 
 /// A top-level item.
@@ -502,13 +504,17 @@ pub enum TypeOrExpr {
     Expr(Box<Expr>),
 }
 
-/// A written type: `uint32`, `struct task_struct *`, `uint8[4]`.
+/// A written type: `uint32`, `struct task_struct *`, `uint8[4]`,
+/// `typeof($x)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeName {
-    /// Base name, with `struct `/`union `/`enum ` prefix when written.
+    /// Base name, with `struct `/`union `/`enum ` prefix when written;
+    /// `typeof` for `typeof(...)`.
     pub base: String,
     pub pointer_depth: u8,
     pub array_len: Option<u64>,
+    /// The argument of `typeof(...)` (then `base` is `typeof`).
+    pub of: Option<Box<TypeOrExpr>>,
     pub span: Span,
 }
 

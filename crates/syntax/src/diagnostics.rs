@@ -272,3 +272,71 @@ pub fn unterminated_conditional(span: Span) -> Diagnostic {
         .with_label(span, "this `#if` has no `#endif`")
         .with_help("close the group with `#endif`")
 }
+
+/// A call passes something a macro parameter cannot take (`inc(1)` for `inc($x)`).
+pub fn macro_argument(span: Span, name: &str, param: &crate::ast::MacroParam) -> Diagnostic {
+    use crate::ast::MacroParamKind;
+    let (what, help) = match param.kind {
+        MacroParamKind::Var => (
+            format!("a scratch variable for `${}`", param.name),
+            "the macro may assign to it: pass a variable such as `$a`",
+        ),
+        MacroParamKind::Map => (
+            format!("a map for `@{}`", param.name),
+            "pass a whole map such as `@a` (without a key)",
+        ),
+        MacroParamKind::Expr => (format!("an expression for `{}`", param.name), ""),
+    };
+    let d = Diagnostic::error(format!("macro `{name}` expects {what}"))
+        .with_code(Code::E0050)
+        .with_label(span, "this argument")
+        .with_secondary(param.span, "the parameter");
+    if help.is_empty() {
+        d
+    } else {
+        d.with_help(help)
+    }
+}
+
+/// A macro that expands itself, directly or through others.
+pub fn recursive_macro(span: Span, name: &str, chain: &str) -> Diagnostic {
+    Diagnostic::error(format!("macro `{name}` expands itself ({chain})"))
+        .with_code(Code::E0051)
+        .with_label(span, "expanded again here")
+        .with_help("a macro cannot call itself, directly or through other macros; use a `for` loop")
+}
+
+/// Expansion copied more than the budget (a macro used in its own arguments nests exponentially).
+pub fn macro_expansion_too_large(span: Span, limit: u64) -> Diagnostic {
+    Diagnostic::error(format!(
+        "macro expansion copies more than {limit} expression nodes"
+    ))
+    .with_code(Code::E0052)
+    .with_label(span, "stopped expanding here")
+    .with_help("an expression parameter is copied wherever it is used: bind it to a variable in the macro (`let $v = x;`) to evaluate it once")
+}
+
+/// A macro body uses a map it was not given.
+pub fn map_not_passed_to_macro(span: Span, name: &str, map: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "macro `{name}` uses `@{map}`, which is not one of its parameters"
+    ))
+    .with_code(Code::E0053)
+    .with_label(span, "not passed in")
+    .with_help(format!(
+        "a macro sees only the maps and variables passed to it: add a parameter (`macro {name}(@{map}, ...)`) and pass the map"
+    ))
+}
+
+/// Two definitions with the same name and parameter kinds.
+pub fn macro_defined_twice(span: Span, name: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "macro `{name}` is defined twice with the same parameters"
+    ))
+    .with_code(Code::E0056)
+    .with_label(span, "defined again here")
+    .with_secondary(first, "first defined here")
+    .with_help(
+        "overloads of a macro differ in the number or kinds (`$x`, `@m`, `x`) of their parameters",
+    )
+}

@@ -9,12 +9,15 @@
 pub mod ast;
 mod cpp;
 pub mod diagnostics;
+mod expand;
 mod lexer;
 mod parser;
 mod printer;
+pub mod visit;
 
 pub use ast::*;
 pub use cpp::{Predefined, eval_c_expr};
+pub use expand::{MAX_EXPANDED_NODES, expand_macros, var_display_name};
 pub use parser::MAX_DEPTH;
 pub use printer::{print_ast, print_ast_with_spans};
 
@@ -30,13 +33,28 @@ pub fn parse(file: &SourceFile) -> (Program, Diagnostics) {
 /// preprocessor's `#if`/`#ifdef` groups see as defined before the script's
 /// own `#define`s (`BPFTRACE_HAVE_BTF` on a kernel with BTF). Lines of a
 /// false group are skipped unparsed, as bpftrace's preprocessor drops them.
+///
+/// Macro calls are expanded (see [`expand_macros`]); [`parse_unexpanded`]
+/// keeps them.
 pub fn parse_with(file: &SourceFile, predefined: Predefined<'_>) -> (Program, Diagnostics) {
-    let (program, diags) = parser::Parser::new(&file.text, file.base, predefined).program();
+    let (mut program, mut diags) = parser::Parser::new(&file.text, file.base, predefined).program();
+    if !diags.iter().any(source::Diagnostic::is_error) {
+        diags.extend(expand_macros(&mut program));
+    }
     (program, diags.into_iter().collect())
 }
 
-/// Parses `text` whose first byte sits at global offset `base`.
+/// Parses `text` whose first byte sits at global offset `base`, and expands its macros.
 pub fn parse_text(text: &str, base: u32) -> (Program, Diagnostics) {
+    let (mut program, mut diags) = parser::Parser::new(text, base, &|_| false).program();
+    if !diags.iter().any(source::Diagnostic::is_error) {
+        diags.extend(expand_macros(&mut program));
+    }
+    (program, diags.into_iter().collect())
+}
+
+/// Parses `text` as written: macro calls stay calls.
+pub fn parse_unexpanded(text: &str, base: u32) -> (Program, Diagnostics) {
     let (program, diags) = parser::Parser::new(text, base, &|_| false).program();
     (program, diags.into_iter().collect())
 }

@@ -315,6 +315,7 @@ impl<'a> Parser<'a> {
             items,
             node_count: self.next_id,
             span: span(self.base, 0, self.src.len()),
+            expansions: source::Expansions::default(),
         };
         (program, self.diags)
     }
@@ -1307,6 +1308,15 @@ impl<'a> Parser<'a> {
         let start = self.tok.start;
         let mut base = self.tok_text().to_string();
         self.bump();
+        let mut of = None;
+        if base == "typeof" {
+            let open = self.tok.start;
+            if !self.eat(&Tok::LParen) {
+                return None;
+            }
+            of = Some(Box::new(self.nested(|p| p.type_or_expr())));
+            self.expect_close(Tok::RParen, open);
+        }
         if matches!(base.as_str(), "struct" | "union" | "enum") {
             if self.tok.tok != Tok::Ident {
                 return None;
@@ -1339,6 +1349,7 @@ impl<'a> Parser<'a> {
             base,
             pointer_depth,
             array_len,
+            of,
             span: self.span_from(start),
         })
     }
@@ -1356,6 +1367,7 @@ impl<'a> Parser<'a> {
             base: String::new(),
             pointer_depth: 0,
             array_len: None,
+            of: None,
             span: span(self.base, start, start),
         }
     }

@@ -203,11 +203,16 @@ impl Printer {
             StmtKind::Let {
                 name, ty, value, ..
             } => {
+                let s_ty = ty.as_ref();
                 let ty = ty
                     .as_ref()
                     .map(|t| format!(": {}", type_str(t)))
                     .unwrap_or_default();
                 self.line(d, &format!("Let ${name}{ty}"), s.span);
+                if let Some(TypeOrExpr::Expr(of)) = s_ty.and_then(|t| t.of.as_deref()) {
+                    self.line(d + 1, "Typeof", of.span);
+                    self.expr(d + 2, of);
+                }
                 if let Some(v) = value {
                     self.expr(d + 1, v);
                 }
@@ -393,7 +398,11 @@ impl Printer {
 
 /// `struct task_struct **`, `uint8[4]`.
 pub(crate) fn type_str(t: &TypeName) -> String {
-    let mut s = t.base.clone();
+    let mut s = match t.of.as_deref() {
+        Some(TypeOrExpr::Type(of)) => format!("typeof({})", type_str(of)),
+        Some(TypeOrExpr::Expr(_)) => "typeof(expression)".to_string(),
+        None => t.base.clone(),
+    };
     if t.pointer_depth > 0 {
         s.push(' ');
         s.push_str(&"*".repeat(t.pointer_depth as usize));

@@ -160,7 +160,10 @@ impl Lower<'_> {
             // Calls without an integer value are kept out of here by the checker.
             ExprKind::Call { .. } => match self.builtin_scalar_call(e) {
                 Some(r) => r,
-                None => self.constant(0),
+                None => match self.builtin_variable_scalar(e) {
+                    Some(r) => r,
+                    None => self.constant(0),
+                },
             },
             _ => self.constant(0),
         };

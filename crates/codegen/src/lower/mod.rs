@@ -31,6 +31,8 @@ pub struct Compiled {
     pub manifest: Manifest,
     /// Program symbol and its instructions, for `-d bpf` and verifier error mapping.
     pub functions: Vec<(String, Function)>,
+    /// Where expanded macro code comes from, for the spans of `functions`.
+    pub expansions: source::Expansions,
 }
 
 /// BPF map type numbers (`enum bpf_map_type`).
@@ -129,7 +131,11 @@ pub fn compile_with(
             (Item::Probe(ast), None) => lower.probe(ast),
             _ => continue,
         }
-        .map_err(asm_error)?;
+        .map_err(|e| {
+            let mut d = asm_error(e);
+            program.expansions.fix(&mut d);
+            d
+        })?;
         helper_sites.append(&mut lower.helper_sites);
         programs.push(ProgramSpec {
             name: name.clone(),
@@ -257,6 +263,7 @@ pub fn compile_with(
         elf,
         manifest,
         functions,
+        expansions: program.expansions.clone(),
     })
 }
 

@@ -180,7 +180,8 @@ pub(super) fn collect(
                     decls.insert(name, d);
                 }
             }
-            Item::Macro(m) => diags.push(diag::not_supported_yet(m.span, "`macro`")),
+            // Expanded where they are called (`syntax::expand_macros`).
+            Item::Macro(_) => {}
             Item::Function(f) => {
                 diags.push(diag::not_supported_yet(f.span, "a user function (`fn`)"))
             }

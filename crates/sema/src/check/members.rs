@@ -438,6 +438,16 @@ impl Checker<'_> {
     /// `sizeof(TYPE)` or `sizeof(expr)`: a constant, as C gives it.
     pub(super) fn size_of(&mut self, s: &mut Scope, e: &Expr, arg: &TypeOrExpr) -> Type {
         let size = match arg {
+            // `sizeof(x)` in a macro whose `x` is an expression.
+            TypeOrExpr::Type(t) if t.pointer_depth == 0 && t.of.is_some() => {
+                let (Some(of), n) = (t.of.as_deref(), t.array_len.unwrap_or(1)) else {
+                    return Type::U64;
+                };
+                self.size_of(s, e, of);
+                let one = s.probe.constants.get(&e.id).copied().unwrap_or(0);
+                s.probe.constants.insert(e.id, one * n as i64);
+                return Type::U64;
+            }
             TypeOrExpr::Type(t) => {
                 let base = if t.pointer_depth > 0 {
                     Some(8)

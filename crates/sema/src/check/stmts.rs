@@ -37,7 +37,10 @@ impl Checker<'_> {
                 ty,
                 value,
             } => {
-                let declared = ty.as_ref().and_then(|t| self.type_name(t));
+                let declared = match ty {
+                    Some(t) => self.type_name(s, t),
+                    None => None,
+                };
                 // The value is checked before the variable exists: `let $x = $x + 1` reads an outer `$x`.
                 let value_ty = value.as_ref().map(|v| self.expr(s, v));
                 let key = self.declare_var(s, *id, name, *name_span, "`let`");

@@ -183,7 +183,8 @@ impl Lower<'_> {
 
     /// The lowering of the builtin variable `e`, with its number, if `e` is one.
     fn builtin_variable(&self, e: &Expr) -> Option<(&'static VariableLowering, u8)> {
-        let ExprKind::Ident(_) = &e.kind else {
+        // `comm` or its call form `comm()`.
+        let (ExprKind::Ident(_) | ExprKind::Call { .. }) = &e.kind else {
             return None;
         };
         let var = self.probe.builtins.get(&e.id)?;
