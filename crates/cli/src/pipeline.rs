@@ -30,7 +30,8 @@ pub fn compile(
     dumps: &mut String,
 ) -> Result<Output, Diagnostics> {
     let predefined = |name: &str| sema::predefined_macro(kernel, name);
-    let (program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
+    let (mut program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
+    syntax::substitute_positionals(&mut program, &opts.positional);
     let (directives, directive_diags) =
         sema::metrics::parse_directives(&sources.file(file).text, sources.file(file).base);
     diags.extend(directive_diags.iter().cloned());

@@ -44,3 +44,22 @@ fn macros_expand_on_the_workload() {
         "\n\n@by[2]: 100\n@local: 4000\n@sum: 600\n@tw: 1000\n"
     );
 }
+
+#[test]
+fn positional_parameters_as_integers_text_and_attach_points() {
+    require_root!();
+    // `$1` where a literal must be (unroll, lhist), `$2` in octal, `str($3)`
+    // of a number, and the probe itself from `$4`.
+    let script = "tracepoint:syscalls:sys_enter_$4 /pid == cpid/ { \
+        unroll($1) { @u = count(); } \
+        @l = lhist($2, 0, 20, 10); @k = lhist(5, 0, $2, 1); \
+        @s[str($3)] = count(); \
+        @n = sum($#); }";
+    let out = trace_workload(script, "getppid 10", &["3", "010", "7", "getppid"]);
+    assert_eq!(
+        out.stdout,
+        "\n\n@k:\n[5]                   10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\n\
+         @l:\n[0, 10)               10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\n\
+         @n: 40\n@s[7]: 10\n@u: 30\n"
+    );
+}

@@ -515,7 +515,7 @@ impl<'a> Checker<'a> {
             },
             ExprKind::Map { name, keys } => self.map_read(s, e, name, keys),
             ExprKind::Positional(n) => match self.opts.positional.get(*n as usize - 1) {
-                Some(v) if v.parse::<i64>().is_ok() => Type::I64,
+                Some(v) if syntax::positional_int(v).is_some() => Type::I64,
                 Some(v) => Type::Str {
                     size: v.len() as u32 + 1,
                 },

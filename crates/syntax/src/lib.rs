@@ -12,6 +12,7 @@ pub mod diagnostics;
 mod expand;
 mod lexer;
 mod parser;
+mod positional;
 mod printer;
 pub mod visit;
 
@@ -19,6 +20,7 @@ pub use ast::*;
 pub use cpp::{Predefined, eval_c_expr};
 pub use expand::{MAX_EXPANDED_NODES, expand_macros, var_display_name};
 pub use parser::MAX_DEPTH;
+pub use positional::{positional_int, substitute_positionals};
 pub use printer::{print_ast, print_ast_with_spans};
 
 use source::{Diagnostics, SourceFile};

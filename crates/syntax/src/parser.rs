@@ -1859,7 +1859,7 @@ impl<'a> Parser<'a> {
 }
 
 /// Splits `uprobe:"/a:b":f` at `:` outside quotes, removing quotes and resolving `\` escapes in them.
-fn split_attach_point(raw: &str) -> Vec<String> {
+pub(crate) fn split_attach_point(raw: &str) -> Vec<String> {
     let mut parts = vec![String::new()];
     let mut chars = raw.chars();
     let mut quoted = false;

@@ -20,9 +20,9 @@ impl Lower<'_> {
                     .typed
                     .positional
                     .get(*n as usize - 1)
-                    .and_then(|v| v.parse::<i64>().ok())
+                    .and_then(|v| syntax::positional_int(v))
                     .unwrap_or(0);
-                self.constant(v)
+                self.constant(v as i64)
             }
             ExprKind::PositionalCount => self.constant(self.typed.positional.len() as i64),
             // Found when checking.
