@@ -1,5 +1,6 @@
 //! Kernel tests of bpftrace's current dialect (issue 14): lexical scopes,
-//! `let`, block and `if` values, and macros. weft traces the workload (`-c`,
+//! `let`, block and `if` values, macros, positional parameters and range
+//! loops. weft traces the workload (`-c`,
 //! filtered by `cpid`) and the output is what bpftrace's current release
 //! prints for the same script.
 
@@ -61,5 +62,27 @@ fn positional_parameters_as_integers_text_and_attach_points() {
         "\n\n@k:\n[5]                   10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\n\
          @l:\n[0, 10)               10 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n\n\
          @n: 40\n@s[7]: 10\n@u: 30\n"
+    );
+}
+
+#[test]
+fn range_loops_on_the_workload() {
+    require_root!();
+    // A bound from `$1`, `continue`, nested loops whose inner bound is the
+    // outer variable, `break`, and `return` from inside a loop (each leaves
+    // its iterators ended, or the verifier would refuse the program).
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+        for ($i : 0..$1) { if ($i == 3) { continue; } @[$i] = sum($i + 1); } \
+        $s = 0; \
+        for ($j : 1..10) { for ($k : 0..$j) { $s += 1; } if ($j == 4) { break; } } \
+        @s = sum($s); \
+        for ($n : (-2)..0) { @neg = sum($n); } \
+        for ($z : 5..5) { @never = count(); } } \
+        tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { \
+        for ($i : 0..100) { if ($i == 7) { @r = sum($i); return; } } @after = count(); }";
+    let out = trace_workload(script, "getppid 10", &["5"]);
+    assert_eq!(
+        out.stdout,
+        "\n\n@[0]: 10\n@[1]: 20\n@[2]: 30\n@[4]: 50\n@neg: -30\n@r: 70\n@s: 100\n"
     );
 }

@@ -132,6 +132,9 @@ pub fn insn_text(insn: &Insn) -> String {
             };
             let sym = match op {
                 JMP_JA => return format!("goto {}", target(off)),
+                JMP_CALL if s == crate::insn::PSEUDO_KFUNC_CALL => {
+                    return format!("call kfunc#{imm}");
+                }
                 JMP_CALL => {
                     return match Helper(imm as u32).name() {
                         Some(n) => format!("call {n}#{imm}"),

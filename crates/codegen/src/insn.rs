@@ -123,6 +123,8 @@ pub const ATOMIC_ADD: i32 = 0x00;
 
 /// `src` of an `ld_imm64` whose immediate is a map file descriptor.
 pub const PSEUDO_MAP_FD: u8 = 1;
+/// `src` of a call of a kernel function by BTF id.
+pub const PSEUDO_KFUNC_CALL: u8 = 2;
 
 /// Opcode masks.
 pub const CLASS_MASK: u8 = 0x07;
@@ -429,6 +431,11 @@ impl Insn {
     /// `call helper#id`.
     pub fn call(helper: u32) -> Insn {
         Insn::raw(CLASS_JMP | JMP_CALL, 0, 0, 0, helper as i32)
+    }
+
+    /// A call of a vmlinux kfunc by its BTF id (`BPF_PSEUDO_KFUNC_CALL`).
+    pub fn call_kfunc(btf_id: u32) -> Insn {
+        Insn::raw(CLASS_JMP | JMP_CALL, 0, PSEUDO_KFUNC_CALL, 0, btf_id as i32)
     }
 
     pub fn exit() -> Insn {

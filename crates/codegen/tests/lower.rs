@@ -47,6 +47,10 @@ case!(
     scratch_variable_loop,
     "BEGIN { $i = 0; while ($i < 4) { $i++; } @ = $i; }"
 );
+case!(
+    for_over_a_range,
+    "BEGIN { $s = 0; for ($i : 1..5) { if ($i == 2) { continue; } if ($i == 4) { return; } $s += $i; } @ = $s; }"
+);
 case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
 case!(
     deleted_keyless_hist_stays_a_hash,

@@ -957,5 +957,15 @@ pub fn fixture_btf() -> Vec<u8> {
         ],
     );
     b.enumeration("weft_signed", 4, &[("WEFT_BELOW_ZERO", -3)]);
+    // The numeric iterator kfuncs a range loop calls (Linux 6.4 and later).
+    let iter_num = b.structure("bpf_iter_num", 8, &[]);
+    let iter_ptr = b.ptr(iter_num);
+    let int_ptr = b.ptr(int);
+    let iter_new = b.proto(int, &[("it", iter_ptr), ("start", int), ("end", int)]);
+    b.func("bpf_iter_num_new", iter_new);
+    let iter_next = b.proto(int_ptr, &[("it", iter_ptr)]);
+    b.func("bpf_iter_num_next", iter_next);
+    let iter_destroy = b.proto(0, &[("it", iter_ptr)]);
+    b.func("bpf_iter_num_destroy", iter_destroy);
     b.build()
 }

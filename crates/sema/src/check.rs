@@ -128,6 +128,7 @@ pub fn check(
     let mut known_vars: Vec<scopes::BodyFacts> = Vec::new();
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     let macros = std::cell::OnceCell::new();
+    let range_iter = std::cell::OnceCell::new();
     // The script's C definitions; kernel structs they hold by value are
     // sized through BTF, read only when there are definitions.
     let script_types = if program
@@ -155,6 +156,7 @@ pub fn check(
         checker.binaries = Some(&binaries);
         checker.kernel = Some(kernel);
         checker.macros = Some(&macros);
+        checker.range_iter = Some(&range_iter);
         checker.kallsyms = Some(&kallsyms);
         checker.script_types = Some(&script_types);
         checker.known_vars = std::mem::take(&mut known_vars);
@@ -185,6 +187,7 @@ pub fn check(
     checker.binaries = Some(&binaries);
     checker.kernel = Some(kernel);
     checker.macros = Some(&macros);
+    checker.range_iter = Some(&range_iter);
     checker.kallsyms = Some(&kallsyms);
     checker.script_types = Some(&script_types);
     checker.known_vars = known_vars;
@@ -261,6 +264,9 @@ struct Checker<'a> {
     /// The script's preprocessor constants, read on the first identifier
     /// that is no builtin (shared by every round).
     macros: Option<&'a std::cell::OnceCell<crate::macros::Macros>>,
+    /// The kernel's range-iterator kfuncs, looked up in BTF once per script
+    /// (a scan of every vmlinux type) on the first range loop.
+    range_iter: Option<&'a std::cell::OnceCell<Option<crate::RangeIter>>>,
     /// `/proc/kallsyms`, read on the first `kaddr()` (shared by every round).
     kallsyms: Option<&'a crate::builtins::kaddr::Kallsyms>,
     /// The structs, unions and enums the script defines.
@@ -319,6 +325,7 @@ impl<'a> Checker<'a> {
             binaries: None,
             kernel: None,
             macros: None,
+            range_iter: None,
             kallsyms: None,
             script_types: None,
             known_vars: Vec::new(),
@@ -351,6 +358,7 @@ impl<'a> Checker<'a> {
                     scales: HashMap::new(),
                     record_fields: HashMap::new(),
                     var_keys: HashMap::new(),
+                    range_iter: None,
                 },
                 loop_depth: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),

@@ -83,6 +83,16 @@ pub fn for_over_element(span: Span, name: &str) -> Diagnostic {
     ))
 }
 
+/// `for ($i : a..b)` on a kernel without the numeric iterator kfuncs.
+pub fn no_range_iterator(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "this kernel cannot run a `for` loop over a range: it has no bpf_iter_num kfuncs (Linux 6.4 and later, with BTF)",
+    )
+    .with_code(Code::E0490)
+    .with_label(span, "needs bpf_iter_num_new/next/destroy")
+    .with_help("write the loop with `while` and a constant bound, or `unroll`")
+}
+
 /// `name!(...)` with no macro of that name.
 pub fn unknown_macro(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("no macro named `{name}`"))

@@ -129,6 +129,19 @@ pub struct TypedProbe {
     /// The key in `vars` of each `$x`, `let` and `for` variable whose key
     /// is not its name (a later declaration of the name in another scope).
     pub var_keys: HashMap<NodeId, String>,
+    /// `for ($i : a..b)`: the kernel's numeric iterator kfuncs, by their
+    /// vmlinux BTF ids (one set for the program; `None` without ranges).
+    pub range_iter: Option<RangeIter>,
+}
+
+/// The BTF ids of `bpf_iter_num_new`, `bpf_iter_num_next` and
+/// `bpf_iter_num_destroy` (Linux 6.4 and later): a range loop runs in the
+/// program itself, the verifier bounding it through the iterator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeIter {
+    pub new: u32,
+    pub next: u32,
+    pub destroy: u32,
 }
 
 impl TypedProbe {

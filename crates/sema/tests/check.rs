@@ -368,11 +368,26 @@ case!(
     err_let_shadows_a_variable_in_scope,
     "BEGIN {\n  let $a = 1;\n  if (1) { let $a = 2; }\n}"
 );
-// Typed, but not compiled yet: an error, never a loop that silently does nothing.
+// A map loop is typed, but not compiled yet: an error, never a loop that
+// silently does nothing. A range loop runs on the kernel's iterator.
 case!(
-    err_for_loop_is_not_compiled_yet,
+    err_for_loop_over_a_map_is_not_compiled_yet,
     "BEGIN { @m[1] = 2; for ($kv : @m) { @s = $kv.1; } for ($i : 0..3) { @t = $i; } }"
 );
+
+/// A kernel without the numeric iterator kfuncs cannot run a range loop.
+#[test]
+fn range_loop_needs_the_kernels_iterator() {
+    let src = "BEGIN {\n  for ($i : 0..3) { @t = $i; }\n}";
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, _) = syntax::parse(map.file(id));
+    let (_, diags) = check(&program, &FixtureKernel::new(), &CheckOptions::default());
+    insta::assert_snapshot!(
+        "range_loop_needs_the_kernels_iterator",
+        render_all(diags.iter(), &map)
+    );
+}
 // 0.17's tools read a variable after the `if` that assigned it: still one
 // variable for the whole probe there.
 case!(

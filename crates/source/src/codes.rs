@@ -245,6 +245,7 @@ codes! {
     E0481: "every file of a process without -p",
     E0482: "unsupported self signal",
     E0483: "sampling rate above the kernel's limit",
+    E0490: "kernel lacks the range iterator",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

@@ -240,9 +240,18 @@ impl Emitter<'_> {
                 }
                 self.finish_def(*dst, d);
             }
-            Op::Call { helper, args, ret } => {
+            Op::Call {
+                helper,
+                args,
+                ret,
+                kfunc,
+            } => {
                 self.call_args(args);
-                self.emit(Insn::call(helper.0));
+                self.emit(if *kfunc {
+                    Insn::call_kfunc(helper.0)
+                } else {
+                    Insn::call(helper.0)
+                });
                 if let Some(r) = ret {
                     match self.loc(*r) {
                         LocFinal::Reg(Reg::R0) => {}

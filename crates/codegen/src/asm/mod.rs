@@ -258,6 +258,15 @@ impl Asm {
 
     /// Calls `helper` with `args` in R1..R5; its R0 goes to `ret`.
     pub fn call(&mut self, helper: Helper, args: &[Src], ret: Option<VReg>) {
+        self.call_any(helper, args, ret, false);
+    }
+
+    /// A call of the kernel function (kfunc) whose vmlinux BTF id is `btf_id`.
+    pub fn call_kfunc(&mut self, btf_id: u32, args: &[Src], ret: Option<VReg>) {
+        self.call_any(Helper(btf_id), args, ret, true);
+    }
+
+    fn call_any(&mut self, helper: Helper, args: &[Src], ret: Option<VReg>, kfunc: bool) {
         if args.len() > 5 {
             self.fail(AsmError::TooManyArgs {
                 span: self.span,
@@ -268,6 +277,7 @@ impl Asm {
             helper,
             args: args.iter().copied().take(5).collect(),
             ret,
+            kfunc,
         });
     }
 

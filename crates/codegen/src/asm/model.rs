@@ -403,10 +403,13 @@ pub(super) enum Op {
         dst: VReg,
         symbol: String,
     },
+    /// A helper call, or (`kfunc`) a call of the kernel function whose
+    /// vmlinux BTF id is `helper.0`; both clobber r1-r5.
     Call {
         helper: Helper,
         args: Vec<Src>,
         ret: Option<VReg>,
+        kfunc: bool,
     },
     AtomicAdd {
         base: VReg,

@@ -286,7 +286,9 @@ fn run_ops(ops: &[Op]) -> u64 {
                 v.insert(dst.0, STACK_TOP.wrapping_add(*off as i64 as u64));
             }
             Op::MapPtr { .. } | Op::AtomicAdd { .. } => panic!("not modelled"),
-            Op::Call { helper, args, ret } => {
+            Op::Call {
+                helper, args, ret, ..
+            } => {
                 assert_eq!(helper.0 - FAKE, args.len() as u32);
                 let a: Vec<u64> = args.iter().map(|s| src(&v, *s)).collect();
                 if let Some(r) = ret {

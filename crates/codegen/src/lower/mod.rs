@@ -467,6 +467,9 @@ pub(crate) struct Lower<'a> {
     /// Stack slot of every scratch variable.
     vars: HashMap<String, Place>,
     loops: Vec<LoopLabels>,
+    /// The iterators of the range loops around the code being lowered,
+    /// outermost first: leaving early ends each.
+    range_iters: Vec<Slot>,
     /// The label every early exit jumps to (`return 0`).
     exit: Label,
     ctx: VReg,
@@ -505,6 +508,7 @@ impl<'a> Lower<'a> {
             printfs,
             vars: HashMap::new(),
             loops: Vec::new(),
+            range_iters: Vec::new(),
             exit,
             ctx,
             arrays: &[],
@@ -593,6 +597,9 @@ impl<'a> Lower<'a> {
 
     /// Leaves the program now (`return`, `exit()`).
     pub(crate) fn return_now(&mut self) {
+        for iter in self.range_iters.clone().into_iter().rev() {
+            self.destroy_range_iter(iter);
+        }
         let exit = self.exit;
         self.asm.jmp(exit);
     }

@@ -1,10 +1,10 @@
 //! Statements and control flow.
 
 use sema::Type;
-use syntax::ast::{AssignOp, Block, Expr, ExprKind, Stmt, StmtKind};
+use syntax::ast::{AssignOp, Block, Expr, ExprKind, ForIter, NodeId, Stmt, StmtKind};
 
 use super::{LoopLabels, Lower};
-use crate::asm::{Src, Width};
+use crate::asm::{AluOp, Cond, Src, Width};
 
 impl Lower<'_> {
     pub(crate) fn block(&mut self, block: &Block) {
@@ -91,8 +91,66 @@ impl Lower<'_> {
             }
             StmtKind::Return(_) => self.return_now(),
             StmtKind::Block(b) => self.block(b),
+            StmtKind::For {
+                id,
+                var,
+                iter: ForIter::Range { start, end },
+                body,
+                ..
+            } => self.for_range(*id, var, start, end, body),
+            // A map loop and `import`: refused when checking.
             StmtKind::For { .. } | StmtKind::Import(_) => {}
         }
+    }
+
+    /// `for ($i : start..end)` on the kernel's numeric iterator (an open-coded
+    /// iterator: the loop stays in this program, so the body reaches every
+    /// variable, map and output as any other code): `bpf_iter_num_new` over
+    /// [start, end) (32-bit bounds; none when start > end or past the
+    /// kernel's 8M-iteration cap), `bpf_iter_num_next` until it gives NULL,
+    /// then `bpf_iter_num_destroy`, which `return` and `exit()` call too.
+    fn for_range(&mut self, id: NodeId, var: &str, start: &Expr, end: &Expr, body: &Block) {
+        let (Some(kf), Some(place)) = (self.probe.range_iter, self.var_place(id, var)) else {
+            return;
+        };
+        let iter = self.asm.stack(8);
+        let from = self.scalar(start);
+        let to = self.scalar(end);
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        self.asm
+            .call_kfunc(kf.new, &[Src::Reg(it), Src::Reg(from), Src::Reg(to)], None);
+        let (top, brk) = (self.asm.label(), self.asm.label());
+        self.asm.bind(top);
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        let cur = self.asm.vreg();
+        self.asm.call_kfunc(kf.next, &[Src::Reg(it)], Some(cur));
+        self.asm.br(Cond::Eq, cur, Src::Imm(0), brk);
+        // The iterator's `int`, sign-extended.
+        let value = self.asm.vreg();
+        self.asm.load(value, cur, 0, Width::W);
+        self.asm.alu(AluOp::Lsh, value, Src::Imm(32));
+        self.asm.alu(AluOp::Arsh, value, Src::Imm(32));
+        self.store(place, Src::Reg(value), Width::DW);
+        self.loops.push(LoopLabels { brk, cont: top });
+        self.range_iters.push(iter);
+        self.block(body);
+        self.range_iters.pop();
+        self.loops.pop();
+        self.asm.jmp(top);
+        self.asm.bind(brk);
+        self.destroy_range_iter(iter);
+    }
+
+    /// Ends a range loop's iterator (the verifier wants each one ended).
+    pub(crate) fn destroy_range_iter(&mut self, iter: crate::asm::Slot) {
+        let Some(kf) = self.probe.range_iter else {
+            return;
+        };
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        self.asm.call_kfunc(kf.destroy, &[Src::Reg(it)], None);
     }
 
     fn assign(&mut self, target: &Expr, op: AssignOp, value: &Expr) {

@@ -166,6 +166,7 @@ impl Checker<'_> {
                     let t = self.expr(s, e);
                     self.expect_int(e, &t, "a range bound");
                 }
+                self.range_iter(s, var_span.to(end.span));
                 Type::I64
             }
         };
@@ -177,14 +178,38 @@ impl Checker<'_> {
         s.loop_depth -= 1;
         s.scopes.pop();
         // Typed above, so the body's errors are reported; not compiled yet.
-        let iter_span = match iter {
-            ForIter::Map(e) => e.span,
-            ForIter::Range { start, .. } => start.span,
+        if let ForIter::Map(e) = iter {
+            self.error(diag::not_supported_yet(
+                var_span.to(e.span),
+                "a `for` loop over a map",
+            ));
+        }
+    }
+
+    /// The kernel's numeric iterator, which a range loop runs on; a kernel
+    /// without it (before 6.4, or without BTF) is told in one sentence.
+    fn range_iter(&mut self, s: &mut Scope, span: Span) {
+        if s.probe.range_iter.is_some() {
+            return;
+        }
+        let kernel = self.kernel;
+        let look_up = || {
+            let kind = ktypes::btf::kind::FUNC;
+            let btf = kernel?.btf().ok()?;
+            Some(crate::RangeIter {
+                new: btf.find(kind, "bpf_iter_num_new")?,
+                next: btf.find(kind, "bpf_iter_num_next")?,
+                destroy: btf.find(kind, "bpf_iter_num_destroy")?,
+            })
         };
-        self.error(diag::not_supported_yet(
-            var_span.to(iter_span),
-            "a `for` loop",
-        ));
+        let found = match self.range_iter {
+            Some(cell) => *cell.get_or_init(look_up),
+            None => look_up(),
+        };
+        match found {
+            Some(ids) => s.probe.range_iter = Some(ids),
+            None => self.error(diag::no_range_iterator(span)),
+        }
     }
 
     /// The element of `for ($kv : @map)`: the tuple `(key, value)`.
