@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes the list of bpftrace runtime-suite cases weft still fails into
+docs/compat.md, between the markers below, from a `run.py --results FILE`
+(one JSON line per case). Usage: scripts/compat-failures.py RESULTS.jsonl
+
+Each case gets one line: its name and the reason the runner saw (weft's
+diagnostic, or what differed)."""
+import collections
+import json
+import re
+import sys
+from pathlib import Path
+
+BEGIN = "<!-- suite-failures: begin (scripts/compat-failures.py) -->"
+END = "<!-- suite-failures: end -->"
+
+def reason(row) -> str:
+    detail = (row.get("detail") or "").strip().splitlines()
+    text = detail[0] if detail else (row.get("category") or "failed")
+    text = re.sub(r"\s+", " ", text).replace("|", "\\|")
+    return text[:160]
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    status = collections.Counter(r["status"] for r in rows)
+    failed = sorted((r for r in rows if r["status"] == "FAIL"), key=lambda r: r["test"])
+    runnable = status["PASS"] + status["FAIL"]
+    lines = [
+        BEGIN,
+        "",
+        f"Last full run: {status['PASS']} of {runnable} runnable cases pass "
+        f"({100 * status['PASS'] / max(runnable, 1):.1f} %), {status['SKIP']} skip on this "
+        f"kernel (kprobes, fentry, watchpoints, hardware events).",
+        "",
+        "| case | why it fails |",
+        "|---|---|",
+    ]
+    lines += [f"| `{r['test']}` | {reason(r)} |" for r in failed]
+    lines += ["", END]
+    doc = Path(__file__).resolve().parent.parent / "docs" / "compat.md"
+    text = doc.read_text() if doc.exists() else "# Compatibility with bpftrace\n"
+    block = "\n".join(lines)
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## bpftrace's runtime suite: the cases that still fail\n\n" + block + "\n"
+    doc.write_text(text)
+    print(f"{len(failed)} failing cases written to {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
