@@ -11,16 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{run_weft, trace_workload};
-
-fn expect_lines(stdout: &str, stderr: &str, lines: &[&str]) {
-    for line in lines {
-        assert!(
-            stdout.lines().any(|l| l == *line),
-            "expected `{line}` in:\n{stdout}\nstderr:\n{stderr}"
-        );
-    }
-}
+use common::{expect_lines, run_weft, trace_workload};
 
 #[test]
 fn array_members_of_the_workloads_buffer() {

@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Outcome, run, scratch, weft, workload};
+use common::{Outcome, marker_in_file, run, scratch, weft, workload};
 
 struct Case {
     name: &'static str,
@@ -42,26 +42,6 @@ fn run_case(case: &Case) -> Outcome {
 
 fn ok(out: &Outcome) {
     assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
-}
-
-/// The build id of the workload binary in hex, and the offset in its file
-/// of `weft_workload_marker`'s first instruction.
-fn marker_in_file() -> (String, u64) {
-    let data = std::fs::read(workload()).expect("the workload");
-    let bin = uelf::Binary::parse(&data).expect("an ELF file");
-    let id = bin.build_id.expect("a build id");
-    let sym = bin
-        .functions
-        .iter()
-        .find(|f| f.name == "weft_workload_marker")
-        .expect("the marker function");
-    let seg = bin
-        .segments
-        .iter()
-        .find(|s| (s.vaddr..s.vaddr + s.memsz).contains(&sym.address))
-        .expect("its segment");
-    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-    (hex, sym.address - seg.vaddr + seg.offset)
 }
 
 const GETPPID: &str = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @n = count(); }";

@@ -7,16 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{run_weft, trace_workload};
-
-fn expect_lines(stdout: &str, stderr: &str, lines: &[&str]) {
-    for line in lines {
-        assert!(
-            stdout.lines().any(|l| l == *line),
-            "expected `{line}` in:\n{stdout}\nstderr:\n{stderr}"
-        );
-    }
-}
+use common::{expect_lines, run_weft, trace_workload};
 
 #[test]
 fn pointers_to_a_variable_read_its_bytes() {

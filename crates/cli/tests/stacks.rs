@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{run_weft, trace_workload};
+use common::{marker_in_file, run_weft, trace_workload};
 
 /// Sum of the `]: N` counts of a printed map.
 fn total(out: &str) -> u64 {
@@ -214,26 +214,6 @@ fn printf_stacks_and_kernel_symbols() {
     );
     // As bpftrace prints an unresolved null address.
     assert!(out.stdout.contains("@[0]: "), "{}", out.stdout);
-}
-
-/// The build id of the workload binary in hex, and the offset in its file
-/// of `weft_workload_marker`'s first instruction.
-fn marker_in_file() -> (String, u64) {
-    let data = std::fs::read(common::workload()).expect("the workload");
-    let bin = uelf::Binary::parse(&data).expect("an ELF file");
-    let id = bin.build_id.expect("a build id");
-    let sym = bin
-        .functions
-        .iter()
-        .find(|f| f.name == "weft_workload_marker")
-        .expect("the marker function");
-    let seg = bin
-        .segments
-        .iter()
-        .find(|s| (s.vaddr..s.vaddr + s.memsz).contains(&sym.address))
-        .expect("its segment");
-    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-    (hex, sym.address - seg.vaddr + seg.offset)
 }
 
 #[test]

@@ -113,6 +113,16 @@ pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
     out
 }
 
+/// Asserts that each of `lines` is a whole line of `stdout`.
+pub fn expect_lines(stdout: &str, stderr: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(
+            stdout.lines().any(|l| l == *line),
+            "expected `{line}` in:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}
+
 /// A unique scratch path for this test process.
 pub fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("weft-test-{}-{name}", std::process::id()))
@@ -174,4 +184,24 @@ impl ktypes::KernelInfo for KprobesOnly {
             true,
         ))
     }
+}
+
+/// The build id of the workload binary in hex, and the offset in its file
+/// of `weft_workload_marker`'s first instruction.
+pub fn marker_in_file() -> (String, u64) {
+    let data = std::fs::read(workload()).expect("the workload");
+    let bin = uelf::Binary::parse(&data).expect("an ELF file");
+    let id = bin.build_id.expect("a build id");
+    let sym = bin
+        .functions
+        .iter()
+        .find(|f| f.name == "weft_workload_marker")
+        .expect("the marker function");
+    let seg = bin
+        .segments
+        .iter()
+        .find(|s| (s.vaddr..s.vaddr + s.memsz).contains(&sym.address))
+        .expect("its segment");
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    (hex, sym.address - seg.vaddr + seg.offset)
 }
