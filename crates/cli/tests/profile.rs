@@ -63,9 +63,17 @@ fn profile_spin(out: &Path) -> Outcome {
     o
 }
 
+/// Profiles sample the whole machine, so one test's workload shows up in
+/// another's samples and timer windows; they run one at a time.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn on_cpu_samples_of_a_spinning_function() {
     require_root!();
+    let _serial = one_at_a_time();
     let path = scratch("oncpu.folded");
     let o = profile_spin(&path);
     let stacks = folded(&path);
@@ -100,6 +108,7 @@ fn on_cpu_samples_of_a_spinning_function() {
 #[test]
 fn off_cpu_time_of_sleeps_and_min_us() {
     require_root!();
+    let _serial = one_at_a_time();
     testgate::require!(
         Command::new("chrt").arg("--help").output().is_ok(),
         "chrt (util-linux) is not installed"
@@ -159,6 +168,7 @@ fn off_cpu_time_of_sleeps_and_min_us() {
 #[test]
 fn pprof_is_read_by_go_tool_pprof() {
     require_root!();
+    let _serial = one_at_a_time();
     let go = Command::new("go").arg("version").output();
     testgate::require!(
         go.is_ok_and(|o| o.status.success()),
@@ -257,6 +267,7 @@ fn svg_titles(svg: &str) -> Vec<String> {
 #[test]
 fn svg_is_xml_with_the_frames() {
     require_root!();
+    let _serial = one_at_a_time();
     let path = scratch("oncpu.svg");
     profile_spin(&path);
     let svg = std::fs::read_to_string(&path).unwrap();
@@ -388,6 +399,7 @@ fn flamegraph_reads_bpftrace_output_and_says_what_is_wrong() {
 #[test]
 fn a_script_draws_its_stack_maps() {
     require_root!();
+    let _serial = one_at_a_time();
     let svg = scratch("script.svg");
     let fold = scratch("script.folded");
     let cmd = format!("{} spin-cpu 300", workload().display());
@@ -445,6 +457,7 @@ fn a_script_draws_its_stack_maps() {
 #[test]
 fn stack_collisions_are_counted_and_shown() {
     require_root!();
+    let _serial = one_at_a_time();
     // One slot: every stack but the first collides.
     let path = scratch("collide.folded");
     let cmd = format!("{} spin-cpu 300", workload().display());
@@ -483,6 +496,7 @@ fn stack_collisions_are_counted_and_shown() {
 #[test]
 fn a_process_that_exits_during_the_run_keeps_its_symbols() {
     require_root!();
+    let _serial = one_at_a_time();
     let path = scratch("exited.folded");
     let mut weft = Command::new(common::weft())
         .args([
@@ -525,6 +539,7 @@ fn a_process_that_exits_during_the_run_keeps_its_symbols() {
 #[test]
 fn a_profile_without_samples_says_why() {
     require_root!();
+    let _serial = one_at_a_time();
     // A process that sleeps the whole time is never on a CPU.
     let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = sleeper.id().to_string();
@@ -564,6 +579,7 @@ fn a_profile_without_samples_says_why() {
 #[test]
 fn tuple_strings_and_stacks_read_from_maps() {
     require_root!();
+    let _serial = one_at_a_time();
     // A tuple's string element used as a key, and a missing key read as zeros
     // (its slot held an earlier statement's bytes).
     let o = run_weft(
@@ -583,6 +599,7 @@ fn tuple_strings_and_stacks_read_from_maps() {
 #[test]
 fn a_map_read_before_its_first_store_is_that_map() {
     require_root!();
+    let _serial = one_at_a_time();
     // The profile scripts' `if (@pids[pid] == 0) { @pids[pid] = 1; }`: the
     // read comes first in the program, after another map.
     let o = run_weft(
@@ -602,6 +619,7 @@ fn a_map_read_before_its_first_store_is_that_map() {
 #[test]
 fn tp_btf_sees_the_switches_into_the_workload() {
     require_root!();
+    let _serial = one_at_a_time();
     let features = run_weft(&["--info"], TIMEOUT);
     testgate::require!(
         features
@@ -631,6 +649,7 @@ fn tp_btf_sees_the_switches_into_the_workload() {
 #[test]
 fn jit_frames_are_named_from_the_perf_map() {
     require_root!();
+    let _serial = one_at_a_time();
     // The workload writes a loop into anonymous memory and names it in
     // /tmp/perf-PID.map, as node or a JVM agent does; it has exited (and
     // its perf map stays) when weft names the frames.
@@ -672,6 +691,7 @@ fn jit_frames_are_named_from_the_perf_map() {
 #[test]
 fn a_stripped_pie_is_named_through_its_debug_file() {
     require_root!();
+    let _serial = one_at_a_time();
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_target.c");
     let full = scratch("pt-full").display().to_string();
     let stripped = scratch("pt-stripped").display().to_string();
@@ -733,6 +753,7 @@ fn a_stripped_pie_is_named_through_its_debug_file() {
 #[test]
 fn off_cpu_state_and_max_us_filters() {
     require_root!();
+    let _serial = one_at_a_time();
     testgate::require!(
         Command::new("chrt").arg("--help").output().is_ok(),
         "chrt (util-linux) is not installed"
@@ -849,6 +870,7 @@ fn the_seed_s_bpftrace_files_are_drawn_as_they_are() {
 #[test]
 fn bpftrace_s_live_output_is_drawn_whole() {
     require_root!();
+    let _serial = one_at_a_time();
     testgate::require!(
         Command::new("bpftrace")
             .arg("--version")
@@ -893,6 +915,7 @@ fn bpftrace_s_live_output_is_drawn_whole() {
 #[test]
 fn user_or_kernel_stacks_only() {
     require_root!();
+    let _serial = one_at_a_time();
     // Spinning in user code, then in and out of the kernel.
     let cmd = format!("{} spin-cpu 300 getppid 300000", workload().display());
     let path = scratch("only.folded");
@@ -960,6 +983,7 @@ fn idle_seconds() -> f64 {
 #[test]
 fn idle_samples_only_when_asked() {
     require_root!();
+    let _serial = one_at_a_time();
     let path = scratch("idle.folded");
     let idle_samples = |extra: &[&str]| -> (u64, f64) {
         let mut args = vec!["profile", "-q", "-F", "199", "-d", "2"];
@@ -990,6 +1014,7 @@ fn idle_samples_only_when_asked() {
 #[test]
 fn progress_on_a_terminal() {
     require_root!();
+    let _serial = one_at_a_time();
     let path = scratch("progress.folded");
     let (status, screen) = common::pty::run_on_pty(&[
         "profile",
@@ -1063,6 +1088,7 @@ fn progress_on_a_terminal() {
 #[test]
 fn off_cpu_pprof_is_nanoseconds_blocked() {
     require_root!();
+    let _serial = one_at_a_time();
     let go = Command::new("go").arg("version").output();
     testgate::require!(
         go.is_ok_and(|o| o.status.success()),
@@ -1113,6 +1139,7 @@ fn off_cpu_pprof_is_nanoseconds_blocked() {
 #[test]
 fn one_process_until_it_exits_folded_to_stdout() {
     require_root!();
+    let _serial = one_at_a_time();
     // 1.5 s of CPU; weft attaches to it while it runs and stops when it ends.
     let mut spin = Command::new(workload())
         .args(["spin-cpu", "1500"])
@@ -1144,6 +1171,7 @@ fn one_process_until_it_exits_folded_to_stdout() {
 #[test]
 fn off_cpu_threads_are_summed_by_process() {
     require_root!();
+    let _serial = one_at_a_time();
     // Two threads pass a byte back and forth 2,000 times: each blocks in
     // a pipe read about 2,000 times.
     let cmd = format!("{} pingpong 2000", workload().display());
