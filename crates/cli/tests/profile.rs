@@ -44,23 +44,24 @@ fn total_where(stacks: &HashMap<String, u64>, pred: impl Fn(&str) -> bool) -> u6
     stacks.iter().filter(|(s, _)| pred(s)).map(|(_, n)| n).sum()
 }
 
+/// `weft profile FLAGS -c COMMAND -o OUT`, which must succeed.
+fn profile_command(flags: &[&str], command: &str, out: &Path) -> Outcome {
+    let mut args = vec!["profile"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-c", command, "-o", out.to_str().unwrap()]);
+    let o = run_weft(&args, TIMEOUT);
+    must_succeed(&o, &format!("weft {}", args.join(" ")));
+    o
+}
+
+/// The workload run with `steps`, as a `-c` command.
+fn workload_command(steps: &str) -> String {
+    format!("{} {steps}", workload().display())
+}
+
 /// `weft profile -F 499` of the workload spinning 1 s of CPU, written to `out`.
 fn profile_spin(out: &Path) -> Outcome {
-    let cmd = format!("{} spin-cpu 1000", workload().display());
-    let o = run_weft(
-        &[
-            "profile",
-            "-F",
-            "499",
-            "-c",
-            &cmd,
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        TIMEOUT,
-    );
-    must_succeed(&o, "weft profile");
-    o
+    profile_command(&["-F", "499"], &workload_command("spin-cpu 1000"), out)
 }
 
 /// Profiles sample the whole machine, so one test's workload shows up in
@@ -460,23 +461,11 @@ fn stack_collisions_are_counted_and_shown() {
     let _serial = one_at_a_time();
     // One slot: every stack but the first collides.
     let path = scratch("collide.folded");
-    let cmd = format!("{} spin-cpu 300", workload().display());
-    let o = run_weft(
-        &[
-            "profile",
-            "-F",
-            "999",
-            "-U",
-            "--stack-storage-size",
-            "1",
-            "-c",
-            &cmd,
-            "-o",
-            path.to_str().unwrap(),
-        ],
-        TIMEOUT,
+    let o = profile_command(
+        &["-F", "999", "-U", "--stack-storage-size", "1"],
+        &workload_command("spin-cpu 300"),
+        &path,
     );
-    must_succeed(&o, "weft profile");
     let stacks = folded(&path);
     let _ = std::fs::remove_file(&path);
     let missed = total_where(&stacks, |s| s.contains("[Missed User Stack]"));
@@ -654,21 +643,11 @@ fn jit_frames_are_named_from_the_perf_map() {
     // /tmp/perf-PID.map, as node or a JVM agent does; it has exited (and
     // its perf map stays) when weft names the frames.
     let path = scratch("jit.folded");
-    let cmd = format!("{} jit-spin 300", workload().display());
-    let o = run_weft(
-        &[
-            "profile",
-            "-F",
-            "499",
-            "--pid-frames",
-            "-c",
-            &cmd,
-            "-o",
-            path.to_str().unwrap(),
-        ],
-        TIMEOUT,
+    profile_command(
+        &["-F", "499", "--pid-frames"],
+        &workload_command("jit-spin 300"),
+        &path,
     );
-    must_succeed(&o, "weft profile");
     let stacks = folded(&path);
     let _ = std::fs::remove_file(&path);
     for pid in stacks
@@ -721,19 +700,7 @@ fn a_stripped_pie_is_named_through_its_debug_file() {
         "cc and objcopy (scripts/setup.sh installs gcc; binutils comes with it)"
     );
     let path = scratch("pt.folded");
-    let o = run_weft(
-        &[
-            "profile",
-            "-F",
-            "499",
-            "-c",
-            &stripped,
-            "-o",
-            path.to_str().unwrap(),
-        ],
-        TIMEOUT,
-    );
-    must_succeed(&o, "weft profile");
+    profile_command(&["-F", "499"], &stripped, &path);
     let stacks = folded(&path);
     for p in [&full, &stripped, &debug] {
         let _ = std::fs::remove_file(p);
@@ -917,23 +884,10 @@ fn user_or_kernel_stacks_only() {
     require_root!();
     let _serial = one_at_a_time();
     // Spinning in user code, then in and out of the kernel.
-    let cmd = format!("{} spin-cpu 300 getppid 300000", workload().display());
+    let cmd = workload_command("spin-cpu 300 getppid 300000");
     let path = scratch("only.folded");
     let stacks_with = |flag: &str| -> HashMap<String, u64> {
-        let o = run_weft(
-            &[
-                "profile",
-                "-F",
-                "499",
-                flag,
-                "-c",
-                &cmd,
-                "-o",
-                path.to_str().unwrap(),
-            ],
-            TIMEOUT,
-        );
-        must_succeed(&o, flag);
+        profile_command(&["-F", "499", flag], &cmd, &path);
         let stacks = folded(&path);
         let _ = std::fs::remove_file(&path);
         stacks

@@ -27,19 +27,22 @@ fn compile(src: &str, level: abi::HelperErrors) -> codegen::Compiled {
     codegen::compile_with(&program, &typed, &options).expect("compiles")
 }
 
+/// The helpers whose failures the program reports, in code order.
+fn helpers(c: &codegen::Compiled) -> Vec<&str> {
+    c.manifest
+        .helper_sites
+        .iter()
+        .map(|s| s.helper.as_str())
+        .collect()
+}
+
 const SCRIPT: &str =
     "tracepoint:syscalls:sys_enter_openat { @[tid] = 1; $s = str(args->filename); }";
 
 #[test]
 fn k_checks_the_map_update_and_not_the_read() {
     let c = compile(SCRIPT, abi::HelperErrors::Helpers);
-    let sites: Vec<&str> = c
-        .manifest
-        .helper_sites
-        .iter()
-        .map(|s| s.helper.as_str())
-        .collect();
-    assert_eq!(sites, ["map_update_elem"]);
+    assert_eq!(helpers(&c), ["map_update_elem"]);
     assert_eq!(c.manifest.helper_sites[0].span, (39, 45));
     assert_eq!(
         c.manifest.helper_sites[0].probe,
@@ -51,13 +54,7 @@ fn k_checks_the_map_update_and_not_the_read() {
 #[test]
 fn kk_checks_the_read_too_and_no_flag_checks_nothing() {
     let c = compile(SCRIPT, abi::HelperErrors::WithReads);
-    let sites: Vec<&str> = c
-        .manifest
-        .helper_sites
-        .iter()
-        .map(|s| s.helper.as_str())
-        .collect();
-    assert_eq!(sites, ["map_update_elem", "probe_read_str"]);
+    assert_eq!(helpers(&c), ["map_update_elem", "probe_read_str"]);
     let off = compile(SCRIPT, abi::HelperErrors::Off);
     assert!(off.manifest.helper_sites.is_empty());
     // Without the flags, the code of the default options.

@@ -42,6 +42,12 @@ pub enum Kind {
     Text,
 }
 
+/// A count from 1 to what the kernel takes in 32 bits: most size keys.
+const POSITIVE_U32: Kind = Kind::Count {
+    min: 1,
+    max: u32::MAX as u64,
+};
+
 /// What weft does with a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
@@ -122,50 +128,35 @@ pub static KEYS: &[Key] = &[
     },
     Key {
         name: "log_size",
-        kind: Kind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        kind: POSITIVE_U32,
         default: || ConfigValue::Int(1_000_000),
         effect: Effect::Applied,
         help: "the size in bytes of the kernel verifier's log",
     },
     Key {
         name: "max_bpf_progs",
-        kind: Kind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        kind: POSITIVE_U32,
         default: || ConfigValue::Int(1024),
         effect: Effect::Applied,
         help: "the most BPF programs a script may generate",
     },
     Key {
         name: "max_cat_bytes",
-        kind: Kind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        kind: POSITIVE_U32,
         default: || ConfigValue::Int(10240),
         effect: Effect::Applied,
         help: "the most bytes cat() prints of a file",
     },
     Key {
         name: "max_map_keys",
-        kind: Kind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        kind: POSITIVE_U32,
         default: || ConfigValue::Int(4096),
         effect: Effect::Applied,
         help: "how many keys each map holds",
     },
     Key {
         name: "max_probes",
-        kind: Kind::Count {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        kind: POSITIVE_U32,
         default: || ConfigValue::Int(1024),
         effect: Effect::Applied,
         help: "the most attach points a script may attach",
