@@ -14,7 +14,27 @@ from pathlib import Path
 BEGIN = "<!-- suite-failures: begin (scripts/compat-failures.py) -->"
 END = "<!-- suite-failures: end -->"
 
+# Cases that test bpftrace's own identity, which the issue leaves outside the
+# target: each expects the comm, process name, version or --info layout of a
+# process called bpftrace.
+IDENTITY = {
+    "basic.it shows version": "expects bpftrace's version string",
+    "basic.info flag": "expects bpftrace's --info layout",
+    "btf.btf_char_array_to_string": "expects the comm `bpftrace`",
+    "builtin.comm": "expects the comm `bpftrace`",
+    "call.print_non_map_builtin": "expects the comm `bpftrace`",
+    "json-output.print_non_map_builtin": "expects the comm `bpftrace`",
+    "macro.builtin wrapper comm": "expects the comm `bpftrace`",
+    "other.if_compare_and_print_string": "expects the comm `bpftrace`",
+    "stdlib.comm from pid": "expects the comm `bpftrace`",
+    "probe.signal_order": "signals `$(pidof bpftrace)`",
+    "signals.custom signal handling probe": "signals `$(pidof bpftrace)`",
+}
+
+
 def reason(row) -> str:
+    if row["test"] in IDENTITY:
+        return "bpftrace's identity: " + IDENTITY[row["test"]]
     detail = (row.get("detail") or "").strip().splitlines()
     text = detail[0] if detail else (row.get("category") or "failed")
     text = re.sub(r"\s+", " ", text).replace("|", "\\|")
@@ -29,12 +49,16 @@ def main() -> int:
     status = collections.Counter(r["status"] for r in rows)
     failed = sorted((r for r in rows if r["status"] == "FAIL"), key=lambda r: r["test"])
     runnable = status["PASS"] + status["FAIL"]
+    identity = sum(1 for r in failed if r["test"] in IDENTITY)
+    counted = runnable - identity
     lines = [
         BEGIN,
         "",
         f"Last full run: {status['PASS']} of {runnable} runnable cases pass "
         f"({100 * status['PASS'] / max(runnable, 1):.1f} %), {status['SKIP']} skip on this "
-        f"kernel (kprobes, fentry, watchpoints, hardware events).",
+        f"kernel (kprobes, fentry, watchpoints, hardware events). Leaving out the {identity} "
+        f"cases that test bpftrace's own identity, {status['PASS']} of {counted} pass "
+        f"({100 * status['PASS'] / max(counted, 1):.1f} %).",
         "",
         "| case | why it fails |",
         "|---|---|",
