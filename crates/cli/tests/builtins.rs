@@ -13,6 +13,8 @@
 //!   /sys/devices/system/cpu/possible lists.
 //! - `delete()` says whether the element was there, for keyed and keyless
 //!   maps, and a statement `delete()` still deletes.
+//! - `len(@m)` counts a map's elements as they are added and deleted, and
+//!   `has_key()` finds a key (a tuple for a map of two keys) without adding it.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -205,6 +207,28 @@ fn delete_says_whether_the_element_was_there() {
         &[],
     );
     assert_eq!(out.stdout, "\n\n@r[false, true, false, false, false]: 25\n");
+}
+
+#[test]
+fn len_and_has_key_follow_a_map() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_write /pid == cpid/ { \
+           if (!has_key(@seen, args->count)) { @first = count(); } \
+           @seen[args->count] = 1; @pair[args->count, comm] = 1; @len = len(@seen); \
+           @r[has_key(@seen, args->count), has_key(@seen, 99), \
+              has_key(@pair, (args->count, \"weftwl\")), has_key(@pair, (args->count, \"x\"))] = count(); } \
+         tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+           delete(@seen, 2); @after = len(@seen); @pairs = len(@pair); clear(@seen); clear(@pair); }",
+        "write 1 3 write 2 4 write 3 5 getppid 1",
+        &[],
+    );
+    assert_eq!(
+        out.stdout,
+        "\n\n@after: 2\n@first: 3\n@len: 3\n@pairs: 3\n@r[true, false, true, false]: 12\n",
+        "{}",
+        out.stderr
+    );
 }
 
 /// How many CPUs /sys/devices/system/cpu/possible lists (`0-1,4`: 3).

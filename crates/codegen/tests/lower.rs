@@ -84,3 +84,7 @@ case!(
     address_of_a_variable,
     "BEGIN { $v = (uint64)7; $p = &$v; @ = *$p; }"
 );
+case!(
+    len_and_has_key,
+    "BEGIN { @a[1] = 1; @n = len(@a); @h = has_key(@a, 2); }"
+);

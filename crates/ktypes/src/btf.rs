@@ -967,5 +967,10 @@ pub fn fixture_btf() -> Vec<u8> {
     b.func("bpf_iter_num_next", iter_next);
     let iter_destroy = b.proto(0, &[("it", iter_ptr)]);
     b.func("bpf_iter_num_destroy", iter_destroy);
+    // The element count `len(@m)` reads (Linux 6.6 and later).
+    let bpf_map = b.structure("bpf_map", 8, &[]);
+    let map_ptr = b.ptr(bpf_map);
+    let elem_count = b.proto(long, &[("map", map_ptr)]);
+    b.func("bpf_map_sum_elem_count", elem_count);
     b.build()
 }

@@ -72,6 +72,26 @@ pub fn for_over_scalar_map(span: Span, name: &str, first: Span) -> Diagnostic {
     .with_help("a `for` loop walks the keys of a map such as `@m[k]`; read a keyless map directly")
 }
 
+/// `len(@m)` / `has_key(@m, k)` of a map without keys (bpftrace's words).
+pub fn map_needs_keys(span: Span, function: &str, name: &str, first: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "call to {function}() expects a map with explicit keys (non-scalar map)"
+    ))
+    .with_code(Code::E0322)
+    .with_label(span, format!("`{name}` has no keys"))
+    .with_secondary(first, "assigned without a key here")
+}
+
+/// `len(@m)` on a kernel without the `bpf_map_sum_elem_count` kfunc.
+pub fn no_map_elem_count(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "this kernel cannot count a map's elements: it has no bpf_map_sum_elem_count kfunc (Linux 6.6 and later, with BTF)",
+    )
+    .with_code(Code::E0491)
+    .with_label(span, "needs bpf_map_sum_elem_count")
+    .with_help("count the elements yourself: `@n++` where an element is added")
+}
+
 pub fn for_over_element(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!(
         "a `for` loop iterates over a whole map, not an element of `{name}`"

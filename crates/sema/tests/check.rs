@@ -217,6 +217,14 @@ case!(
     "BEGIN { @a[1] = 1; @s = 1; $x = delete(@a, 2); if (delete(@s)) { exit(); } @n = !delete(@a[1]); }"
 );
 case!(
+    ok_len_and_has_key,
+    "BEGIN { @a[1] = 1; @b[1, \"x\"] = 2; @n = len(@a); if (has_key(@a, 2) && !has_key(@b, (1, \"y\"))) { @k = len(@b); } }"
+);
+case!(
+    err_len_and_has_key,
+    "BEGIN { @s = 1; @a[1] = 1; @n = len(@s); @h = has_key(@s, 1); @m = len(1); @o = len(@a, 1); @p = has_key(@a); @q = has_key(@a, \"x\"); }"
+);
+case!(
     ok_usermode_and_ncpus,
     "BEGIN { @b = usermode; } tracepoint:syscalls:sys_enter_read { @t[usermode, ncpus, __builtin_ncpus] = count(); } profile:hz:99 { @p[usermode] = count(); }"
 );

@@ -163,6 +163,7 @@ codes! {
     E0316: "aggregation not assigned to a map",
     E0320: "`for` over a map without keys",
     E0321: "`for` over a map element",
+    E0322: "map without keys where keys are needed",
     E0340: "invalid stack argument",
     E0341: "unknown clock",
     E0350: "unknown struct",
@@ -246,6 +247,7 @@ codes! {
     E0482: "unsupported self signal",
     E0483: "sampling rate above the kernel's limit",
     E0490: "kernel lacks the range iterator",
+    E0491: "kernel cannot count map elements",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",

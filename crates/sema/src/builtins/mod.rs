@@ -98,6 +98,8 @@ builtins! {
     usermode: variables(DEF);
     strlen: functions(DEF);
     strcontains: functions(DEF);
+    len: functions(DEF);
+    has_key: functions(DEF);
 }
 
 /// The builtin function called `name`.

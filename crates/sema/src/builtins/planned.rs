@@ -6,8 +6,6 @@ const FUNCTIONS: &[&str] = &[
     "macaddr",
     "path",
     "strncmp",
-    "has_key",
-    "len",
     "sizeof",
     "kptr",
     "uptr",

@@ -75,6 +75,17 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         self.checker.error(d);
     }
 
+    /// Checks the arguments that are not maps, for a call of the wrong
+    /// shape (a map named there is not read as a value: its key would not fit).
+    pub fn check_non_map_args(&mut self) {
+        let args = self.args;
+        for a in args {
+            if !matches!(a.kind, syntax::ast::ExprKind::Map { .. }) {
+                self.check(a);
+            }
+        }
+    }
+
     /// Reports and returns false unless `t` (the type of `e`) is an integer
     /// or pointer; `what` names the place (`bswap()`, `str()'s length`).
     pub fn expect_int(&mut self, e: &Expr, t: &Type, what: &str) -> bool {
@@ -135,6 +146,15 @@ impl<'c, 'a> CallCheck<'c, 'a> {
     /// (`delete(@m[k])`): checks its keys and records which map it is.
     pub fn map_ref(&mut self, m: &Expr, keys: Option<&Vec<Expr>>) {
         self.checker.map_ref(self.scope, m, keys);
+    }
+
+    /// What is known of the map `m` names (`@m`), from its stores so far
+    /// (or the previous round's), if anything.
+    pub fn map_info(&self, m: &Expr) -> Option<crate::typed::MapInfo> {
+        let syntax::ast::ExprKind::Map { name, .. } = &m.kind else {
+            return None;
+        };
+        self.checker.map_info(&format!("@{name}")).cloned()
     }
 
     /// Notes that a probe deletes from the map `m` names (so it is a hash).

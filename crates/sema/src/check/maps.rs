@@ -143,6 +143,15 @@ impl Checker<'_> {
         info.value
     }
 
+    /// The map named `full` (with `@`), as stored so far or, before its
+    /// first store in this round, as the previous round left it.
+    pub(super) fn map_info(&self, full: &str) -> Option<&MapInfo> {
+        match self.map_index.get(full) {
+            Some(&i) => Some(&self.maps[i]),
+            None => self.known_index.get(full).map(|&i| &self.known[i]),
+        }
+    }
+
     /// Notes that a probe deletes from the map `m` names (it cannot be an array).
     pub(super) fn mark_deleted(&mut self, s: &Scope, m: &Expr) {
         if let Some(&i) = s.probe.maps.get(&m.id) {

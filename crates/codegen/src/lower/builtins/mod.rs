@@ -139,6 +139,8 @@ lowerings! {
     usermode: variables(LOWERING);
     strlen: functions(LOWERING);
     strcontains: functions(LOWERING);
+    len: functions(LOWERING);
+    has_key: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
