@@ -15,6 +15,8 @@
 //!   maps, and a statement `delete()` still deletes.
 //! - `len(@m)` counts a map's elements as they are added and deleted, and
 //!   `has_key()` finds a key (a tuple for a map of two keys) without adding it.
+//! - `pton()` gives an address's bytes in network order, which `ntop()`
+//!   prints back, from a call, a variable and a map key, for IPv4 and IPv6.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -226,6 +228,24 @@ fn len_and_has_key_follow_a_map() {
     assert_eq!(
         out.stdout,
         "\n\n@after: 2\n@first: 3\n@len: 3\n@pairs: 3\n@r[true, false, true, false]: 12\n",
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn pton_gives_the_bytes_ntop_prints() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            r#"BEGIN { $a = pton("10.1.2.3"); print($a); printf("%s %s %s %s\n", ntop(2, pton("127.0.0.1")), ntop(10, pton("::1")), ntop(pton("fe80::1:2")), ntop($a)); @[ntop(pton("192.168.0.255"))] = (uint32)pton("127.0.0.1"); }"#,
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        out.stdout,
+        "[10,1,2,3]\n127.0.0.1 ::1 fe80::1:2 10.1.2.3\n\n\n@[192.168.0.255]: 16777343\n",
         "{}",
         out.stderr
     );

@@ -82,6 +82,16 @@ pub fn map_needs_keys(span: Span, function: &str, name: &str, first: Span) -> Di
     .with_secondary(first, "assigned without a key here")
 }
 
+/// `pton("...")` of text that is no IPv4 or IPv6 address.
+pub fn invalid_ip_address(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "pton() expects an IPv4 or IPv6 address, found \"{text}\""
+    ))
+    .with_code(Code::E0323)
+    .with_label(span, "not an address")
+    .with_help("write an IPv4 address as `127.0.0.1`, an IPv6 address as `::1`")
+}
+
 /// `len(@m)` on a kernel without the `bpf_map_sum_elem_count` kfunc.
 pub fn no_map_elem_count(span: Span) -> Diagnostic {
     Diagnostic::error(

@@ -225,6 +225,14 @@ case!(
     "BEGIN { @s = 1; @a[1] = 1; @n = len(@s); @h = has_key(@s, 1); @m = len(1); @o = len(@a, 1); @p = has_key(@a); @q = has_key(@a, \"x\"); }"
 );
 case!(
+    ok_pton,
+    "BEGIN { $a = pton(\"127.0.0.1\"); $b = pton(\"::ffff:1.2.3.4\"); @[ntop($a)] = ntop(pton(\"::1\")); }"
+);
+case!(
+    err_pton,
+    "BEGIN { $a = pton(\"10.1.2\"); $b = pton(comm); $c = pton(\"1::2::3\"); $d = pton(); }"
+);
+case!(
     ok_usermode_and_ncpus,
     "BEGIN { @b = usermode; } tracepoint:syscalls:sys_enter_read { @t[usermode, ncpus, __builtin_ncpus] = count(); } profile:hz:99 { @p[usermode] = count(); }"
 );

@@ -164,6 +164,7 @@ codes! {
     E0320: "`for` over a map without keys",
     E0321: "`for` over a map element",
     E0322: "map without keys where keys are needed",
+    E0323: "invalid IP address",
     E0340: "invalid stack argument",
     E0341: "unknown clock",
     E0350: "unknown struct",

@@ -737,6 +737,11 @@ impl Lower<'_> {
         let mut data = bytes[..n].to_vec();
         let end = if self.canonical { size as usize } else { 0 };
         data.resize(end.max(n + 1), 0);
+        self.write_bytes(&data, place);
+    }
+
+    /// Writes exactly `data` at `place`, in as few stores as alignment allows.
+    pub(crate) fn write_bytes(&mut self, data: &[u8], place: Place) {
         let mut off = 0;
         while off < data.len() {
             let rest = &data[off..];

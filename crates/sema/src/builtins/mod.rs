@@ -100,6 +100,7 @@ builtins! {
     strcontains: functions(DEF);
     len: functions(DEF);
     has_key: functions(DEF);
+    pton: functions(DEF);
 }
 
 /// The builtin function called `name`.

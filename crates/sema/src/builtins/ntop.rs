@@ -2,7 +2,7 @@
 //!
 //! What it does: takes an integer (an IPv4 address in network order) or a
 //! 4- or 16-byte array (a tracepoint's `__u8 saddr[4]`, a struct member
-//! such as `skc_v6_daddr.in6_u.u6_addr8`), with the family from `af` or,
+//! such as `skc_v6_daddr.in6_u.u6_addr8`, `pton("::1")`), with the family from `af` or,
 //! without it, from the size (16 bytes: IPv6). Printed as bpftrace prints it.
 //!
 //! Example: `tracepoint:sock:inet_sock_set_state { @[ntop(args->daddr)] = count(); }`
@@ -53,7 +53,7 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         });
     let fits = match array_len {
         Some(len) => matches!(len, 4 | 16),
-        None => t.is_scalar(),
+        None => t.is_scalar() || byte_array_len(&t).is_some(),
     };
     if !fits {
         cx.error(diag::type_mismatch(
@@ -64,4 +64,15 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         ));
     }
     Type::Inet
+}
+
+/// The length of a 4- or 16-byte array value (`pton()`'s, a variable
+/// holding one), which `ntop()` reads as an address.
+pub fn byte_array_len(t: &Type) -> Option<u32> {
+    match t {
+        Type::Array { elem, len: len @ (4 | 16) } if matches!(**elem, Type::Int { size: 1, .. }) => {
+            Some(*len)
+        }
+        _ => None,
+    }
 }

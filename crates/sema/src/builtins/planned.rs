@@ -11,7 +11,6 @@ const FUNCTIONS: &[&str] = &[
     "uptr",
     "unwatch",
     "skboutput",
-    "pton",
     "offsetof",
     "errorf",
     "warnf",

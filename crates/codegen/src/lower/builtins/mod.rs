@@ -141,6 +141,7 @@ lowerings! {
     strcontains: functions(LOWERING);
     len: functions(LOWERING);
     has_key: functions(LOWERING);
+    pton: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.

@@ -1,7 +1,8 @@
 //! `ntop([af, ]addr)` (rule in `sema::builtins::ntop`): `family: u64`, then
 //! the address in 16 bytes: an integer stored as 4 bytes, a tracepoint's
-//! byte array or a struct member's copied; the family is `af`, or without
-//! it 10 (IPv6) for 16 bytes and 2 (IPv4) otherwise.
+//! byte array, a struct member's or a byte array value (`pton()`) copied;
+//! the family is `af`, or without it 10 (IPv6) for 16 bytes and 2 (IPv4)
+//! otherwise.
 
 use ktypes::FieldKind;
 use sema::Type;
@@ -31,8 +32,15 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, _dst: &Type) {
         Some(sema::MemberValue::Chars { len }) => Some(len.min(16)),
         _ => None,
     };
-    let default_family =
-        if array.as_ref().is_some_and(|f| f.size == 16) || member_bytes == Some(16) {
+    let addr_ty = l.ty(addr);
+    let value_bytes = match (&array, member_bytes) {
+        (None, None) => sema::builtins::ntop::byte_array_len(&addr_ty),
+        _ => None,
+    };
+    let default_family = if array.as_ref().is_some_and(|f| f.size == 16)
+        || member_bytes == Some(16)
+        || value_bytes == Some(16)
+    {
             10
         } else {
             2
@@ -47,6 +55,11 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, _dst: &Type) {
     l.set_span(addr.span);
     // An IPv4 address fills 4 of the 16 bytes: the rest must be zero.
     l.zero_range(place, 8, 24);
+    if value_bytes.is_some() {
+        // A byte array held by value (`pton()`'s, a variable's).
+        l.write_into(addr, place.offset(8), &addr_ty);
+        return;
+    }
     if let Some(len) = member_bytes {
         let dst = place.offset(8);
         l.member_bytes(addr, dst, len);
