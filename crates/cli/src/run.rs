@@ -119,7 +119,11 @@ pub fn run(
         actions: VecDeque::new(),
         streams: Streams::new(&manifest, opts.timeline.take(), opts.stream_tap.take()),
         zeroed: vec![false; manifest.maps.len()],
-        symbols: opts.symbols.take().unwrap_or_default(),
+        symbols: opts
+            .symbols
+            .take()
+            .unwrap_or_default()
+            .with_time_formats(&manifest.time_formats),
         records: 0,
         helper_failures: Vec::new(),
     };
@@ -704,10 +708,8 @@ fn print_value(sink: &mut dyn Sink, args: &[output::Value]) -> std::io::Result<(
 /// included) into their text.
 fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut output::Value) {
     match (layout, value) {
-        (abi::Layout::Timestamp { format }, value) => {
-            let fmt = manifest.time_formats.get(*format as usize);
-            let ns = value.as_bits();
-            *value = output::Value::str(&strftime_ns(fmt.map_or("%H:%M:%S", String::as_str), ns));
+        (abi::Layout::Timestamp { .. }, output::Value::Timestamp(t)) => {
+            t.text = Some(time_text(&manifest.time_formats, t.ns, t.format));
         }
         (abi::Layout::Tuple { fields, .. }, output::Value::Tuple(items)) => {
             for (field, item) in fields.iter().zip(items) {
@@ -773,6 +775,12 @@ fn print_text(
 /// Formats the local time now with C `strftime`.
 /// `strftime(fmt, ns)`: `ns` of the monotonic clock (`nsecs`) as wall-clock
 /// time, with bpftrace's `%f` (microseconds) besides strftime(3)'s fields.
+/// `strftime()`'s text: `ns` in the script's time format number `format`.
+pub(crate) fn time_text(formats: &[String], ns: u64, format: u32) -> String {
+    let fmt = formats.get(format as usize);
+    strftime_ns(fmt.map_or("%H:%M:%S", String::as_str), ns)
+}
+
 fn strftime_ns(fmt: &str, ns: u64) -> String {
     static OFFSET_NS: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
     let offset = *OFFSET_NS.get_or_init(|| {

@@ -30,6 +30,8 @@ pub struct Symbols {
     pass_time: Duration,
     /// Cgroup ids back to paths, walked on first use.
     cgroups: Option<runtime::cgroups::CgroupPaths>,
+    /// The script's `strftime()` formats (`Manifest::time_formats`).
+    time_formats: Vec<String>,
 }
 
 impl Default for Symbols {
@@ -101,7 +103,14 @@ impl Symbols {
             kallsyms_time: Duration::ZERO,
             pass_time: Duration::ZERO,
             cgroups: None,
+            time_formats: Vec::new(),
         }
+    }
+
+    /// The same, formatting `strftime()` values in the script's `formats`.
+    pub fn with_time_formats(mut self, formats: &[String]) -> Symbols {
+        self.time_formats = formats.to_vec();
+        self
     }
 
     pub fn times(&self) -> SymbolTimes {
@@ -318,6 +327,14 @@ impl StackResolver for Resolver<'_> {
                 file: None,
             })
             .collect()
+    }
+
+    fn timestamp(&mut self, ns: u64, format: u32) -> Option<String> {
+        Some(crate::run::time_text(
+            &self.symbols.time_formats,
+            ns,
+            format,
+        ))
     }
 
     fn symbol(&mut self, user: bool, addr: u64, pid: u32) -> Option<String> {

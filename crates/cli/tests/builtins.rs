@@ -17,6 +17,8 @@
 //!   `has_key()` finds a key (a tuple for a map of two keys) without adding it.
 //! - `pton()` gives an address's bytes in network order, which `ntop()`
 //!   prints back, from a call, a variable and a map key, for IPv4 and IPv6.
+//! - `strftime()` values are kept in variables, map keys and values and
+//!   tuples, and print formatted there in text and JSON.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -248,6 +250,41 @@ fn pton_gives_the_bytes_ntop_prints() {
         "[10,1,2,3]\n127.0.0.1 ::1 fe80::1:2 10.1.2.3\n\n\n@[192.168.0.255]: 16777343\n",
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn strftime_values_are_kept_and_formatted() {
+    require_root!();
+    // A format without conversions prints the same whenever it runs; `%Y`
+    // shows the value is formatted, not printed as nanoseconds. A key is the
+    // time itself (as in bpftrace), so the counted key has a fixed time.
+    let script = r#"tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { $t = strftime("at", nsecs); @k[strftime("at", 5)] = count(); @v[1] = strftime("<%Y>", nsecs); @tup = (7, $t); @s = $t; }"#;
+    let out = trace_workload(script, "getppid 3", &[]);
+    let year = |text: &str| -> u32 {
+        let start = text.find('<').expect("a year") + 1;
+        text[start..start + 4].parse().expect("a year")
+    };
+    assert!(year(&out.stdout) >= 2026, "{}", out.stdout);
+    let shown = out
+        .stdout
+        .replace(&format!("<{}>", year(&out.stdout)), "<Y>");
+    assert_eq!(
+        shown, "\n\n@k[at]: 3\n@s: at\n@tup: (7, at)\n@v[1]: <Y>\n",
+        "{}",
+        out.stderr
+    );
+    let out = trace_workload(script, "getppid 1", &["-f", "json"]);
+    let shown = out
+        .stdout
+        .replace(&format!("<{}>", year(&out.stdout)), "<Y>");
+    assert_eq!(
+        shown,
+        r#"{"type": "map", "data": {"@k": {"at": 1}}}
+{"type": "map", "data": {"@s": "at"}}
+{"type": "map", "data": {"@tup": [7,"at"]}}
+{"type": "map", "data": {"@v": {"1": "<Y>"}}}
+"#
     );
 }
 

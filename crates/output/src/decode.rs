@@ -61,8 +61,12 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
         }
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
-        // Formatted by the caller, which knows the clocks (see `Layout::Timestamp`).
-        Layout::Timestamp { .. } => decode(&Layout::u64(), bytes),
+        // Formatted by a resolver, which knows the clocks (see `Layout::Timestamp`).
+        Layout::Timestamp { format } => Value::Timestamp(crate::stack::TimestampValue {
+            ns: read_uint(bytes, 8),
+            format: *format,
+            text: None,
+        }),
         Layout::Buffer { size } => {
             let len = field(bytes, 0, 4);
             let len = u32::from_le_bytes([

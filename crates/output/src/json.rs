@@ -233,7 +233,11 @@ fn write_value_json(out: &mut Vec<u8>, value: &Value, div: u64) {
         Value::UInt(v) => out.extend_from_slice(&unsigned(v / div)),
         Value::Pointer(v) => out.extend_from_slice(&unsigned(*v)),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Str(_) | Value::Stack(_) | Value::Sym(_) | Value::CgroupPath(_) => {
+        Value::Str(_)
+        | Value::Stack(_)
+        | Value::Sym(_)
+        | Value::CgroupPath(_)
+        | Value::Timestamp(_) => {
             out.push(b'"');
             out.extend_from_slice(&escape(&crate::text::value_text(value)));
             out.push(b'"');

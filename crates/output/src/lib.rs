@@ -47,8 +47,8 @@ pub use json::JsonSink;
 pub use printf::{ArgKind, Conversion, Format, FormatError, Render, validate};
 pub use sink::{Sink, print_maps_at_exit};
 pub use stack::{
-    CgroupPathValue, FileOffset, Frame, Stack, StackResolver, SymValue, Symbol, resolve_dump,
-    resolve_value,
+    CgroupPathValue, FileOffset, Frame, Stack, StackResolver, SymValue, Symbol, TimestampValue,
+    resolve_dump, resolve_value,
 };
 pub use stream::{StageRecord, StreamRecord, decode_stream_record};
 pub use text::TextSink;

@@ -74,6 +74,17 @@ pub struct CgroupPathValue {
     pub path: Option<String>,
 }
 
+/// `strftime(fmt, ns)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimestampValue {
+    /// Nanoseconds of the monotonic clock (`nsecs`).
+    pub ns: u64,
+    /// Its format: an index of `Manifest::time_formats`.
+    pub format: u32,
+    /// The wall-clock text once formatted.
+    pub text: Option<String>,
+}
+
 /// Gives stacks their frames, addresses their symbols and cgroup ids their
 /// paths (implemented by the cli with the runtime's stack maps, symbolizers
 /// and cgroup hierarchies).
@@ -85,6 +96,10 @@ pub trait StackResolver {
     /// The paths of cgroup `id` in the hierarchies filter `filter` selects,
     /// as bpftrace prints them.
     fn cgroup_path(&mut self, _id: u64, _filter: u32) -> Option<String> {
+        None
+    }
+    /// The wall-clock text of `strftime()`'s `ns` in format `format`.
+    fn timestamp(&mut self, _ns: u64, _format: u32) -> Option<String> {
         None
     }
 }
@@ -100,6 +115,9 @@ pub fn resolve_value(value: &mut Value, resolver: &mut dyn StackResolver) {
         }
         Value::CgroupPath(cg) if cg.path.is_none() => {
             cg.path = resolver.cgroup_path(cg.id, cg.filter);
+        }
+        Value::Timestamp(t) if t.text.is_none() => {
+            t.text = resolver.timestamp(t.ns, t.format);
         }
         Value::Tuple(items) | Value::Array(items) => {
             for item in items {
@@ -132,6 +150,7 @@ pub fn needs_resolving(value: &Value) -> bool {
     match value {
         Value::Stack(_) | Value::Sym(_) => true,
         Value::CgroupPath(cg) => cg.path.is_none(),
+        Value::Timestamp(t) => t.text.is_none(),
         Value::Tuple(items) | Value::Array(items) => items.iter().any(needs_resolving),
         Value::Record(fields) => fields.iter().any(|(_, v)| needs_resolving(v)),
         _ => false,
@@ -193,6 +212,14 @@ pub fn sym_text(sym: &SymValue) -> Vec<u8> {
         (Some(name), _) => name.clone().into_bytes(),
         (None, 0) => b"0".to_vec(),
         (None, addr) => format!("0x{addr:x}").into_bytes(),
+    }
+}
+
+/// `strftime()` text: the time formatted, or its nanoseconds when it was not.
+pub fn timestamp_text(t: &TimestampValue) -> Vec<u8> {
+    match &t.text {
+        Some(text) => text.clone().into_bytes(),
+        None => t.ns.to_string().into_bytes(),
     }
 }
 

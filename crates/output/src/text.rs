@@ -233,6 +233,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, div: u64) {
         Value::Stack(stack) => out.extend_from_slice(&crate::stack::stack_text(stack, 8)),
         Value::Sym(sym) => out.extend_from_slice(&crate::stack::sym_text(sym)),
         Value::CgroupPath(cg) => out.extend_from_slice(&crate::stack::cgroup_path_text(cg)),
+        Value::Timestamp(t) => out.extend_from_slice(&crate::stack::timestamp_text(t)),
     }
 }
 

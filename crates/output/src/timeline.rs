@@ -435,9 +435,11 @@ fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
         Value::Bool(b) => write!(out, "{b}"),
         Value::Pointer(v) => write!(out, "\"0x{v:x}\""),
         Value::Str(bytes) => json_string(out, bytes),
-        Value::Bytes(_) | Value::Stack(_) | Value::Sym(_) | Value::CgroupPath(_) => {
-            json_string(out, &value_text(value))
-        }
+        Value::Bytes(_)
+        | Value::Stack(_)
+        | Value::Sym(_)
+        | Value::CgroupPath(_)
+        | Value::Timestamp(_) => json_string(out, &value_text(value)),
         Value::Tuple(items) | Value::Array(items) => {
             out.write_all(b"[")?;
             for (index, item) in items.iter().enumerate() {

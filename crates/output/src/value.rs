@@ -29,6 +29,8 @@ pub enum Value {
     Sym(crate::stack::SymValue),
     /// `cgroup_path(id)` (its paths filled in by [`crate::stack::resolve_value`]).
     CgroupPath(crate::stack::CgroupPathValue),
+    /// `strftime(fmt, ns)` (its text filled in by [`crate::stack::resolve_value`]).
+    Timestamp(crate::stack::TimestampValue),
 }
 
 impl Value {

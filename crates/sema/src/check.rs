@@ -1007,9 +1007,11 @@ pub(super) fn is_storable(t: &Type) -> bool {
         Type::Record(fs) => fs.iter().all(|(_, t)| is_storable(t)),
         // A flexible array member has no size to copy.
         Type::Array { elem, len } => *len > 0 && is_storable(elem),
-        Type::Stack { .. } | Type::Sym { .. } | Type::Buf { .. } | Type::CgroupPath => true,
-        // Formatted only where printf prints it.
-        Type::Timestamp { .. } => false,
+        Type::Stack { .. }
+        | Type::Sym { .. }
+        | Type::Buf { .. }
+        | Type::CgroupPath
+        | Type::Timestamp { .. } => true,
         Type::Struct { layout, .. } => layout.is_some(),
         Type::Agg(_) | Type::TracepointArgs | Type::StreamArgs(_) | Type::Void => false,
     }

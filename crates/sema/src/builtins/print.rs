@@ -44,9 +44,7 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         }
         [v] => {
             let t = cx.check(v);
-            let printable =
-                crate::check::is_storable(&t) || matches!(t, Type::Timestamp { .. });
-            if !printable {
+            if !crate::check::is_storable(&t) {
                 let d = diag::type_mismatch(v.span, "print()", "a map or a value", &t);
                 cx.error(d);
                 return Type::Void;

@@ -1,9 +1,11 @@
 //! `strftime(fmt, ns)`: the time `ns` (nanoseconds of the monotonic clock,
 //! as `nsecs` gives) as wall-clock text in strftime(3)'s `fmt`, with
-//! bpftrace's `%f` for microseconds. A value printed by printf's `%s`.
+//! bpftrace's `%f` for microseconds. The value is the time itself, kept in
+//! variables, maps and tuples; user space formats it wherever it prints it
+//! (printf's `%s`, `print()`, map keys and values, JSON). Two times of the
+//! same second are still two map keys, as in bpftrace.
 //!
-//! Why it is limited: the format must be a string literal; the value is
-//! formatted by user space, so it can only be printed.
+//! Why it is limited: the format must be a string literal.
 //!
 //! Example: `tracepoint:syscalls:sys_enter_openat { printf("%s\n", strftime("%H:%M:%S.%f", nsecs)); }`
 //!

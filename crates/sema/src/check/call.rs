@@ -168,10 +168,18 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         self.checker.printfs.len() - 1
     }
 
-    /// Adds a strftime format to the program; its index.
+    /// The index of a strftime format in the program (the same format, the
+    /// same index, so a map or variable keeps one type across its stores and
+    /// the checker's rounds).
     pub fn add_time_format(&mut self, format: String) -> usize {
-        self.checker.time_formats.push(format);
-        self.checker.time_formats.len() - 1
+        let formats = &mut self.checker.time_formats;
+        match formats.iter().position(|f| *f == format) {
+            Some(i) => i,
+            None => {
+                formats.push(format);
+                formats.len() - 1
+            }
+        }
     }
 
     /// Adds a `join()` delimiter to the program; its index.
