@@ -24,7 +24,7 @@ pub use manifest::{
     EventKind, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE, HelperErrorSite,
     HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest, MapSpec, MapValue,
     OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec, RunSettings, SCALAR_KEY_SIZE,
-    ZERO_MAP,
+    SourcePlace, ZERO_MAP,
 };
 pub use stack::{StackMapSpec, StackMode};
 pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

@@ -60,7 +60,7 @@ pub const EVENT_HEADER_SIZE: u32 = 8;
 pub enum EventKind {
     /// `id` indexes [`Manifest::printfs`]; the arguments follow at the offsets it gives.
     Printf = 1,
-    /// `exit()`: stop the run.
+    /// `exit([code])`: stop the run; the code (an i64) follows the header.
     Exit = 2,
     /// `print(@m[, top[, div]])`: `id` is the map index, followed by `top: u64, div: u64`.
     Print = 3,
@@ -166,6 +166,42 @@ pub struct PrintfSpec {
     pub size: u32,
     /// What user space does with the formatted text.
     pub action: PrintfAction,
+    /// The call in the script: global byte offsets of its span.
+    pub span: (u32, u32),
+    /// `errorf`/`warnf`: where the call is, for the message (filled in by
+    /// whoever holds the script's text): the call first, then each macro
+    /// use it was expanded from, innermost first. Empty for the others.
+    pub origin: Vec<SourcePlace>,
+}
+
+/// A place in the script, for a message printed while the program runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// The file's name as diagnostics show it (`stdin`, the script's path).
+    pub file: String,
+    /// 1-based line and column of the first character.
+    pub line: u32,
+    pub column: u32,
+    /// 1-based line and column just past the last character.
+    pub end_line: u32,
+    pub end_column: u32,
+    /// The lines shown under the message as bpftrace shows them: the line,
+    /// then `~` under the text (every line of a place spanning several).
+    pub context: Vec<String>,
+}
+
+impl SourcePlace {
+    /// `stdin:1:9-62` (one line) or `stdin:1-3` (several), as bpftrace
+    /// writes a location.
+    pub fn location(&self) -> String {
+        if self.line != self.end_line {
+            return format!("{}:{}-{}", self.file, self.line, self.end_line);
+        }
+        format!(
+            "{}:{}:{}-{}",
+            self.file, self.line, self.column, self.end_column
+        )
+    }
 }
 
 /// What a formatted record asks of user space.
@@ -181,6 +217,11 @@ pub enum PrintfAction {
     /// `print(value)`: the format is empty and the one argument is printed
     /// as a value (`print()` of a map has an event of its own).
     Value,
+    /// `errorf(fmt, ...)`: the text as an error naming where the call is
+    /// (stderr; JSON: an `errorf` record). The run goes on.
+    Error,
+    /// `warnf(fmt, ...)`: the same as a warning, which `--no-warnings` hides.
+    Warning,
 }
 
 /// Where and how a program attaches.

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         return list::run(target, &args);
     }
     match trace(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(message) => {
             if !message.is_empty() {
                 eprint!("{message}");
@@ -134,8 +134,9 @@ fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     agent::run(&config, verbose)
 }
 
-/// Compiles and runs a script. The error is the text to print.
-fn trace(args: &Args) -> Result<(), String> {
+/// Compiles and runs a script: the status to exit with (the script's
+/// `exit(code)`). The error is the text to print.
+fn trace(args: &Args) -> Result<u8, String> {
     let mut sources = SourceMap::new();
     let file = read_script(args, &mut sources)?;
     let kernel = SysKernelInfo::new();
@@ -232,7 +233,7 @@ fn trace(args: &Args) -> Result<(), String> {
             .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?;
     }
     if emit_only {
-        return Ok(());
+        return Ok(0);
     }
 
     signals::install();
@@ -407,7 +408,7 @@ fn trace(args: &Args) -> Result<(), String> {
         c.kill();
     }
     match result {
-        Ok(()) => match profiled {
+        Ok(code) => match profiled {
             Some((samples, maps)) => profile::script::write(
                 args.flamegraph.as_deref(),
                 args.folded.as_deref(),
@@ -418,10 +419,13 @@ fn trace(args: &Args) -> Result<(), String> {
                     &["weft"],
                     &std::env::args_os().skip(1).collect::<Vec<_>>(),
                 ),
-            ),
-            None => Ok(()),
+            )
+            .map(|()| code),
+            None => Ok(code),
         },
-        Err(e) => e.report(&out.compiled, &sources, args.command.as_deref()),
+        Err(e) => e
+            .report(&out.compiled, &sources, args.command.as_deref())
+            .map(|()| 0),
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use codegen::Compiled;
 use ktypes::KernelInfo;
 use sema::CheckOptions;
-use source::{Code, Diagnostic, Diagnostics, SourceMap};
+use source::{Code, Diagnostic, Diagnostics, SourceMap, Span};
 
 use crate::args::DumpStage;
 
@@ -61,6 +61,7 @@ pub fn compile(
     }
     let mut compiled = codegen::compile_with(&program, &typed, codegen_options).map_err(one)?;
     compiled.manifest.exports = exports;
+    place_messages(sources, &mut compiled);
     if matches!(dump, Some(DumpStage::Bpf | DumpStage::All)) {
         for (name, func) in &compiled.functions {
             let _ = writeln!(dumps, "{name}:");
@@ -72,6 +73,72 @@ pub fn compile(
         compiled,
         warnings: diags,
         notes,
+    })
+}
+
+/// Gives each `errorf`/`warnf` call the places its message names: the call
+/// (in a macro's text, when it is there) and each macro use it came through.
+fn place_messages(sources: &SourceMap, compiled: &mut Compiled) {
+    let expansions = &compiled.expansions;
+    for spec in &mut compiled.manifest.printfs {
+        if !matches!(
+            spec.action,
+            abi::PrintfAction::Error | abi::PrintfAction::Warning
+        ) {
+            continue;
+        }
+        let (call, uses) = expansions.resolve(Span::new(spec.span.0, spec.span.1));
+        spec.origin = std::iter::once(call)
+            .chain(uses.into_iter().map(|(span, _)| span))
+            .filter_map(|span| source_place(sources, span))
+            .collect();
+    }
+}
+
+/// Where `span` is, with its lines as bpftrace shows them under a message
+/// (tabs as four spaces; `~` under the text of a one-line place).
+fn source_place(sources: &SourceMap, span: Span) -> Option<abi::SourcePlace> {
+    let file = sources.file_of(span.start)?;
+    let (line, column) = file.line_col(span.start);
+    let (end_line, end_column) = file.line_col(span.end);
+    let context = if line == end_line {
+        let text = file.line_text(line);
+        let shown: String = text
+            .chars()
+            .map(|c| {
+                if c == '\t' {
+                    "    ".to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        let marks: String = text
+            .chars()
+            .take(end_column.saturating_sub(1))
+            .enumerate()
+            .map(|(i, c)| {
+                let mark = if i + 1 < column { " " } else { "~" };
+                if c == '\t' {
+                    mark.repeat(4)
+                } else {
+                    mark.to_string()
+                }
+            })
+            .collect();
+        vec![shown, marks]
+    } else {
+        (line..=end_line)
+            .map(|l| file.line_text(l).to_string())
+            .collect()
+    };
+    Some(abi::SourcePlace {
+        file: file.name.clone(),
+        line: line as u32,
+        column: column as u32,
+        end_line: end_line as u32,
+        end_column: end_column as u32,
+        context,
     })
 }
 

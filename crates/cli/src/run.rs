@@ -24,7 +24,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// A ring-buffer record that needs the session (map reads) or ends the run;
 /// printf records are written straight to the sink.
 enum Action {
-    Exit,
+    /// `exit(code)`: the status weft exits with.
+    Exit(u8),
     Print {
         map: usize,
         top: u64,
@@ -105,12 +106,13 @@ pub enum RunMode {
     Bench,
 }
 
-/// Runs a loaded session to its end. Errors are returned after cleanup.
+/// Runs a loaded session to its end: the status the script asked to exit
+/// with (`exit(code)`; 0 without). Errors are returned after cleanup.
 pub fn run(
     session: &mut Session,
     sink: &mut dyn Sink,
     mut opts: RunOptions<'_>,
-) -> Result<(), RunError> {
+) -> Result<u8, RunError> {
     let manifest = session.manifest().clone();
     let probes = manifest.programs.len() as u64;
     let target = opts.pid.map(ProcessWatch::new);
@@ -126,6 +128,8 @@ pub fn run(
             .with_time_formats(&manifest.time_formats),
         records: 0,
         helper_failures: Vec::new(),
+        no_warnings: opts.no_warnings,
+        exit_code: None,
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
     // before any probe fires), then every probe is attached, `Attached N
@@ -135,7 +139,7 @@ pub fn run(
     if opts.mode == RunMode::DryRun {
         session.attach()?;
         session.detach();
-        return Ok(());
+        return Ok(0);
     }
     // Caught before BEGIN runs: a signal sent once weft is up runs the
     // probes instead of ending weft.
@@ -325,7 +329,7 @@ pub fn run(
     if let Some(child) = opts.child {
         child.kill();
     }
-    Ok(())
+    Ok(pump.exit_code.unwrap_or(0))
 }
 
 /// A test hook: `WEFT_TEST_PANIC=attached` panics once every probe is
@@ -406,6 +410,10 @@ struct Pump<'a> {
     records: u64,
     /// Failed helper calls (`-k`) not reported yet: (site, error).
     helper_failures: Vec<(usize, i64)>,
+    /// `--no-warnings`: `warnf()` prints nothing.
+    no_warnings: bool,
+    /// The code of the first `exit(code)` seen.
+    exit_code: Option<u8>,
 }
 
 impl Pump<'_> {
@@ -419,242 +427,251 @@ impl Pump<'_> {
     ) -> Result<bool, RunError> {
         let mut timeout = timeout;
         loop {
-            self.records += drain(
-                session,
-                sink,
-                self.manifest,
-                &mut self.actions,
-                &mut self.streams,
-                &mut self.helper_failures,
-                timeout,
-            )? as u64;
+            self.records += self.drain(session, sink, timeout)? as u64;
             if self.actions.is_empty() {
                 return Ok(false);
             }
-            if handle_actions(
-                session,
-                sink,
-                self.manifest,
-                &mut self.actions,
-                &mut self.zeroed,
-                &mut self.symbols,
-                &mut self.streams,
-            )? {
+            if self.handle_actions(session, sink)? {
                 return Ok(true);
             }
             timeout = Duration::ZERO;
         }
     }
-}
 
-/// Hands every available record to the sink; stops early at a record that
-/// needs the session, so output keeps its order. Returns how many records
-/// it took.
-fn drain(
-    session: &mut Session,
-    sink: &mut dyn Sink,
-    manifest: &Manifest,
-    actions: &mut VecDeque<Action>,
-    streams: &mut Streams,
-    helper_failures: &mut Vec<(usize, i64)>,
-    timeout: Duration,
-) -> Result<usize, RunError> {
-    let mut write_error = None;
-    // Reused by every printf record of this drain.
-    let mut args: Vec<output::Value> = Vec::new();
-    let mut text: Vec<u8> = Vec::new();
-    let mut on_event = |rec: &[u8]| -> ControlFlow<()> {
-        if rec.len() < EVENT_HEADER_SIZE as usize {
-            return ControlFlow::Continue(());
-        }
-        let kind = u32::from_le_bytes(rec[0..4].try_into().unwrap_or_default());
-        let id = u32::from_le_bytes(rec[4..8].try_into().unwrap_or_default()) as usize;
-        let word = |at: usize| {
-            rec.get(at..at + 8)
-                .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
-        };
-        match EventKind::from_u32(kind) {
-            Some(EventKind::Printf) => {
-                let Some(spec) = manifest.printfs.get(id) else {
-                    return ControlFlow::Continue(());
-                };
-                args.clear();
-                args.extend(spec.args.iter().map(|a| {
-                    let start = (a.field.offset as usize).min(rec.len());
-                    let end = (start + a.field.layout.size() as usize).min(rec.len());
-                    let mut value = decode(&a.field.layout, &rec[start..end]);
-                    format_timestamps(manifest, &a.field.layout, &mut value);
-                    value
-                }));
-                if args.iter().any(output::stack::needs_resolving) {
-                    // Symbols need the session, which is busy polling: print it next.
-                    actions.push_back(Action::Printf {
-                        site: id,
-                        args: std::mem::take(&mut args),
-                    });
-                    return ControlFlow::Break(());
-                }
-                let printed = if spec.action == abi::PrintfAction::Value {
-                    print_value(sink, &args)
-                } else {
-                    text.clear();
-                    spec.format.render_into(&args, &mut text);
-                    print_text(sink, &text, spec.action, manifest.settings.max_cat_bytes)
-                };
-                if let Err(e) = printed {
-                    write_error = Some(e);
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
+    /// Hands every available record to the sink; stops early at a record that
+    /// needs the session, so output keeps its order. Returns how many records
+    /// it took.
+    fn drain(
+        &mut self,
+        session: &mut Session,
+        sink: &mut dyn Sink,
+        timeout: Duration,
+    ) -> Result<usize, RunError> {
+        let Pump {
+            manifest,
+            actions,
+            streams,
+            helper_failures,
+            no_warnings,
+            ..
+        } = self;
+        let (manifest, no_warnings) = (*manifest, *no_warnings);
+        let mut write_error = None;
+        // Reused by every printf record of this drain.
+        let mut args: Vec<output::Value> = Vec::new();
+        let mut text: Vec<u8> = Vec::new();
+        let mut on_event = |rec: &[u8]| -> ControlFlow<()> {
+            if rec.len() < EVENT_HEADER_SIZE as usize {
+                return ControlFlow::Continue(());
             }
-            Some(EventKind::Time) => {
-                let fmt = manifest
-                    .time_formats
-                    .get(id)
-                    .map_or("%H:%M:%S\n", String::as_str);
-                if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
-                    write_error = Some(e);
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            }
-            Some(EventKind::Join) => {
-                let delimiter = manifest.join_delimiters.get(id).map_or(" ", String::as_str);
-                let count = (word(8) as u32).min(abi::JOIN_MAX_ARGS);
-                let parts: Vec<&[u8]> = (0..count)
-                    .map(|i| {
-                        let start = ((abi::JOIN_ARGS_OFFSET + i * abi::JOIN_ARG_SIZE) as usize)
-                            .min(rec.len());
-                        let end = (start + abi::JOIN_ARG_SIZE as usize).min(rec.len());
-                        let s = &rec[start..end];
-                        &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
-                    })
-                    .collect();
-                if let Err(e) = sink.join(&parts.join(delimiter.as_bytes())) {
-                    write_error = Some(e);
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            }
-            Some(EventKind::Stream) => match streams.record(manifest, id, rec, sink, None) {
-                Ok(true) => ControlFlow::Continue(()),
-                Ok(false) => {
-                    // Its stacks need the session, which is busy polling: print it next.
-                    actions.push_back(Action::Stream {
-                        id,
-                        record: rec.to_vec(),
-                    });
-                    ControlFlow::Break(())
-                }
-                Err(e) => {
-                    write_error = Some(e);
-                    ControlFlow::Break(())
-                }
-            },
-            Some(EventKind::Exit) => {
-                actions.push_back(Action::Exit);
-                ControlFlow::Break(())
-            }
-            Some(EventKind::HelperError) => {
-                helper_failures.push((id, word(8) as i64));
-                ControlFlow::Continue(())
-            }
-            Some(EventKind::Print) => {
-                actions.push_back(Action::Print {
-                    map: id,
-                    top: word(8),
-                    div: word(16),
-                });
-                ControlFlow::Break(())
-            }
-            Some(EventKind::Clear) => {
-                actions.push_back(Action::Clear(id));
-                ControlFlow::Break(())
-            }
-            Some(EventKind::Zero) => {
-                actions.push_back(Action::Zero(id));
-                ControlFlow::Break(())
-            }
-            None => ControlFlow::Continue(()),
-        }
-    };
-    let taken = session.poll(timeout, &mut on_event)?;
-    if let Some(e) = write_error {
-        return Err(io_error(e));
-    }
-    Ok(taken)
-}
-
-/// Carries out queued actions, draining the records that follow each one.
-fn handle_actions(
-    session: &mut Session,
-    sink: &mut dyn Sink,
-    manifest: &Manifest,
-    actions: &mut VecDeque<Action>,
-    zeroed: &mut [bool],
-    symbols: &mut crate::stacks::Symbols,
-    streams: &mut Streams,
-) -> Result<bool, RunError> {
-    let mut exit = false;
-    while let Some(action) = actions.pop_front() {
-        match action {
-            Action::Exit => exit = true,
-            Action::Print { map, top, div } => {
-                if let Some(spec) = manifest.maps.get(map) {
-                    let kept = zeroed.get(map).copied().unwrap_or(false);
-                    let shown = Shown::Print { top, div };
-                    print_map(session, sink, spec, kept, shown, symbols)?;
-                }
-            }
-            Action::Printf { site, mut args } => {
-                crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
-                let spec = &manifest.printfs[site];
-                if spec.action == abi::PrintfAction::Value {
-                    print_value(sink, &args).map_err(io_error)?;
-                } else {
-                    print_text(
-                        sink,
-                        &spec.format.render(&args),
-                        spec.action,
-                        manifest.settings.max_cat_bytes,
-                    )
-                    .map_err(io_error)?;
-                }
-            }
-            Action::Stream { id, record } => {
-                streams
-                    .record(
-                        manifest,
-                        id,
-                        &record,
-                        sink,
-                        Some(&mut symbols.resolver(session)),
-                    )
-                    .map_err(io_error)?;
-            }
-            Action::Clear(map) => {
-                if let Some(spec) = manifest.maps.get(map) {
-                    session.clear_map(&spec.bpf_name)?;
-                    zeroed[map] = false;
-                }
-            }
-            Action::Zero(map) => {
-                if let Some(spec) = manifest.maps.get(map) {
-                    if spec.key.is_none() && !zeroed[map] {
-                        let entries = session.map_entries(&spec.bpf_name)?;
-                        zeroed[map] = !decode_map_with(spec, &entries, false).entries.is_empty();
+            let kind = u32::from_le_bytes(rec[0..4].try_into().unwrap_or_default());
+            let id = u32::from_le_bytes(rec[4..8].try_into().unwrap_or_default()) as usize;
+            let word = |at: usize| {
+                rec.get(at..at + 8)
+                    .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+            };
+            match EventKind::from_u32(kind) {
+                Some(EventKind::Printf) => {
+                    let Some(spec) = manifest.printfs.get(id) else {
+                        return ControlFlow::Continue(());
+                    };
+                    args.clear();
+                    args.extend(spec.args.iter().map(|a| {
+                        let start = (a.field.offset as usize).min(rec.len());
+                        let end = (start + a.field.layout.size() as usize).min(rec.len());
+                        let mut value = decode(&a.field.layout, &rec[start..end]);
+                        format_timestamps(manifest, &a.field.layout, &mut value);
+                        value
+                    }));
+                    if args.iter().any(output::stack::needs_resolving) {
+                        // Symbols need the session, which is busy polling: print it next.
+                        actions.push_back(Action::Printf {
+                            site: id,
+                            args: std::mem::take(&mut args),
+                        });
+                        return ControlFlow::Break(());
                     }
-                    session.zero_map(&spec.bpf_name)?;
+                    let printed = if spec.action == abi::PrintfAction::Value {
+                        print_value(sink, &args)
+                    } else {
+                        text.clear();
+                        spec.format.render_into(&args, &mut text);
+                        print_text(
+                            sink,
+                            &text,
+                            spec,
+                            manifest.settings.max_cat_bytes,
+                            no_warnings,
+                        )
+                    };
+                    if let Err(e) = printed {
+                        write_error = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+                Some(EventKind::Time) => {
+                    let fmt = manifest
+                        .time_formats
+                        .get(id)
+                        .map_or("%H:%M:%S\n", String::as_str);
+                    if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
+                        write_error = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+                Some(EventKind::Join) => {
+                    let delimiter = manifest.join_delimiters.get(id).map_or(" ", String::as_str);
+                    let count = (word(8) as u32).min(abi::JOIN_MAX_ARGS);
+                    let parts: Vec<&[u8]> = (0..count)
+                        .map(|i| {
+                            let start = ((abi::JOIN_ARGS_OFFSET + i * abi::JOIN_ARG_SIZE) as usize)
+                                .min(rec.len());
+                            let end = (start + abi::JOIN_ARG_SIZE as usize).min(rec.len());
+                            let s = &rec[start..end];
+                            &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
+                        })
+                        .collect();
+                    if let Err(e) = sink.join(&parts.join(delimiter.as_bytes())) {
+                        write_error = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+                Some(EventKind::Stream) => match streams.record(manifest, id, rec, sink, None) {
+                    Ok(true) => ControlFlow::Continue(()),
+                    Ok(false) => {
+                        // Its stacks need the session, which is busy polling: print it next.
+                        actions.push_back(Action::Stream {
+                            id,
+                            record: rec.to_vec(),
+                        });
+                        ControlFlow::Break(())
+                    }
+                    Err(e) => {
+                        write_error = Some(e);
+                        ControlFlow::Break(())
+                    }
+                },
+                Some(EventKind::Exit) => {
+                    // The status a process can exit with: the code's low byte.
+                    actions.push_back(Action::Exit(word(8) as u8));
+                    ControlFlow::Break(())
+                }
+                Some(EventKind::HelperError) => {
+                    helper_failures.push((id, word(8) as i64));
+                    ControlFlow::Continue(())
+                }
+                Some(EventKind::Print) => {
+                    actions.push_back(Action::Print {
+                        map: id,
+                        top: word(8),
+                        div: word(16),
+                    });
+                    ControlFlow::Break(())
+                }
+                Some(EventKind::Clear) => {
+                    actions.push_back(Action::Clear(id));
+                    ControlFlow::Break(())
+                }
+                Some(EventKind::Zero) => {
+                    actions.push_back(Action::Zero(id));
+                    ControlFlow::Break(())
+                }
+                None => ControlFlow::Continue(()),
+            }
+        };
+        let taken = session.poll(timeout, &mut on_event)?;
+        if let Some(e) = write_error {
+            return Err(io_error(e));
+        }
+        Ok(taken)
+    }
+
+    /// Carries out queued actions, draining the records that follow each one.
+    fn handle_actions(
+        &mut self,
+        session: &mut Session,
+        sink: &mut dyn Sink,
+    ) -> Result<bool, RunError> {
+        let Pump {
+            manifest,
+            actions,
+            zeroed,
+            symbols,
+            streams,
+            no_warnings,
+            exit_code,
+            ..
+        } = self;
+        let (manifest, no_warnings) = (*manifest, *no_warnings);
+        let mut exit = false;
+        while let Some(action) = actions.pop_front() {
+            match action {
+                Action::Exit(code) => {
+                    exit = true;
+                    exit_code.get_or_insert(code);
+                }
+                Action::Print { map, top, div } => {
+                    if let Some(spec) = manifest.maps.get(map) {
+                        let kept = zeroed.get(map).copied().unwrap_or(false);
+                        let shown = Shown::Print { top, div };
+                        print_map(session, sink, spec, kept, shown, symbols)?;
+                    }
+                }
+                Action::Printf { site, mut args } => {
+                    crate::stacks::resolve_args(&mut args, &mut symbols.resolver(session));
+                    let spec = &manifest.printfs[site];
+                    if spec.action == abi::PrintfAction::Value {
+                        print_value(sink, &args).map_err(io_error)?;
+                    } else {
+                        print_text(
+                            sink,
+                            &spec.format.render(&args),
+                            spec,
+                            manifest.settings.max_cat_bytes,
+                            no_warnings,
+                        )
+                        .map_err(io_error)?;
+                    }
+                }
+                Action::Stream { id, record } => {
+                    streams
+                        .record(
+                            manifest,
+                            id,
+                            &record,
+                            sink,
+                            Some(&mut symbols.resolver(session)),
+                        )
+                        .map_err(io_error)?;
+                }
+                Action::Clear(map) => {
+                    if let Some(spec) = manifest.maps.get(map) {
+                        session.clear_map(&spec.bpf_name)?;
+                        zeroed[map] = false;
+                    }
+                }
+                Action::Zero(map) => {
+                    if let Some(spec) = manifest.maps.get(map) {
+                        if spec.key.is_none() && !zeroed[map] {
+                            let entries = session.map_entries(&spec.bpf_name)?;
+                            zeroed[map] =
+                                !decode_map_with(spec, &entries, false).entries.is_empty();
+                        }
+                        session.zero_map(&spec.bpf_name)?;
+                    }
                 }
             }
+            if exit {
+                // Output after exit() in the same batch is dropped, as in bpftrace.
+                actions.clear();
+                break;
+            }
         }
-        if exit {
-            // Output after exit() in the same batch is dropped, as in bpftrace.
-            actions.clear();
-            break;
-        }
+        Ok(exit)
     }
-    Ok(exit)
 }
 
 /// When a map is printed.
@@ -728,12 +745,20 @@ fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut outp
 fn print_text(
     sink: &mut dyn Sink,
     text: &[u8],
-    action: abi::PrintfAction,
+    spec: &abi::PrintfSpec,
     max_cat_bytes: u32,
+    no_warnings: bool,
 ) -> std::io::Result<()> {
     use std::io::Read as _;
-    match action {
+    match spec.action {
         abi::PrintfAction::Print => return sink.printf(text),
+        abi::PrintfAction::Error => {
+            return sink.source_message(output::Severity::Error, text, &spec.origin);
+        }
+        abi::PrintfAction::Warning if no_warnings => return Ok(()),
+        abi::PrintfAction::Warning => {
+            return sink.source_message(output::Severity::Warning, text, &spec.origin);
+        }
         abi::PrintfAction::System => {
             // What the command printed so far goes first.
             sink.flush()?;

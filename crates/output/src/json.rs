@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{Bucket, Label, hist_buckets, lhist_buckets};
-use crate::sink::Sink;
+use crate::sink::{Severity, Sink};
 use crate::stream::StreamRecord;
 use crate::text::key_text;
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
@@ -72,6 +72,29 @@ impl<W: Write> Sink for JsonSink<W> {
 
     fn cat(&mut self, text: &[u8]) -> io::Result<()> {
         self.message("cat", text)
+    }
+
+    /// bpftrace's record names the call only, not the macro uses.
+    fn source_message(
+        &mut self,
+        severity: Severity,
+        text: &[u8],
+        origin: &[abi::SourcePlace],
+    ) -> io::Result<()> {
+        let kind = match severity {
+            Severity::Error => "errorf",
+            Severity::Warning => "warnf",
+        };
+        write!(self.out, "{{\"type\": \"{kind}\", \"msg\": \"")?;
+        self.out.write_all(&escape(text))?;
+        let call = origin.first().cloned().unwrap_or_default();
+        write!(self.out, "\", \"filename\": \"")?;
+        self.out.write_all(&escape(call.file.as_bytes()))?;
+        writeln!(
+            self.out,
+            "\", \"line\": {}, \"col\": {}}}",
+            call.line, call.column
+        )
     }
 
     fn system(&mut self, output: &[u8]) -> io::Result<()> {

@@ -45,12 +45,12 @@ pub use decode::{
 pub use flat::{FlatMap, RawEntries};
 pub use json::JsonSink;
 pub use printf::{ArgKind, Conversion, Format, FormatError, Render, validate};
-pub use sink::{Sink, print_maps_at_exit};
+pub use sink::{Severity, Sink, print_maps_at_exit};
 pub use stack::{
     CgroupPathValue, FileOffset, Frame, Stack, StackResolver, SymValue, Symbol, TimestampValue,
     resolve_dump, resolve_value,
 };
 pub use stream::{StageRecord, StreamRecord, decode_stream_record};
-pub use text::TextSink;
+pub use text::{TextSink, source_message_text};
 pub use timeline::TimelineWriter;
 pub use value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};

@@ -6,6 +6,13 @@ use crate::flat::FlatMap;
 use crate::stream::StreamRecord;
 use crate::value::{MapDump, Value};
 
+/// What an `errorf()`/`warnf()` message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
 /// One output format. Methods write whole messages; callers buffer the
 /// underlying writer and flush when they wait for events.
 pub trait Sink {
@@ -20,6 +27,14 @@ pub trait Sink {
     fn system(&mut self, output: &[u8]) -> io::Result<()> {
         self.printf(output)
     }
+    /// The text of one `errorf()` (`severity` Error) or `warnf()`, and where
+    /// the call is (`origin`: the call, then each macro use it came through).
+    fn source_message(
+        &mut self,
+        severity: Severity,
+        text: &[u8],
+        origin: &[abi::SourcePlace],
+    ) -> io::Result<()>;
     /// The contents of the file one `cat()` names (empty when it cannot be read).
     fn cat(&mut self, text: &[u8]) -> io::Result<()>;
     /// The `strftime` output of one `time()` call, formatted by the caller.

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
 use crate::hist::{Bucket, bar_width, hist_buckets, lhist_buckets};
-use crate::sink::Sink;
+use crate::sink::{Severity, Sink};
 use crate::stream::StreamRecord;
 use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
 
@@ -69,6 +69,16 @@ impl<W: Write> Sink for TextSink<W> {
         self.out.write_all(text)
     }
 
+    fn source_message(
+        &mut self,
+        severity: Severity,
+        text: &[u8],
+        origin: &[abi::SourcePlace],
+    ) -> io::Result<()> {
+        let message = source_message_text(severity, text, origin);
+        self.message(&message)
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
     }
@@ -102,6 +112,32 @@ impl<W: Write> Sink for TextSink<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// An `errorf()`/`warnf()` message as bpftrace writes it on stderr: the
+/// call's location, `ERROR: ` or `WARNING: ` and the text (less one final
+/// newline); then, for each macro use it was expanded from, its location,
+/// `expanded from`, its line and `~` under the use.
+pub fn source_message_text(severity: Severity, text: &[u8], origin: &[abi::SourcePlace]) -> String {
+    let level = match severity {
+        Severity::Error => "ERROR",
+        Severity::Warning => "WARNING",
+    };
+    let text = String::from_utf8_lossy(text.strip_suffix(b"\n").unwrap_or(text));
+    let mut out = String::new();
+    let mut places = origin.iter();
+    match places.next() {
+        Some(call) => out.push_str(&format!("{}: {level}: {text}\n", call.location())),
+        None => out.push_str(&format!("{level}: {text}\n")),
+    }
+    for used in places {
+        out.push_str(&format!("{}: {level}: expanded from\n", used.location()));
+        for line in &used.context {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// One map as `print(@m, top, div)` writes it: nothing for an empty map.

@@ -56,6 +56,8 @@ pub struct PrintfSite {
     /// What user space does with the text: print it, print the file it
     /// names (`cat`), or run it (`system`).
     pub action: abi::PrintfAction,
+    /// The call (what `errorf`/`warnf` name when they print).
+    pub span: source::Span,
 }
 
 /// A builtin variable as the checker resolved it.

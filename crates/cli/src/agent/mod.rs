@@ -337,7 +337,7 @@ fn start(
             let result = crate::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();
             match result {
-                Ok(()) => Ok(()),
+                Ok(_) => Ok(()),
                 Err(e) => {
                     let message = e
                         .report(&compiled, &sources, None)

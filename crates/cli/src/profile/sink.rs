@@ -125,6 +125,21 @@ impl Sink for ProfileSink<'_> {
         }
     }
 
+    fn source_message(
+        &mut self,
+        severity: output::Severity,
+        text: &[u8],
+        origin: &[abi::SourcePlace],
+    ) -> io::Result<()> {
+        match self.inner.as_deref_mut() {
+            Some(s) => s.source_message(severity, text, origin),
+            None => {
+                eprint!("{}", output::source_message_text(severity, text, origin));
+                Ok(())
+            }
+        }
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         match self.inner.as_deref_mut() {
             Some(s) => s.time(text),

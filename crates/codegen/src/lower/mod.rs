@@ -95,7 +95,7 @@ pub fn compile_with(
     let printfs: Vec<PrintfSpec> = typed
         .printfs
         .iter()
-        .map(|p| printf_spec(&p.args, &p.format, p.action))
+        .map(|p| printf_spec(&p.args, &p.format, p.action, p.span))
         .collect();
     let needs_stream = !typed.printfs.is_empty()
         || !typed.time_formats.is_empty()
@@ -384,6 +384,7 @@ fn printf_spec(
     args: &[Type],
     format: &abi::printf::Format,
     action: abi::PrintfAction,
+    span: source::Span,
 ) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
     let mut out = Vec::new();
@@ -401,6 +402,8 @@ fn printf_spec(
         args: out,
         size: offset.next_multiple_of(8),
         action,
+        span: (span.start, span.end),
+        origin: Vec::new(),
     }
 }
 
@@ -593,6 +596,14 @@ impl<'a> Lower<'a> {
     /// The program's context pointer (`ctx`).
     pub(crate) fn ctx(&self) -> VReg {
         self.ctx
+    }
+
+    /// `return value;`: the program ends here with `value`.
+    pub(crate) fn return_value(&mut self, value: VReg) {
+        for iter in self.range_iters.clone().into_iter().rev() {
+            self.destroy_range_iter(iter);
+        }
+        self.asm.ret(Src::Reg(value));
     }
 
     /// Leaves the program now (`return`, `exit()`).

@@ -89,7 +89,11 @@ impl Lower<'_> {
                     self.asm.jmp(target);
                 }
             }
-            StmtKind::Return(_) => self.return_now(),
+            StmtKind::Return(None) => self.return_now(),
+            StmtKind::Return(Some(value)) => {
+                let v = self.scalar(value);
+                self.return_value(v);
+            }
             StmtKind::Block(b) => self.block(b),
             StmtKind::For {
                 id,

@@ -74,7 +74,7 @@ builtins! {
     args: variables(DEF);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
-    printf: functions(PRINTF, CAT, SYSTEM);
+    printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);
     signal: functions(DEF);
     override_return: functions(DEF);
     time: functions(DEF);

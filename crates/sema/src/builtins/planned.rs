@@ -12,8 +12,6 @@ const FUNCTIONS: &[&str] = &[
     "unwatch",
     "skboutput",
     "offsetof",
-    "errorf",
-    "warnf",
     "debugf",
     "percpu_kaddr",
     "socket_cookie",

@@ -53,6 +53,7 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
                 format: abi::printf::Format::parse(""),
                 args: vec![t.stored()],
                 action: PrintfAction::Value,
+                span: cx.call.span,
             });
             cx.set_value(CallValue::Site(site));
         }

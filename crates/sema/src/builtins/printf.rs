@@ -10,7 +10,13 @@
 //! The format is parsed once, here (`abi::printf`), and carried to user
 //! space in the manifest, so what is checked here is what prints.
 //!
-//! Why it is limited: the format must be a string literal; each conversion
+//! `errorf` and `warnf` format the same way and print the text as an error
+//! or a warning naming where the call is (`stdin:1:9-62: ERROR: text`,
+//! then each macro use it was expanded from), on stderr, as bpftrace's
+//! current release does; the run goes on. `--no-warnings` hides `warnf`.
+//!
+//! Why it is limited: the format must be a string literal (or a macro
+//! that gives one); each conversion
 //! takes one argument of its kind (`%s` a string, a stack, a symbol, an
 //! address from `ntop()` or a time from `strftime()`; `%r` a `buf()`;
 //! integer conversions an integer or pointer).
@@ -50,6 +56,30 @@ pub const SYSTEM: FunctionDef = FunctionDef {
     aggregates: false,
 };
 
+pub const ERRORF: FunctionDef = FunctionDef {
+    name: "errorf",
+    signature: "errorf(fmt, args...)",
+    help: "prints the formatted text as an error naming the call's line; the run goes on",
+    check: check_errorf,
+    aggregates: false,
+};
+
+pub const WARNF: FunctionDef = FunctionDef {
+    name: "warnf",
+    signature: "warnf(fmt, args...)",
+    help: "prints the formatted text as a warning naming the call's line (not with --no-warnings)",
+    check: check_warnf,
+    aggregates: false,
+};
+
+fn check_errorf(cx: &mut CallCheck<'_, '_>) -> Type {
+    check(cx, PrintfAction::Error)
+}
+
+fn check_warnf(cx: &mut CallCheck<'_, '_>) -> Type {
+    check(cx, PrintfAction::Warning)
+}
+
 fn check_printf(cx: &mut CallCheck<'_, '_>) -> Type {
     check(cx, PrintfAction::Print)
 }
@@ -69,7 +99,7 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
         cx.wrong_arg_count("a format string and its arguments");
         return Type::Void;
     };
-    let ExprKind::Str(bytes) = &first.kind else {
+    let Some(bytes) = literal_string(first) else {
         cx.needs_literal(first.span, &format!("{name}()'s format"));
         return Type::Void;
     };
@@ -123,7 +153,18 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
         format: parsed,
         args: arg_types.iter().map(Type::stored).collect(),
         action,
+        span: cx.call.span,
     });
     cx.set_value(CallValue::Site(site));
     Type::Void
+}
+
+/// A string literal, or a block that only gives one (a macro's expansion:
+/// `macro fmt() { "hi\n" }` then `printf(fmt())`).
+fn literal_string(e: &syntax::ast::Expr) -> Option<&[u8]> {
+    match &e.kind {
+        ExprKind::Str(bytes) => Some(bytes),
+        ExprKind::Block(b) if b.stmts.is_empty() => literal_string(b.tail.as_deref()?),
+        _ => None,
+    }
 }

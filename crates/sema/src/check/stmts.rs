@@ -106,11 +106,11 @@ impl Checker<'_> {
                 }
             }
             StmtKind::Return(value) => {
+                // The probe program's return value, as in bpftrace (most
+                // probe types ignore it; a `bench:` probe skips with 1).
                 if let Some(v) = value {
-                    self.error(diag::not_supported_yet(
-                        v.span,
-                        "a value after `return` in a probe",
-                    ));
+                    let t = self.expr(s, v);
+                    self.expect_int(v, &t, "`return`'s value");
                 }
             }
             StmtKind::Block(b) => {

@@ -1,9 +1,10 @@
-//! `exit()` (rule in `sema::builtins::exit`): an exit record for user
-//! space, then the probe returns.
+//! `exit([code])` (rule in `sema::builtins::exit`): an exit record carrying
+//! the code (0 without one) for user space, then the probe returns.
 
 use abi::EventKind;
 
 use super::{CallSite, Lowering};
+use crate::asm::{Src, Width};
 use crate::lower::Lower;
 
 pub(crate) const LOWERING: Lowering = Lowering {
@@ -12,7 +13,18 @@ pub(crate) const LOWERING: Lowering = Lowering {
     ..Lowering::NONE
 };
 
-fn effect(l: &mut Lower<'_>, _call: &CallSite<'_>) {
-    l.emit_event(EventKind::Exit, 0, |_, _| {}, 8);
+fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
+    // Evaluated before the record is reserved: no helper call runs while
+    // it is held.
+    let code = call.args.first().map(|c| l.scalar(c));
+    l.emit_event(
+        EventKind::Exit,
+        0,
+        |l, rec| {
+            let value = code.map_or(Src::Imm(0), Src::Reg);
+            l.asm.store(rec, 8, value, Width::DW);
+        },
+        16,
+    );
     l.return_now();
 }

@@ -115,7 +115,7 @@ lowerings! {
     args: variables(LOWERING);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
-    printf: functions(PRINTF, CAT, SYSTEM);
+    printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);
     signal: functions(LOWERING);
     override_return: functions(LOWERING);
     time: functions(LOWERING);

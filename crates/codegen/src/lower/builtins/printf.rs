@@ -1,4 +1,4 @@
-//! `printf(fmt, args...)`, `cat(fmt, args...)` and `system(fmt, args...)` (rules in
+//! `printf(fmt, args...)`, `cat`, `system`, `errorf` and `warnf` (rules in
 //! `sema::builtins::printf`): one ring-buffer record with the arguments at
 //! the offsets of the printf's layout (`abi::PrintfSpec`); user space
 //! renders the format the manifest carries.
@@ -23,6 +23,18 @@ pub(crate) const CAT: Lowering = Lowering {
 
 pub(crate) const SYSTEM: Lowering = Lowering {
     name: "system",
+    effect: Some(effect),
+    ..Lowering::NONE
+};
+
+pub(crate) const ERRORF: Lowering = Lowering {
+    name: "errorf",
+    effect: Some(effect),
+    ..Lowering::NONE
+};
+
+pub(crate) const WARNF: Lowering = Lowering {
+    name: "warnf",
     effect: Some(effect),
     ..Lowering::NONE
 };

@@ -1,0 +1,71 @@
+//! Kernel tests of bpftrace's standard-library builtins (issue 14) on the
+//! workload, one behaviour each:
+//!
+//! - `errorf()`/`warnf()` print their text on stderr as an error or a
+//!   warning naming the call (`stdin:1:C-C: ERROR: ...`), once per event,
+//!   with the macro uses it was expanded from under it; the run goes on and
+//!   exits 0; `--no-warnings` hides `warnf`; JSON has bpftrace's `errorf`
+//!   record.
+//! - `exit(code)` ends the run with that status, after printing the maps.
+//! - `return value` leaves the probe: what follows does not run.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{run_weft, trace_workload, workload};
+
+#[test]
+fn errorf_and_warnf_name_the_call_once_per_event() {
+    require_root!();
+    let script = "macro check(n) { if (n > 1) { errorf(\"n is %d\", n); } }\n\
+        tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @n = count(); warnf(\"seen %s\", comm); check(2); }";
+    let out = trace_workload(script, "getppid 3", &[]);
+    assert_eq!(out.stdout, "\n\n@n: 3\n");
+    let once = "stdin:2:69-91: WARNING: seen weftwl\n\
+        stdin:1:31-51: ERROR: n is 2\n\
+        stdin:2:93-101: ERROR: expanded from\n\
+        tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @n = count(); warnf(\"seen %s\", comm); check(2); }\n\
+        \x20                                                                                           ~~~~~~~~\n";
+    assert_eq!(out.stderr, once.repeat(3), "stderr:\n{}", out.stderr);
+}
+
+#[test]
+fn no_warnings_hides_warnf_but_not_errorf() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { warnf(\"w\"); errorf(\"e %d\", 1); }";
+    let out = trace_workload(script, "getppid 2", &["--no-warnings"]);
+    assert_eq!(out.stderr, "stdin:1:67-84: ERROR: e 1\n".repeat(2));
+}
+
+#[test]
+fn errorf_in_json_is_an_errorf_record() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { errorf(\"bad \\\"%s\\\"\\n\", comm); }";
+    let out = trace_workload(script, "getppid 1", &["-f", "json"]);
+    assert_eq!(
+        out.stdout,
+        "{\"type\": \"errorf\", \"msg\": \"bad \\\"weftwl\\\"\\n\", \"filename\": \"stdin\", \"line\": 1, \"col\": 55}\n"
+    );
+}
+
+#[test]
+fn exit_code_is_weft_s_status_after_the_maps() {
+    require_root!();
+    let cmd = format!("{} getppid 1", workload().display());
+    let script =
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @n = count(); exit(300 + 2); }";
+    let out = run_weft(&["-q", "-c", &cmd, "-e", script], Duration::from_secs(30));
+    assert!(!out.timed_out, "stderr:\n{}", out.stderr);
+    // 302's low byte, as a process's status is.
+    assert_eq!(out.status, Some(46), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "\n\n@n: 1\n");
+}
+
+#[test]
+fn return_with_a_value_leaves_the_probe() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @before = count(); $r = 1; if ($r) { return $r + 1; } @after = count(); }";
+    let out = trace_workload(script, "getppid 4", &[]);
+    assert_eq!(out.stdout, "\n\n@before: 4\n");
+}

@@ -1,0 +1,33 @@
+//! bpftrace's standard-library builtins (issue 14): `errorf`/`warnf`,
+//! `exit(code)`, a probe's `return value`, a format a macro gives, and the
+//! rest of that family. Accepted programs show their types; rejected ones
+//! the rendered diagnostics.
+
+#[macro_use]
+mod common;
+
+case!(
+    errorf_and_warnf_format_as_printf,
+    r#"BEGIN { errorf("bad %d %s", 10, "x"); warnf("careful\n"); }"#
+);
+case!(
+    errorf_checks_its_arguments_as_printf,
+    r#"BEGIN { errorf("bad %d", "x"); warnf("%s %s", comm); errorf(comm); }"#
+);
+case!(
+    a_macro_that_gives_a_literal_is_a_format,
+    r#"macro fmt() { "hi %d\n" } BEGIN { printf(fmt(), 1); errorf(fmt(), 2); }"#
+);
+case!(
+    exit_takes_an_integer_code,
+    "BEGIN { exit(69); } END { $c = 3; exit($c + 1); }"
+);
+case!(
+    exit_code_must_be_one_integer,
+    r#"BEGIN { exit("no"); } END { exit(1, 2); }"#
+);
+case!(
+    a_probe_returns_an_integer,
+    "BEGIN { $a = 1; return $a; } END { return; }"
+);
+case!(a_probe_cannot_return_a_string, r#"BEGIN { return "x"; }"#);
