@@ -114,6 +114,8 @@ pub struct Args {
     pub script_file: Option<PathBuf>,
     /// Positional parameters `$1`, `$2`, ...
     pub positional: Vec<String>,
+    /// Named parameters after `--` (`--name=value`, `--name`), for getopt().
+    pub named: Vec<syntax::NamedParam>,
     pub command: Option<String>,
     pub pid: Option<u32>,
     /// `--cgroup PATH` / `--cgroup-tree PATH`: the path, and whether descendants count.
@@ -440,16 +442,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
             }
         }
     }
-    // After `--`: positional parameters, whatever they look like. bpftrace
-    // reads `--NAME[=VALUE]` there as named parameters for getopt(), which
-    // weft does not have: said, not taken as `$N`.
+    // After `--`: `--NAME[=VALUE]` is a named parameter (for getopt()), as
+    // in bpftrace; anything else a positional one, whatever it looks like.
     for arg in after_dashes {
-        if arg.len() > 2 && arg.starts_with("--") {
-            return Err(ArgError::plain(format!(
-                "`{arg}` after --: named parameters (read by getopt()) are not supported by weft yet"
-            )));
+        match syntax::NamedParam::parse(&arg) {
+            Some(named) => out.named.push(named),
+            None => positional.push(arg),
         }
-        positional.push(arg);
     }
     if listing {
         if positional.len() > 1 {
@@ -558,11 +557,15 @@ mod tests {
         let a = p(&["-e", "x", "--", "-v", "7"]).unwrap();
         assert_eq!(a.positional, ["-v", "7"]);
         assert!(!a.verbose);
-        assert!(
-            p(&["-e", "x", "--", "--name=1"])
-                .unwrap_err()
-                .contains("getopt")
-        );
+        // ... but `--NAME[=VALUE]` is a named parameter, for getopt().
+        let a = p(&["-e", "x", "--", "--name=1", "pos", "--flag"]).unwrap();
+        assert_eq!(a.positional, ["pos"]);
+        let named: Vec<(&str, Option<&str>)> = a
+            .named
+            .iter()
+            .map(|n| (n.name.as_str(), n.value.as_deref()))
+            .collect();
+        assert_eq!(named, [("name", Some("1")), ("flag", None)]);
     }
 
     #[test]

@@ -172,6 +172,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     };
     let opts = CheckOptions {
         positional: args.positional.clone(),
+        named: args.named.clone(),
         cpid: child.as_ref().map(|c| c.pid()),
         pid_filter: args.pid,
         cgroup_filter,
@@ -207,6 +208,12 @@ fn trace(args: &Args) -> Result<u8, String> {
             return Err(render_all(diags.iter(), &sources));
         }
     };
+    if let Err(e) = check_named_params(&out.named, &args.named) {
+        if let Some(c) = child.as_mut() {
+            c.kill();
+        }
+        return Err(e);
+    }
     if args.verbose {
         for note in &out.notes {
             eprintln!("{note}");
@@ -427,6 +434,34 @@ fn trace(args: &Args) -> Result<u8, String> {
             .report(&out.compiled, &sources, args.command.as_deref())
             .map(|()| 0),
     }
+}
+
+/// The named parameters against the script's `getopt()` calls, as bpftrace
+/// words it: a value that is not of its option's type, or an option no
+/// `getopt` names, is an error with the list of expected options (`-- --help`
+/// asks for that list, with the descriptions).
+fn check_named_params(
+    named: &syntax::NamedOutcome,
+    given: &[syntax::NamedParam],
+) -> Result<(), String> {
+    if let Some(invalid) = named.invalid.first() {
+        return Err(format!("ERROR: {invalid}"));
+    }
+    let unexpected = named.unexpected(given);
+    let help = given.iter().any(|p| p.name == "help");
+    if unexpected.is_empty() && !help {
+        return Ok(());
+    }
+    let mut message = String::new();
+    if !unexpected.is_empty() {
+        let listed: Vec<String> = unexpected.iter().map(|n| format!("--{n}")).collect();
+        message.push_str(&format!(
+            "ERROR: unexpected program command line options: {}\n",
+            listed.join(", ")
+        ));
+    }
+    message.push_str(&format!("HINT: {}", named.hint(help)));
+    Err(message)
 }
 
 /// The script's text into `sources`: `-e`, a file, or stdin for `-`.

@@ -17,6 +17,9 @@ pub struct Output {
     pub warnings: Diagnostics,
     /// What `-v` adds: which mechanism each kernel function probe runs through, and why.
     pub notes: Vec<String>,
+    /// The options the script's `getopt()` calls name, and values that did
+    /// not read as their type.
+    pub named: syntax::NamedOutcome,
 }
 
 /// Runs every stage; a stage with errors stops the pipeline.
@@ -32,6 +35,8 @@ pub fn compile(
     let predefined = |name: &str| sema::predefined_macro(kernel, name);
     let (mut program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
     syntax::substitute_positionals(&mut program, &opts.positional);
+    let (named, named_diags) = syntax::substitute_named(&mut program, &opts.named);
+    diags.extend(named_diags);
     let (directives, directive_diags) =
         sema::metrics::parse_directives(&sources.file(file).text, sources.file(file).base);
     diags.extend(directive_diags.iter().cloned());
@@ -73,6 +78,7 @@ pub fn compile(
         compiled,
         warnings: diags,
         notes,
+        named,
     })
 }
 

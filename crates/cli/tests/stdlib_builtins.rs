@@ -8,6 +8,9 @@
 //!   record.
 //! - `exit(code)` ends the run with that status, after printing the maps.
 //! - `return value` leaves the probe: what follows does not run.
+//! - Named parameters after `--` reach `getopt()` with their types, mixed
+//!   with positional ones; a value of the wrong type, an option no
+//!   `getopt` names and `-- --help` end the run with bpftrace's lines.
 
 mod common;
 
@@ -68,4 +71,47 @@ fn return_with_a_value_leaves_the_probe() {
     let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @before = count(); $r = 1; if ($r) { return $r + 1; } @after = count(); }";
     let out = trace_workload(script, "getppid 4", &[]);
     assert_eq!(out.stdout, "\n\n@before: 4\n");
+}
+
+#[test]
+fn named_parameters_reach_getopt_with_their_types() {
+    require_root!();
+    let script = r#"tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[$1, getopt("n", 10), getopt("neg", -1), getopt("on"), getopt("off", true), getopt("s", "dflt"), $2] = count(); }"#;
+    let out = trace_workload(
+        script,
+        "getppid 3",
+        &[
+            "first", "--", "--n=0x20", "--neg=-7", "--on", "--off=No", "second",
+        ],
+    );
+    assert_eq!(
+        out.stdout,
+        "\n\n@[first, 32, -7, true, false, dflt, second]: 3\n"
+    );
+}
+
+#[test]
+fn named_parameter_errors_say_what_was_expected() {
+    let script = r#"BEGIN { print((getopt("aa", 10, "Description of aa"), getopt("bb"))); }"#;
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-e", script, "--"];
+        args.extend_from_slice(extra);
+        let out = run_weft(&args, Duration::from_secs(30));
+        assert_eq!(out.status, Some(1), "stderr:\n{}", out.stderr);
+        assert_eq!(out.stdout, "");
+        out.stderr
+    };
+    assert_eq!(
+        run(&["--aa=False"]),
+        "ERROR: program command line option --aa invalid integer (value: False)\n"
+    );
+    assert_eq!(
+        run(&["--cc", "--dd=1"]),
+        "ERROR: unexpected program command line options: --cc, --dd\n\
+         HINT: expected program options: --aa, --bb\n"
+    );
+    assert_eq!(
+        run(&["--help"]),
+        "HINT: expected program options:\n--aa: Description of aa\n--bb\n"
+    );
 }

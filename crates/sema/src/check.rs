@@ -41,6 +41,8 @@ pub use call::CallCheck;
 pub struct CheckOptions {
     /// Positional parameters `$1`, `$2`, ... as given on the command line.
     pub positional: Vec<String>,
+    /// Named parameters (`-- --name=value`), read by `getopt()`.
+    pub named: Vec<syntax::NamedParam>,
     /// Pid of the `-c` command, for `cpid`.
     pub cpid: Option<u32>,
     /// `-p PID`: probes fire only for this process (BEGIN, END and interval excepted).

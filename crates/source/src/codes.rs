@@ -133,6 +133,8 @@ codes! {
     E0052: "macro expansion too large",
     E0053: "map not passed to a macro",
     E0056: "macro defined twice",
+    // E006x: named program parameters.
+    E0060: "invalid getopt() call",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",

@@ -340,3 +340,12 @@ pub fn macro_defined_twice(span: Span, name: &str, first: Span) -> Diagnostic {
         "overloads of a macro differ in the number or kinds (`$x`, `@m`, `x`) of their parameters",
     )
 }
+
+/// E0060: a `getopt()` whose name, default or description is not a literal
+/// of its kind (`what` says which, `label` under it).
+pub fn getopt_call(span: Span, what: &str, label: &str) -> Diagnostic {
+    Diagnostic::error(what.to_string())
+        .with_code(Code::E0060)
+        .with_label(span, label.to_string())
+        .with_help("e.g. getopt(\"level\", 3, \"how much to print\"), set by `-- --level=5`")
+}
