@@ -198,6 +198,20 @@ impl Aggregation {
         }
     }
 
+    /// Whether a probe may read the merged value as a number (`@n > 5`):
+    /// `Some(signed)` for count, sum, min, max and avg; `None` for the
+    /// aggregations that are only printed.
+    pub fn read_signedness(&self) -> Option<bool> {
+        match *self {
+            Aggregation::Count => Some(false),
+            Aggregation::Sum { signed }
+            | Aggregation::Min { signed }
+            | Aggregation::Max { signed }
+            | Aggregation::Avg { signed } => Some(signed),
+            Aggregation::Stats { .. } | Aggregation::Hist | Aggregation::Lhist { .. } => None,
+        }
+    }
+
     /// The bpftrace function name.
     pub fn name(&self) -> &'static str {
         match self {

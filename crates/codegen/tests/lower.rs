@@ -51,6 +51,10 @@ case!(
     for_over_a_range,
     "BEGIN { $s = 0; for ($i : 1..5) { if ($i == 2) { continue; } if ($i == 4) { return; } $s += $i; } @ = $s; }"
 );
+case!(
+    min_read_merges_the_cpus,
+    "tracepoint:syscalls:sys_enter_getppid { @m = min(pid); if (@m > 5) { @x = 1; } }"
+);
 case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
 case!(
     deleted_keyless_hist_stays_a_hash,

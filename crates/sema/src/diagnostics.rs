@@ -113,14 +113,34 @@ pub fn for_over_element(span: Span, name: &str) -> Diagnostic {
     ))
 }
 
-/// `for ($i : a..b)` on a kernel without the numeric iterator kfuncs.
-pub fn no_range_iterator(span: Span) -> Diagnostic {
-    Diagnostic::error(
-        "this kernel cannot run a `for` loop over a range: it has no bpf_iter_num kfuncs (Linux 6.4 and later, with BTF)",
-    )
+/// What needs the kernel's numeric iterator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IterUse {
+    /// `for ($i : a..b)`.
+    RangeLoop,
+    /// `@count > 5` on an aggregation, summed over the CPUs.
+    AggregationRead,
+}
+
+/// A range loop or an aggregation read on a kernel without the numeric
+/// iterator kfuncs.
+pub fn no_range_iterator(span: Span, usage: IterUse) -> Diagnostic {
+    let (what, help) = match usage {
+        IterUse::RangeLoop => (
+            "run a `for` loop over a range",
+            "write the loop with `while` and a constant bound, or `unroll`",
+        ),
+        IterUse::AggregationRead => (
+            "read an aggregation inside a probe (its per-CPU values are merged in a loop)",
+            "keep a plain value beside the aggregation (`@n += 1`) and read that",
+        ),
+    };
+    Diagnostic::error(format!(
+        "this kernel cannot {what}: it has no bpf_iter_num kfuncs (Linux 6.4 and later, with BTF)"
+    ))
     .with_code(Code::E0490)
     .with_label(span, "needs bpf_iter_num_new/next/destroy")
-    .with_help("write the loop with `while` and a constant bound, or `unroll`")
+    .with_help(help)
 }
 
 /// `name!(...)` with no macro of that name.
@@ -234,7 +254,7 @@ pub fn aggregation_read(span: Span, map: &str, agg: &str) -> Diagnostic {
     .with_code(Code::E0308)
     .with_label(span, "read here")
     .with_help(
-        "aggregations are merged across CPUs when printed; store plain values to read them back",
+        "count, sum, min, max and avg read as numbers; a stats, hist or lhist map is only printed",
     )
 }
 

@@ -126,7 +126,7 @@ case!(
     err_printf_string_for_int,
     r#"BEGIN { printf("%d\n", comm); }"#
 );
-case!(err_aggregation_read, "BEGIN { @c = count(); @x = @c + 1; }");
+case!(err_aggregation_read, "BEGIN { @h = hist(2); @x = @h + 1; }");
 case!(err_aggregation_not_assigned, "BEGIN { count(); }");
 case!(
     err_lhist_not_literal,

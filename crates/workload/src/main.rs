@@ -42,6 +42,7 @@ Steps:
   strlen N               N calls of libc's `strlen` (an indirect function)
                          on \"weft workload strlen probe\" (26 bytes)
   sleep MS               one sleep of MS milliseconds (not counted)
+  on-cpu CPU             run the following steps on CPU only (sched_setaffinity)
   touch-pages N          writes one byte to each of N fresh anonymous pages
                          (no huge pages): N page faults
   block-read             one read() from a pipe nobody writes: blocks until killed
@@ -205,6 +206,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 }
             }
             "sleep" => std::thread::sleep(Duration::from_millis(count(next("MS")?)?)),
+            "on-cpu" => pin_to_cpu(count(next("CPU")?)? as usize)?,
             "touch-pages" => touch_pages(count(next("N")?)? as usize)?,
             "block-read" => {
                 let mut fds = [0; 2];
@@ -318,6 +320,20 @@ fn jit_spin(ms: u64) -> Result<(), String> {
 }
 
 /// Two threads passing a byte back and forth `n` times over two pipes.
+/// Moves the workload onto one CPU, so a test knows which CPU each
+/// following event fires on (per-CPU maps).
+fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 is this thread; `set` is valid for its size.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } != 0 {
+        return Err(format!("on-cpu {cpu}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 fn pingpong(n: u64) -> Result<(), String> {
     let pipe = || {
         let mut fds = [0; 2];

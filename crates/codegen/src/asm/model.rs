@@ -257,6 +257,7 @@ helpers! {
     GET_FUNC_ARG = 183, "bpf_get_func_arg";
     GET_FUNC_RET = 184, "bpf_get_func_ret";
     GET_FUNC_ARG_CNT = 185, "bpf_get_func_arg_cnt";
+    MAP_LOOKUP_PERCPU_ELEM = 195, "bpf_map_lookup_percpu_elem";
     KTIME_GET_TAI_NS = 208, "bpf_ktime_get_tai_ns";
 }
 

@@ -1,6 +1,6 @@
 //! Map keys, reads, stores, deletes and the in-kernel part of aggregations.
 
-use abi::CounterIndex;
+use abi::{Aggregation, CounterIndex};
 use sema::Type;
 use syntax::ast::{BinaryOp, Expr};
 
@@ -116,6 +116,10 @@ impl Lower<'_> {
     pub(crate) fn map_read_scalar(&mut self, e: &Expr, keys: &[Expr]) -> VReg {
         let index = self.map_index(e);
         let key = self.map_key(index, keys);
+        if let Type::Agg(agg) = &self.typed.maps[index].value {
+            let agg = agg.clone();
+            return self.aggregation_read(index, key, &agg);
+        }
         let value = self.lookup(index, key);
         let out = self.asm.vreg();
         let done = self.asm.label();
@@ -125,6 +129,107 @@ impl Lower<'_> {
         self.asm.load(out, value, 0, w);
         self.asm.bind(done);
         out
+    }
+
+    /// The value of an aggregation element merged over every CPU, as user
+    /// space merges it when printing: counts and sums add up, min and max
+    /// keep the extreme of the CPUs that saw a value, avg divides the summed
+    /// total by the summed count; a missing element reads as 0. The CPUs are
+    /// walked on the numeric iterator (`0..ncpus`) with
+    /// `bpf_map_lookup_percpu_elem`, so the verifier sees one loop body
+    /// whatever the machine's CPU count.
+    fn aggregation_read(&mut self, index: usize, key: Place, agg: &Aggregation) -> VReg {
+        let acc = self.asm.vreg();
+        let count = self.asm.vreg();
+        self.asm.mov(acc, Src::Imm(0));
+        self.asm.mov(count, Src::Imm(0));
+        let Some(kf) = self.probe.range_iter else {
+            return acc;
+        };
+        let signed = agg.read_signedness().unwrap_or(false);
+        let iter = self.asm.stack(8);
+        let ncpus = self.global(abi::GLOBAL_NCPUS);
+        let zero = self.asm.vreg();
+        self.asm.mov(zero, Src::Imm(0));
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        self.asm.call_kfunc(
+            kf.new,
+            &[Src::Reg(it), Src::Reg(zero), Src::Reg(ncpus)],
+            None,
+        );
+        let (top, done) = (self.asm.label(), self.asm.label());
+        self.asm.bind(top);
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        let cur = self.asm.vreg();
+        self.asm.call_kfunc(kf.next, &[Src::Reg(it)], Some(cur));
+        self.asm.br(Cond::Eq, cur, Src::Imm(0), done);
+        let cpu = self.asm.vreg();
+        self.asm.load(cpu, cur, 0, Width::W);
+        let map = self.asm.vreg();
+        let symbol = self.maps[index].bpf_name.clone();
+        self.asm.map_ptr(map, &symbol);
+        let key_ptr = self.addr(key);
+        let value = self.asm.vreg();
+        self.asm.call(
+            Helper::MAP_LOOKUP_PERCPU_ELEM,
+            &[Src::Reg(map), Src::Reg(key_ptr), Src::Reg(cpu)],
+            Some(value),
+        );
+        self.asm.br(Cond::Eq, value, Src::Imm(0), top);
+        let field = self.asm.vreg();
+        match agg {
+            Aggregation::Avg { .. } => {
+                // `count: u64, total: i64`.
+                self.asm.load(field, value, 0, Width::DW);
+                self.asm.alu(AluOp::Add, count, Src::Reg(field));
+                let total = self.asm.vreg();
+                self.asm.load(total, value, 8, Width::DW);
+                self.asm.alu(AluOp::Add, acc, Src::Reg(total));
+            }
+            Aggregation::Min { .. } | Aggregation::Max { .. } => {
+                // `value: i64, set: u64`; `count` says whether `acc` holds one yet.
+                let set = self.asm.vreg();
+                self.asm.load(set, value, 8, Width::DW);
+                self.asm.br(Cond::Eq, set, Src::Imm(0), top);
+                self.asm.load(field, value, 0, Width::DW);
+                let take = self.asm.label();
+                self.asm.br(Cond::Eq, count, Src::Imm(0), take);
+                let is_min = matches!(agg, Aggregation::Min { .. });
+                let keep = match (is_min, signed) {
+                    (true, true) => Cond::SGe,
+                    (true, false) => Cond::Ge,
+                    (false, true) => Cond::SLe,
+                    (false, false) => Cond::Le,
+                };
+                self.asm.br(keep, field, Src::Reg(acc), top);
+                self.asm.bind(take);
+                self.asm.mov(acc, Src::Reg(field));
+                self.asm.mov(count, Src::Imm(1));
+            }
+            _ => {
+                self.asm.load(field, value, 0, Width::DW);
+                self.asm.alu(AluOp::Add, acc, Src::Reg(field));
+            }
+        }
+        self.asm.jmp(top);
+        self.asm.bind(done);
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        self.asm.call_kfunc(kf.destroy, &[Src::Reg(it)], None);
+        if matches!(agg, Aggregation::Avg { .. }) {
+            let none = self.asm.label();
+            let out = self.asm.vreg();
+            self.asm.mov(out, Src::Imm(0));
+            self.asm.br(Cond::Eq, count, Src::Imm(0), none);
+            self.asm.mov(out, Src::Reg(acc));
+            let div = if signed { AluOp::SDiv } else { AluOp::Div };
+            self.asm.alu(div, out, Src::Reg(count));
+            self.asm.bind(none);
+            return out;
+        }
+        acc
     }
 
     /// Copies a string or tuple map value to a temporary (zeros when missing).

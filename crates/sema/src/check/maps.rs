@@ -137,8 +137,17 @@ impl Checker<'_> {
             s.probe.maps.insert(e.id, i);
         }
         if let Type::Agg(a) = &info.value {
-            self.error(diag::aggregation_read(e.span, &full, a.name()));
-            return Type::I64;
+            return match a.read_signedness() {
+                // Merged over every CPU in the kernel, as user space merges it.
+                Some(signed) => {
+                    self.range_iter(s, e.span, diag::IterUse::AggregationRead);
+                    Type::Int { size: 8, signed }
+                }
+                None => {
+                    self.error(diag::aggregation_read(e.span, &full, a.name()));
+                    Type::I64
+                }
+            };
         }
         info.value
     }

@@ -166,7 +166,7 @@ impl Checker<'_> {
                     let t = self.expr(s, e);
                     self.expect_int(e, &t, "a range bound");
                 }
-                self.range_iter(s, var_span.to(end.span));
+                self.range_iter(s, var_span.to(end.span), diag::IterUse::RangeLoop);
                 Type::I64
             }
         };
@@ -188,7 +188,7 @@ impl Checker<'_> {
 
     /// The kernel's numeric iterator, which a range loop runs on; a kernel
     /// without it (before 6.4, or without BTF) is told in one sentence.
-    fn range_iter(&mut self, s: &mut Scope, span: Span) {
+    pub(super) fn range_iter(&mut self, s: &mut Scope, span: Span, usage: diag::IterUse) {
         if s.probe.range_iter.is_some() {
             return;
         }
@@ -208,7 +208,7 @@ impl Checker<'_> {
         };
         match found {
             Some(ids) => s.probe.range_iter = Some(ids),
-            None => self.error(diag::no_range_iterator(span)),
+            None => self.error(diag::no_range_iterator(span, usage)),
         }
     }
 
