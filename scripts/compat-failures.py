@@ -31,6 +31,9 @@ IDENTITY = {
     "signals.custom signal handling probe": "signals `$(pidof bpftrace)`",
     "other.sigint under heavy load": "stops the tracer with `pkill -SIGINT bpftrace`",
     "json-output.complex": "expects the comm `bpftrace` as a map key",
+    "call.iter:task": "expects a task with the comm `bpftrace` among those visited",
+    "call.iter:task_file": "expects a task with the comm `bpftrace` among those visited",
+    "call.iter:task_vma": "expects a task with the comm `bpftrace` among those visited",
 }
 
 # Cases whose failure has a cause outside weft, said in one line.

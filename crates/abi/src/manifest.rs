@@ -276,6 +276,10 @@ pub enum Attach {
     /// `bench:NAME` (`--mode bench`): an XDP program user space runs many
     /// times with `BPF_PROG_TEST_RUN` to time it; never attached.
     Bench { name: String },
+    /// `iter:TARGET`: a BPF iterator (`iter/TARGET` section), attached as a
+    /// link and then run by user space reading an iterator made from it,
+    /// once per kernel object (task, open file, memory mapping).
+    Iter { target: String },
 }
 
 impl Attach {

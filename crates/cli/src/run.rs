@@ -190,6 +190,14 @@ pub fn run(
         lost_reported += crate::bench::run(session, sink)?;
         stop = true;
     }
+    // `iter:` probes: each iterator is read to its end on a thread of its
+    // own while this one drains the ring buffer; the run ends when all are.
+    let mut iterators = Vec::new();
+    if !stop {
+        for run in session.open_iterators()? {
+            iterators.push(std::thread::spawn(move || run.run()));
+        }
+    }
     if !stop && !nothing_after_begin {
         if let Some(child) = opts.child.as_deref_mut() {
             let exit_maps =
@@ -228,6 +236,9 @@ pub fn run(
             if stop || stopped() {
                 break;
             }
+            if !iterators.is_empty() && iterators.iter().all(|t| t.is_finished()) {
+                break;
+            }
             if opts.child.as_deref_mut().is_some_and(HeldChild::exited) {
                 break;
             }
@@ -241,6 +252,16 @@ pub fn run(
     }
     if let Some(status) = opts.status.as_deref_mut() {
         status.clear();
+    }
+    for iterator in iterators {
+        // On SIGINT the iterator may still be reading: it ends with the
+        // links when the session detaches, and its thread with it.
+        if iterator.is_finished() {
+            match iterator.join() {
+                Ok(result) => result?,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
     }
     // The run's cost, up to detaching (END's test run is not the run's).
     let stats = opts.stats.then(|| baseline.stats(session));

@@ -203,6 +203,9 @@ pub enum RuntimeError {
         probe: String,
         source: SyscallError,
     },
+    /// Reading a BPF iterator (`iter:` probe) failed.
+    #[error("running {probe}: {source}")]
+    Iterate { probe: String, source: SyscallError },
     /// Waiting on the ring buffer failed.
     #[error("polling the ring buffer: {0}")]
     Poll(SyscallError),

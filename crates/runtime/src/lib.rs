@@ -29,6 +29,7 @@ pub mod symbols;
 mod sys;
 pub mod tracefs;
 
+pub use attach::iter::IteratorRun;
 pub use error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 pub use features::{Capabilities, Features, Support};
 pub use kernel_info::{SysKernelInfo, VMLINUX_BTF, vmlinux_btf};

@@ -15,6 +15,7 @@ use libbpf_rs::libbpf_sys;
 use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapType, Object, OpenObject, Program};
 
 use crate::attach;
+use crate::attach::iter::IteratorRun;
 use crate::error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};
 use crate::libbpf_log::{Capture, failing_insn, parse_load_failure};
 use crate::maps::{FlatEntries, MapEntry, MapInfo, PerCpu};
@@ -45,6 +46,9 @@ pub struct BenchRun {
 pub struct Session {
     // Field order is drop order: links first, then the ring mapping, then the object.
     links: Vec<Link>,
+    /// Which of `links` are BPF iterators, with their probe names: they run
+    /// when [`Session::run_iterators`] reads them.
+    iterators: Vec<(usize, String)>,
     ring: Option<RingConsumer>,
     epoll: OwnedFd,
     maps: Vec<MapInfo>,
@@ -302,6 +306,7 @@ impl Session {
 
         Ok(Session {
             links: Vec::new(),
+            iterators: Vec::new(),
             ring,
             epoll,
             maps,
@@ -454,7 +459,14 @@ impl Session {
                     program: spec.name.clone(),
                 })?;
             match attach::attach(prog.as_libbpf_object(), &spec.attach, &spec.probe) {
-                Ok(links) => self.links.extend(links),
+                Ok(links) => {
+                    if matches!(spec.attach, Attach::Iter { .. }) {
+                        let first = self.links.len();
+                        self.iterators
+                            .extend((first..first + links.len()).map(|i| (i, spec.probe.clone())));
+                    }
+                    self.links.extend(links)
+                }
                 // A wildcard's function the kernel cannot probe: go on without it.
                 Err(e @ AttachError::UprobeRefused { .. })
                     if matches!(
@@ -474,6 +486,23 @@ impl Session {
         Ok(self.links.len() - before)
     }
 
+    /// An iterator for each attached `iter:` probe (none when the script
+    /// has none): reading one runs its probe over every kernel object, and
+    /// the records wait in the ring buffer for [`Session::poll`].
+    pub fn open_iterators(&self) -> Result<Vec<IteratorRun>, RuntimeError> {
+        self.iterators
+            .iter()
+            .map(|(index, probe)| {
+                IteratorRun::open(&self.links[*index], probe).map_err(|source| {
+                    RuntimeError::Iterate {
+                        probe: probe.clone(),
+                        source,
+                    }
+                })
+            })
+            .collect()
+    }
+
     /// Probes that a wildcard matched but the kernel refused, left out by
     /// [`Session::attach`] (the caller warns about them).
     pub fn skipped(&self) -> &[AttachError] {
@@ -487,6 +516,7 @@ impl Session {
 
     /// Detaches every probe (programs and maps stay loaded, so maps can still be read).
     pub fn detach(&mut self) {
+        self.iterators.clear();
         self.links.clear();
         self.attached = false;
     }

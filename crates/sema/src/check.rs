@@ -123,6 +123,10 @@ pub fn check(
         diags.push(d);
         return (TypedProgram::default(), diags);
     }
+    if let Some(d) = iterator_beside_others(program, &instances) {
+        diags.push(d);
+        return (TypedProgram::default(), diags);
+    }
 
     // Silent rounds until map types stop changing, then one reporting round.
     let mut known: Vec<MapInfo> = Vec::new();
@@ -997,6 +1001,28 @@ fn too_many_programs(
         _ => Span::DUMMY,
     };
     Some(diag::too_many_programs(span, count, limit, key))
+}
+
+/// An `iter:` probe with any probe but BEGIN and END beside it (another
+/// iterator included): the iteration is the whole run, as in bpftrace.
+fn iterator_beside_others(program: &Program, instances: &[Instance]) -> Option<Diagnostic> {
+    let probes: Vec<&Instance> = instances
+        .iter()
+        .filter(|i| {
+            matches!(i.role, Role::Probe) && !matches!(i.resolved.provider, "BEGIN" | "END")
+        })
+        .collect();
+    let first_iter = probes.iter().position(|i| i.resolved.provider == "iter")?;
+    let other = probes
+        .iter()
+        .enumerate()
+        .find(|(n, _)| *n != first_iter)
+        .map(|(_, i)| *i)?;
+    let span = match &program.items[other.item] {
+        Item::Probe(p) => p.span,
+        _ => Span::DUMMY,
+    };
+    Some(diag::iterator_not_alone(span, &other.resolved.name))
 }
 
 /// Values that can live in a map, variable or record.

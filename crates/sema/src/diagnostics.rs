@@ -709,6 +709,28 @@ pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> 
     ))
 }
 
+/// `iter:TARGET` for a target the kernel has no iterator for.
+pub fn iterator_not_found(span: Span, target: &str, known: &[String]) -> Diagnostic {
+    let d = Diagnostic::error(format!("this kernel has no BPF iterator `{target}`"))
+        .with_code(Code::E0497)
+        .with_label(span, "no such iterator target")
+        .with_help("list them with: weft -l 'iter:*'");
+    let names: Vec<&str> = known.iter().map(String::as_str).collect();
+    with_suggestion(d, target, &names)
+}
+
+/// An `iter:` probe beside another probe: the iteration is the whole run.
+pub fn iterator_not_alone(span: Span, other: &str) -> Diagnostic {
+    Diagnostic::error(
+        "an iterator probe runs alone: the script can have no other probe but BEGIN and END",
+    )
+    .with_code(Code::E0498)
+    .with_label(span, format!("`{other}` beside an iterator"))
+    .with_help(
+        "run the iterator in a script of its own; it ends when every object has been visited",
+    )
+}
+
 pub fn raw_tracepoint_not_found(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("raw tracepoint not found: {name}"))
         .with_code(Code::E0452)

@@ -540,6 +540,7 @@ impl<'a> Lower<'a> {
             self.vars.insert(name, Place::Stack(slot, 0));
         }
         self.task_filter_prologue();
+        self.iterator_end_prologue();
         if let Some(pred) = &ast.predicate {
             let exit = self.exit;
             self.branch_on(pred, false, exit);
@@ -550,6 +551,22 @@ impl<'a> Lower<'a> {
         self.asm.set_span(ast.span);
         self.asm.ret(Src::Imm(0));
         std::mem::replace(&mut self.asm, Asm::new()).finish()
+    }
+
+    /// An `iter:` program is called once more after the last object, with
+    /// a NULL object (the second field of its context): it does nothing then.
+    fn iterator_end_prologue(&mut self) {
+        if !matches!(
+            self.probe.resolved.context,
+            sema::providers::Context::Iter { .. }
+        ) {
+            return;
+        }
+        let object = self.asm.vreg();
+        let ctx = self.ctx;
+        self.asm.load(object, ctx, 8, Width::DW);
+        let exit = self.exit;
+        self.asm.br(crate::asm::Cond::Eq, object, Src::Imm(0), exit);
     }
 
     /// `-p PID`, `--cgroup` and `--cgroup-tree`: probes of providers whose

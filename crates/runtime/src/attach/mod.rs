@@ -6,6 +6,7 @@
 //! libbpf call each, whose result [`finish`] turns into a link or a typed error.
 
 mod interval;
+pub(crate) mod iter;
 mod kprobe;
 mod perf_event;
 mod raw_tracepoint;
@@ -49,6 +50,7 @@ pub(crate) fn attach(
             return kprobe::attach_kprobe(prog, &target, probe).map(|l| vec![l]);
         }
         Attach::Fentry { .. } => return trampoline::attach(prog, probe).map(|l| vec![l]),
+        Attach::Iter { .. } => return iter::attach(prog, probe).map(|l| vec![l]),
         Attach::RawTracepoint { name } => {
             return raw_tracepoint::attach(prog, name, probe).map(|l| vec![l]);
         }

@@ -41,6 +41,7 @@ fn ty(context: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> 
         Context::Fentry { .. } | Context::RawTracepoint { args: Some(_) } => {
             Ok(Type::TracepointArgs)
         }
+        Context::Iter { .. } => Err("an iterator's fields are read through `ctx` (`ctx.task.comm`)"),
         Context::RawTracepoint { args: None } => Err(
             "without kernel BTF a raw tracepoint's arguments have no names: use arg0..argN",
         ),

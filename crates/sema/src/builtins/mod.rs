@@ -72,6 +72,7 @@ builtins! {
     cpid: variables(DEF);
     probe: variables(DEF);
     args: variables(DEF);
+    ctx: variables(DEF);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
     printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);

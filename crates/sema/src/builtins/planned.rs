@@ -20,7 +20,7 @@ const FUNCTIONS: &[&str] = &[
 ];
 
 /// Variables (`argN` past what a probe has is planned too, in tracepoints).
-const VARIABLES: &[&str] = &["sarg0", "sarg1", "sarg2", "username", "ctx"];
+const VARIABLES: &[&str] = &["sarg0", "sarg1", "sarg2", "username"];
 
 pub fn planned_function(name: &str) -> bool {
     FUNCTIONS.contains(&name)

@@ -70,6 +70,9 @@ pub enum Context {
     /// rawtracepoint: the raw u64 arguments (`argN`), named and typed from BTF
     /// when the kernel has it (`args->NAME`).
     RawTracepoint { args: Option<TracepointFormat> },
+    /// `iter:TARGET`: `ctx` points to the kernel's `struct bpf_iter__TARGET`,
+    /// whose second field is the object visited (NULL in the last call).
+    Iter { target: String },
 }
 
 impl Context {
@@ -208,6 +211,7 @@ providers! {
     interval: DEF;
     uprobe: UPROBE, URETPROBE;
     usdt: DEF;
+    iter: DEF;
     profile: DEF;
     software: DEF;
     hardware: DEF;

@@ -113,6 +113,7 @@ lowerings! {
     cpid: variables(LOWERING);
     probe: variables(LOWERING);
     args: variables(LOWERING);
+    ctx: variables(LOWERING);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
     printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);
