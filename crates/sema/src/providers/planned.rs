@@ -5,7 +5,6 @@
 pub const NAMES: &[(&[&str], &str)] = &[
     (&["watchpoint", "w"], "watchpoint"),
     (&["asyncwatchpoint", "aw"], "asyncwatchpoint"),
-    (&["iter", "it"], "iter"),
     (&["test"], "test"),
 ];
 
