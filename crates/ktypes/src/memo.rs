@@ -50,6 +50,39 @@ mod tests {
     use super::*;
     use crate::KernelInfo;
 
+    /// A tracepoint's format is read once however many probes name it.
+    #[test]
+    fn reads_a_tracepoint_format_once() {
+        struct Counting(std::cell::Cell<u32>);
+        impl KernelInfo for Counting {
+            fn tracepoint_format(
+                &self,
+                _: &str,
+                _: &str,
+            ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
+                self.0.set(self.0.get() + 1);
+                crate::parse_format(
+                    "name: x\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n",
+                )
+            }
+            fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {
+                Ok(Vec::new())
+            }
+        }
+        let kernel = Counting(std::cell::Cell::new(0));
+        let memoized = Memoized::new(&kernel);
+        for _ in 0..3 {
+            let f = memoized
+                .tracepoint_format("syscalls", "sys_enter_x")
+                .unwrap();
+            assert!(f.field("a").is_some());
+        }
+        memoized
+            .tracepoint_format("syscalls", "sys_enter_y")
+            .unwrap();
+        assert_eq!(kernel.0.get(), 2);
+    }
+
     /// Every fact reaches the kernel behind the memo (a wildcard in a
     /// uprobe's file name lists the directory through it).
     #[test]
@@ -102,7 +135,13 @@ impl crate::KernelInfo for Memoized<'_> {
         category: &str,
         name: &str,
     ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
-        self.inner.tracepoint_format(category, name)
+        // A script may name one tracepoint in many probes (a 10,000-line
+        // script names each syscall's ~7 times): read its format once.
+        let key = format!("tracepoint format {category}:{name}");
+        let format = self
+            .memo
+            .get_or_try(&key, || self.inner.tracepoint_format(category, name))?;
+        Ok((*format).clone())
     }
 
     fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {

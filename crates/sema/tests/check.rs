@@ -135,7 +135,10 @@ case!(
 case!(err_undefined_variable, "BEGIN { @x = $y; }");
 case!(err_map_never_assigned, "BEGIN { @x = @never[1]; }");
 case!(err_string_plus_int, r#"BEGIN { @x = comm + 1; }"#);
-case!(err_provider_not_yet, "asyncwatchpoint:0x10000000:8:w { @ = count(); }");
+case!(
+    err_provider_not_yet,
+    "asyncwatchpoint:0x10000000:8:w { @ = count(); }"
+);
 // The help names every probe type weft compiles (it once said only four worked).
 case!(
     err_watchpoint_not_yet,
