@@ -40,6 +40,18 @@ pub enum Layout {
     /// `cgroup_path(id[, filter])`: `id: u64, filter: u64` (an index of
     /// `Manifest::cgroup_path_filters`), printed as the cgroup's paths.
     CgroupPath,
+    /// `strerror(n)`, `signal_name(n)`: the `i64` number, printed as its
+    /// name from the table.
+    Named(NameTable),
+}
+
+/// Which names a [`Layout::Named`] number is printed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NameTable {
+    /// An errno, as `strerror` words it.
+    Errno,
+    /// A signal, as `strsignal` words it.
+    Signal,
 }
 
 /// A field of a [`Layout::Tuple`] or of a record.
@@ -77,7 +89,7 @@ impl Layout {
             Layout::Int { size, .. } => *size as u32,
             Layout::Str { size } | Layout::Bytes { size } => *size,
             Layout::Buffer { size } => 4 + *size,
-            Layout::Timestamp { .. } => 8,
+            Layout::Timestamp { .. } | Layout::Named(_) => 8,
             Layout::Bool => 1,
             Layout::Pointer => 8,
             Layout::Inet => 24,
@@ -94,7 +106,7 @@ impl Layout {
             Layout::Int { size, .. } => *size as u32,
             Layout::Pointer | Layout::Inet => 8,
             Layout::Buffer { .. } => 4,
-            Layout::Timestamp { .. } => 8,
+            Layout::Timestamp { .. } | Layout::Named(_) => 8,
             Layout::KStack { .. }
             | Layout::UStack { .. }
             | Layout::KSym

@@ -18,7 +18,7 @@ pub mod stack;
 pub mod stream;
 
 pub use export::{MapExport, MetricUnit};
-pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout, NamedField};
+pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout, NameTable, NamedField};
 pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
     EventKind, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE, HelperErrorSite,

@@ -8,6 +8,8 @@
 //!   record.
 //! - `exit(code)` ends the run with that status, after printing the maps.
 //! - `return value` leaves the probe: what follows does not run.
+//! - `strerror()`/`signal_name()` print the names of the numbers the
+//!   program kept: as map keys, values, `%s` arguments and in JSON.
 //! - Named parameters after `--` reach `getopt()` with their types, mixed
 //!   with positional ones; a value of the wrong type, an option no
 //!   `getopt` names and `-- --help` end the run with bpftrace's lines.
@@ -113,5 +115,28 @@ fn named_parameter_errors_say_what_was_expected() {
     assert_eq!(
         run(&["--help"]),
         "HINT: expected program options:\n--aa: Description of aa\n--bb\n"
+    );
+}
+
+#[test]
+fn strerror_and_signal_name_print_names() {
+    require_root!();
+    // Each openat under a file fails with -ENOTDIR (-20); the loader's own
+    // failed opens (ENOENT) are left out.
+    let script = "tracepoint:syscalls:sys_exit_openat /pid == cpid && args->ret == -20/ { \
+        @[strerror(-args->ret)] = count(); @sig[signal_name(args->ret + 35)] = count(); \
+        @last = strerror(args->ret); printf(\"%s, %s\\n\", strerror(args->ret), signal_name(99)); }";
+    let out = trace_workload(script, "openat /proc/self/exe/x 3", &[]);
+    assert_eq!(
+        out.stdout,
+        "Not a directory, N/A\n".repeat(3)
+            + "\n\n@[Not a directory]: 3\n@last: Not a directory\n@sig[Terminated]: 3\n"
+    );
+    let out = trace_workload(script, "openat /proc/self/exe/x 1", &["-f", "json"]);
+    assert!(
+        out.stdout
+            .contains(r#"{"type": "map", "data": {"@sig": {"Terminated": 1}}}"#),
+        "{}",
+        out.stdout
     );
 }

@@ -60,6 +60,17 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
             )
         }
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
+        Layout::Named(table) => {
+            // Read as a C `int`, as bpftrace's tables are indexed.
+            let n = bytes
+                .get(..4)
+                .map_or(0, |b| i32::from_le_bytes(b.try_into().unwrap_or_default()));
+            let n = i64::from(n);
+            Value::Str(match table {
+                abi::NameTable::Errno => crate::names::errno_text(n).as_bytes().to_vec(),
+                abi::NameTable::Signal => crate::names::signal_text(n).into_bytes(),
+            })
+        }
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
         // Formatted by a resolver, which knows the clocks (see `Layout::Timestamp`).
         Layout::Timestamp { format } => Value::Timestamp(crate::stack::TimestampValue {

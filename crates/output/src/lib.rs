@@ -27,6 +27,7 @@ pub mod flat;
 mod hist;
 pub mod json;
 pub mod metrics;
+pub mod names;
 pub mod otlp;
 pub mod printf;
 pub mod profile;

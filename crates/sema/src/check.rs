@@ -1028,9 +1028,12 @@ fn iterator_beside_others(program: &Program, instances: &[Instance]) -> Option<D
 /// Values that can live in a map, variable or record.
 pub(super) fn is_storable(t: &Type) -> bool {
     match t {
-        Type::Int { .. } | Type::Bool | Type::Str { .. } | Type::Pointer { .. } | Type::Inet => {
-            true
-        }
+        Type::Int { .. }
+        | Type::Bool
+        | Type::Str { .. }
+        | Type::Pointer { .. }
+        | Type::Inet
+        | Type::Named(_) => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Record(fs) => fs.iter().all(|(_, t)| is_storable(t)),
         // A flexible array member has no size to copy.

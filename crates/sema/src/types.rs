@@ -65,6 +65,8 @@ pub enum Type {
     Timestamp { format: u32 },
     /// `cgroup_path(id[, filter])`: a cgroup id printed as its paths.
     CgroupPath,
+    /// `strerror(n)`, `signal_name(n)`: a number printed as its name.
+    Named(abi::NameTable),
 }
 
 impl Type {
@@ -126,6 +128,7 @@ impl Type {
             Type::Bool => Layout::Bool,
             Type::Pointer { .. } => Layout::Pointer,
             Type::Inet => Layout::Inet,
+            Type::Named(table) => Layout::Named(*table),
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
             Type::Record(fs) => Layout::record(fs.iter().map(|(n, t)| (n.clone(), t.layout()))),
             Type::Array { elem, len } => Layout::Array {
@@ -233,6 +236,8 @@ impl fmt::Display for Type {
             Type::Bool => f.write_str("bool"),
             Type::Pointer { c_type } => write!(f, "{c_type}"),
             Type::Inet => f.write_str("inet"),
+            Type::Named(abi::NameTable::Errno) => f.write_str("strerror_t"),
+            Type::Named(abi::NameTable::Signal) => f.write_str("signal_name_t"),
             Type::Tuple(ts) => {
                 f.write_str("(")?;
                 for (i, t) in ts.iter().enumerate() {

@@ -31,3 +31,11 @@ case!(
     "BEGIN { $a = 1; return $a; } END { return; }"
 );
 case!(a_probe_cannot_return_a_string, r#"BEGIN { return "x"; }"#);
+case!(
+    strerror_and_signal_name_are_names_of_numbers,
+    "tracepoint:syscalls:sys_exit_openat { @e[strerror(-args->ret)] = count(); $s = signal_name(2); @v = $s; printf(\"%s %s\\n\", $s, strerror(1)); }"
+);
+case!(
+    strerror_and_signal_name_take_one_integer,
+    r#"BEGIN { print(strerror("x")); print(signal_name()); $a = strerror(1) == "y"; }"#
+);

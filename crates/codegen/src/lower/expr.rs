@@ -575,6 +575,7 @@ impl Lower<'_> {
             }
             // A value held elsewhere (a variable, a map value, a record field).
             Type::Inet
+            | Type::Named(_)
             | Type::Stack { .. }
             | Type::Sym { .. }
             | Type::Buf { .. }
@@ -587,6 +588,7 @@ impl Lower<'_> {
             }
             // A builtin that writes its value was handled above.
             Type::Inet
+            | Type::Named(_)
             | Type::Stack { .. }
             | Type::Sym { .. }
             | Type::Buf { .. }

@@ -102,6 +102,7 @@ builtins! {
     len: functions(DEF);
     has_key: functions(DEF);
     pton: functions(DEF);
+    names: functions(STRERROR, SIGNAL_NAME);
 }
 
 /// The builtin function called `name`.

@@ -127,6 +127,7 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
                     || matches!(
                         t,
                         Type::Inet
+                            | Type::Named(_)
                             | Type::Stack { .. }
                             | Type::Sym { .. }
                             | Type::Timestamp { .. }

@@ -143,6 +143,7 @@ lowerings! {
     len: functions(LOWERING);
     has_key: functions(LOWERING);
     pton: functions(LOWERING);
+    names: functions(STRERROR, SIGNAL_NAME);
 }
 
 /// The lowering of the builtin function called `name`.
