@@ -10,6 +10,8 @@
 //! - `return value` leaves the probe: what follows does not run.
 //! - `strerror()`/`signal_name()` print the names of the numbers the
 //!   program kept: as map keys, values, `%s` arguments and in JSON.
+//! - `ppid`, `pcomm`, `leader_tid`, `leader_comm` read the current task's
+//!   parent and thread-group leader: weft and the workload.
 //! - Named parameters after `--` reach `getopt()` with their types, mixed
 //!   with positional ones; a value of the wrong type, an option no
 //!   `getopt` names and `-- --help` end the run with bpftrace's lines.
@@ -139,4 +141,15 @@ fn strerror_and_signal_name_print_names() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn parent_and_leader_of_the_current_task() {
+    require_root!();
+    // The workload's parent is weft (`-c`), its leader itself; getppid()
+    // returns what `ppid` reads.
+    let script = "tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { \
+        @[pcomm, leader_comm(), leader_tid == pid, args->ret == ppid, ppid(curtask) == ppid] = count(); }";
+    let out = trace_workload(script, "getppid 4", &[]);
+    assert_eq!(out.stdout, "\n\n@[weft, weftwl, true, true, true]: 4\n");
 }

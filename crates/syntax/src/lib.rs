@@ -15,6 +15,7 @@ mod named;
 mod parser;
 mod positional;
 mod printer;
+mod task_macros;
 pub mod visit;
 
 pub use ast::*;
@@ -24,6 +25,7 @@ pub use named::{NamedOutcome, NamedParam, substitute_named};
 pub use parser::MAX_DEPTH;
 pub use positional::{positional_int, substitute_positionals};
 pub use printer::{print_ast, print_ast_with_spans};
+pub use task_macros::expand_task_macros;
 
 use source::{Diagnostics, SourceFile};
 
@@ -44,6 +46,7 @@ pub fn parse_with(file: &SourceFile, predefined: Predefined<'_>) -> (Program, Di
     let (mut program, mut diags) = parser::Parser::new(&file.text, file.base, predefined).program();
     if !diags.iter().any(source::Diagnostic::is_error) {
         diags.extend(expand_macros(&mut program));
+        expand_task_macros(&mut program);
     }
     (program, diags.into_iter().collect())
 }
@@ -53,6 +56,7 @@ pub fn parse_text(text: &str, base: u32) -> (Program, Diagnostics) {
     let (mut program, mut diags) = parser::Parser::new(text, base, &|_| false).program();
     if !diags.iter().any(source::Diagnostic::is_error) {
         diags.extend(expand_macros(&mut program));
+        expand_task_macros(&mut program);
     }
     (program, diags.into_iter().collect())
 }
