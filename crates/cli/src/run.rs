@@ -3,6 +3,7 @@
 //! BEGIN's output is read only once everything is attached.
 
 use std::collections::VecDeque;
+use std::io::Write;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
@@ -158,7 +159,11 @@ pub fn run(
         sink.flush().map_err(io_error)?;
     }
     if opts.notify_attached {
-        eprintln!("__BPFTRACE_NOTIFY_PROBES_ATTACHED");
+        // On stdout, where bpftrace prints it (suite cases pipe stdout past it).
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "__BPFTRACE_NOTIFY_PROBES_ATTACHED")
+            .and_then(|()| stdout.flush())
+            .map_err(io_error)?;
     }
     if let Some(attached) = opts.on_attached.take() {
         attached();

@@ -134,20 +134,20 @@ stream reads {{
         .args(["-e", &script])
         .env("__BPFTRACE_NOTIFY_PROBES_ATTACHED", "1")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
-    // Attached once weft says so on stderr.
-    let mut stderr = child.stderr.take().unwrap();
+    // Attached once weft says so on stdout (where bpftrace says it).
+    let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut all = Vec::new();
         let mut buf = [0u8; 1024];
         let mut told = false;
-        while let Ok(n) = std::io::Read::read(&mut stderr, &mut buf) {
+        while let Ok(n) = std::io::Read::read(&mut stdout, &mut buf) {
             if n == 0 {
                 break;
             }
