@@ -364,9 +364,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
                     "text" => OutputFormat::Text,
                     "json" => OutputFormat::Json,
                     other => {
-                        return Err(
-                            format!("unknown output format `{other}`: use text or json").into()
-                        );
+                        return Err(format!("Invalid output format \"{other}\"").into());
                     }
                 })
             }
@@ -484,12 +482,21 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
 }
 
 /// `-p PID`: a number as bpftrace reads one (decimal, `0x`, `0b`, `0`
-/// octal); whether such a process exists is checked before attaching.
+/// octal), refused in bpftrace's words; whether such a process exists is
+/// checked before attaching.
 fn parse_pid(text: &str) -> Result<u32, String> {
-    sema::parse_uint(text)
+    if let Some(pid) = sema::parse_uint(text)
         .ok()
-        .and_then(|pid| u32::try_from(pid).ok())
-        .ok_or_else(|| format!("-p needs a process id, not `{text}`"))
+        .and_then(|p| u32::try_from(p).ok())
+    {
+        return Ok(pid);
+    }
+    let why = if text.starts_with(|c: char| c.is_ascii_digit()) {
+        "invalid trailing bytes"
+    } else {
+        "invalid integer"
+    };
+    Err(format!("Failed to parse pid: {why}: {text}"))
 }
 
 /// `500ms`, `2s`, `1m`, or a number of seconds.
@@ -551,7 +558,7 @@ mod tests {
         assert!(
             p(&["-p", "1x", "-e", "x"])
                 .unwrap_err()
-                .contains("process id")
+                .contains("Failed to parse pid")
         );
         // After --, what looks like a flag is a positional parameter.
         let a = p(&["-e", "x", "--", "-v", "7"]).unwrap();
@@ -773,7 +780,7 @@ mod tests {
         assert!(
             p(&["-p", "abc", "-e", "x"])
                 .unwrap_err()
-                .contains("process id")
+                .contains("Failed to parse pid")
         );
         assert!(p(&["--bogus"]).unwrap_err().contains("unknown option"));
         assert!(p(&["-e"]).unwrap_err().contains("needs a value"));

@@ -117,14 +117,14 @@ pub fn main(args: &[OsString]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("weft: error: {e}");
+            eprintln!("ERROR: {e}");
             return ExitCode::from(2);
         }
     };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("weft: error: {e}");
+            eprintln!("ERROR: {e}");
             ExitCode::FAILURE
         }
     }

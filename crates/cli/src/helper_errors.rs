@@ -69,13 +69,23 @@ fn location(sources: &SourceMap, site: &HelperErrorSite) -> String {
     }
 }
 
-/// The warning for a failed call: the helper, the error as the kernel's
-/// errno names it, the probe.
+/// The warning for a failed call in bpftrace's words: what failed (a full
+/// map, a missing element, else the error as the kernel's errno names it),
+/// then `Additional Info - helper: NAME, retcode: N`; the probe in a note.
 fn warning(site: &HelperErrorSite, error: i64) -> Diagnostic {
     let errno = i32::try_from(-error).unwrap_or(0);
-    let why = std::io::Error::from_raw_os_error(errno);
-    let text = why.to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text);
-    Diagnostic::warning(format!("failed to {}: {text} ({error})", site.helper))
-        .with_label(span(site), format!("in {}", site.probe))
+    let what = match (site.helper.as_str(), errno) {
+        ("map_update_elem", libc::E2BIG) => "Map full; can't update element. Try increasing max_map_keys config or manually setting the max entries in a map declaration e.g. `let @a = hash(5000)`".to_string(),
+        ("map_delete_elem", libc::ENOENT) => {
+            "Can't delete map element because it does not exist.".to_string()
+        }
+        ("map_lookup_elem", _) => "Can't lookup map element because it does not exist.".to_string(),
+        _ => crate::io_reason(&std::io::Error::from_raw_os_error(errno)),
+    };
+    Diagnostic::warning(format!(
+        "{what}\nAdditional Info - helper: {}, retcode: {error}",
+        site.helper
+    ))
+    .with_label(span(site), "")
+    .with_note(format!("in {}", site.probe))
 }

@@ -56,7 +56,7 @@ fn search_lines(search: &str, args: &Args, kernel: &SysKernelInfo) -> Result<Vec
     // bpftrace's hint: `-l script.bt` for a file that is not there.
     if search.contains('.') && !search.contains([':', '*']) && !args.no_warnings {
         eprintln!(
-            "weft: warning: `{search}` looks like a file name, but there is no such file: listing the probes it matches instead"
+            "WARNING: It appears that '{search}' is a filename but the file does not exist. Treating '{search}' as a search pattern."
         );
     }
     let mut lines = Vec::new();
@@ -88,7 +88,7 @@ fn type_lines(
     use ktypes::KernelInfo;
     let btf = kernel
         .btf()
-        .map_err(|e| format!("weft: error: cannot list kernel types: {e}"))?;
+        .map_err(|e| format!("ERROR: cannot list kernel types: {e}"))?;
     let mut out = Vec::new();
     for name in btf.definition_names(keyword) {
         if !glob_match(pattern, name) {
@@ -127,15 +127,12 @@ fn probe_lines(part: &str, args: &Args, kernel: &SysKernelInfo) -> Result<Vec<St
     if !provider.contains(['*', '?']) {
         let Some(def) = provider_def(provider) else {
             return Err(match planned_provider(provider) {
-                Some(name) => format!("weft: error: weft does not have {name} probes yet"),
-                None => format!("weft: error: unknown probe type `{provider}`"),
+                Some(name) => format!("ERROR: weft does not have {name} probes yet"),
+                None => format!("ERROR: unknown probe type `{provider}`"),
             });
         };
         let Some(list) = def.list else {
-            return Err(format!(
-                "weft: error: {} probes have nothing to list",
-                def.name
-            ));
+            return Err(format!("ERROR: {} probes have nothing to list", def.name));
         };
         let query = ListQuery {
             provider: def,
@@ -143,7 +140,10 @@ fn probe_lines(part: &str, args: &Args, kernel: &SysKernelInfo) -> Result<Vec<St
             verbose: args.verbose,
             pid: args.pid,
         };
-        return list(&query, kernel).map_err(|e| format!("weft: {e}"));
+        return list(&query, kernel).map_err(|e| match e.strip_prefix("error: ") {
+            Some(why) => format!("ERROR: {why}"),
+            None => format!("ERROR: {e}"),
+        });
     }
     // A wildcard provider: the kernel's probe types, and the user-space
     // ones when a process or an existing file scopes the search.

@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     let args = match args::parse(raw) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("weft: error: {}", e.message);
+            eprintln!("ERROR: {}", e.message);
             if e.show_usage {
                 eprint!("\n{}", args::USAGE);
             }
@@ -118,7 +118,7 @@ fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
             }
             _ => {
                 eprintln!(
-                    "weft agent: error: unknown argument {:?} (see weft agent --help)",
+                    "ERROR: weft agent: unknown argument {:?} (see weft agent --help)",
                     args[i]
                 );
                 return ExitCode::from(2);
@@ -127,7 +127,7 @@ fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         i += 1;
     }
     let Some(config) = config else {
-        eprintln!("weft agent: error: --config FILE is needed (see weft agent --help)");
+        eprintln!("ERROR: weft agent: --config FILE is needed (see weft agent --help)");
         return ExitCode::from(2);
     };
     runtime::silence_libbpf();
@@ -142,14 +142,13 @@ fn trace(args: &Args) -> Result<u8, String> {
     let kernel = SysKernelInfo::new();
     let emit_only = args.dump.is_some() || args.emit_elf.is_some();
     if let (Some(pid), false) = (args.pid, emit_only) {
-        process_exists(pid).map_err(|e| format!("weft: error: -p {pid}: {e}"))?;
+        process_exists(pid).map_err(|e| format!("ERROR: {e}"))?;
     }
 
     // The command is forked (and held) first, so `cpid` can be compiled in.
     let mut child = match (&args.command, emit_only) {
         (Some(cmd), false) => Some(
-            child::HeldChild::spawn(cmd)
-                .map_err(|e| format!("weft: error: cannot run `{cmd}`: {e}"))?,
+            child::HeldChild::spawn(cmd).map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?,
         ),
         _ => None,
     };
@@ -160,7 +159,7 @@ fn trace(args: &Args) -> Result<u8, String> {
                 if let Some(c) = child.as_mut() {
                     c.kill();
                 }
-                format!("weft: error: {flag} {path}: {e}")
+                format!("ERROR: {flag} {path}: {e}")
             })?;
             Some(abi::CgroupFilter {
                 id: target.id,
@@ -237,7 +236,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     }
     if let Some(path) = &args.emit_elf {
         std::fs::write(path, &out.compiled.elf)
-            .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?;
+            .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?;
     }
     if emit_only {
         return Ok(0);
@@ -257,7 +256,7 @@ fn trace(args: &Args) -> Result<u8, String> {
                 if let Some(c) = child.as_mut() {
                     c.kill();
                 }
-                format!("weft: error: --prometheus {address}: cannot listen there: {e}")
+                format!("ERROR: --prometheus {address}: cannot listen there: {e}")
             })?;
             if args.verbose {
                 eprintln!(
@@ -286,7 +285,7 @@ fn trace(args: &Args) -> Result<u8, String> {
                 c.kill();
             }
             return Err(format!(
-                "weft: error: --stats: the kernel refused to count BPF run time: {e}"
+                "ERROR: --stats: the kernel refused to count BPF run time: {e}"
             ));
         }
         export::want_program_stats();
@@ -318,14 +317,14 @@ fn trace(args: &Args) -> Result<u8, String> {
                 export::otlp::clock(),
                 export::otlp::seed(),
             )
-            .map_err(|e| format!("weft: error: --otlp: cannot start its thread: {e}"))?,
+            .map_err(|e| format!("ERROR: --otlp: cannot start its thread: {e}"))?,
         ),
         None => None,
     };
     let writer: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             std::fs::File::create(path)
-                .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?,
+                .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?,
         ),
         None => Box::new(io::stdout().lock()),
     };
@@ -350,7 +349,7 @@ fn trace(args: &Args) -> Result<u8, String> {
         Some(path) => Some((
             path.clone(),
             std::fs::File::create(path)
-                .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?,
+                .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?,
         )),
         None => None,
     };
@@ -471,20 +470,20 @@ pub(crate) fn read_script(args: &Args, sources: &mut SourceMap) -> Result<source
         (None, Some(path)) if path.as_os_str() == "-" => {
             let mut text = String::new();
             io::Read::read_to_string(&mut io::stdin(), &mut text)
-                .map_err(|e| format!("weft: error: cannot read the script from stdin: {e}"))?;
+                .map_err(|e| format!("ERROR: cannot read the script from stdin: {e}"))?;
             Ok(sources.add("stdin", text))
         }
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 format!(
-                    "weft: error: cannot open the script {}: {}",
+                    "ERROR: failed to open file '{}': {}",
                     path.display(),
                     io_reason(&e)
                 )
             })?;
             Ok(sources.add(path.display().to_string(), text))
         }
-        (None, None) => Err("weft: error: no program given".into()),
+        (None, None) => Err("ERROR: no program given".into()),
     }
 }
 
@@ -501,25 +500,31 @@ fn io_reason(e: &io::Error) -> String {
 /// `--probe-filter REGEX` as the checker takes it.
 fn probe_filter(pattern: &str) -> Result<sema::ProbeFilter, String> {
     let re = regex_lite::Regex::new(pattern)
-        .map_err(|e| format!("weft: error: Invalid --probe-filter regex `{pattern}`: {e}"))?;
+        .map_err(|e| format!("ERROR: Invalid --probe-filter regex `{pattern}`: {e}"))?;
     Ok(sema::ProbeFilter {
         pattern: pattern.to_string(),
         matches: std::sync::Arc::new(move |name: &str| re.is_match(name)),
     })
 }
 
-/// Whether process `pid` exists (it may not be ours to signal).
+/// Whether process `pid` exists (it may not be ours to signal); a pid above
+/// the kernel's `pid_max` is out of range, in bpftrace's words.
 fn process_exists(pid: u32) -> Result<(), String> {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return Err("no such process".into());
+    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .unwrap_or(4_194_304);
+    let (Ok(pid), true) = (libc::pid_t::try_from(pid), pid <= pid_max) else {
+        return Err(format!("Pid out of range: {pid}"));
     };
+    let no_such = || format!("-p {pid}: no such process");
     // SAFETY: signal 0 only checks that the process exists.
     if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 {
         return Ok(());
     }
     match io::Error::last_os_error().raw_os_error() {
         Some(libc::EPERM) if pid > 0 => Ok(()),
-        _ => Err("no such process".into()),
+        _ => Err(no_such()),
     }
 }
 
@@ -534,7 +539,7 @@ fn export_session(
 ) -> Result<std::sync::Arc<export::StreamTap>, String> {
     let reader = session
         .reader()
-        .map_err(|e| format!("weft: error: exporting: {e}"))?;
+        .map_err(|e| format!("ERROR: exporting: {e}"))?;
     let tap = std::sync::Arc::new(export::StreamTap::new(manifest, span_queue));
     let (target, warnings) =
         export::Target::new(None, name, manifest, reader, std::sync::Arc::clone(&tap));

@@ -151,7 +151,7 @@ pub fn run(
     session.run_begin()?;
     session.attach()?;
     for refused in session.skipped().iter().filter(|_| !opts.no_warnings) {
-        eprintln!("weft: warning: {refused}; left out of the wildcard's probes");
+        eprintln!("WARNING: {refused}; left out of the wildcard's probes");
     }
     if !opts.quiet {
         sink.attached_probes(probes.saturating_sub(session.skipped().len() as u64))
@@ -321,7 +321,7 @@ pub fn run(
     let map_full = counters[CounterIndex::MapFull as usize];
     if map_full > 0 {
         eprintln!(
-            "weft: {map_full} map update(s) failed because a map was full; those keys were not counted"
+            "WARNING: Map full; can't update element. {map_full} update(s) failed and those keys were not counted: raise max_map_keys, or the map's size in its declaration (`let @a = hash(5000)`)"
         );
     }
     if let Some(times) = opts.symbol_times.as_deref_mut() {
@@ -817,7 +817,10 @@ fn print_text(
     match read {
         Ok(bytes) => sink.cat(&bytes),
         Err(e) => {
-            eprintln!("weft: cat: cannot read '{path}': {e}");
+            eprintln!(
+                "ERROR: failed to open file '{path}' ({})",
+                crate::io_reason(&e)
+            );
             sink.cat(b"")
         }
     }

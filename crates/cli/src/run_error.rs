@@ -54,9 +54,9 @@ impl RunError {
             RunError::Runtime(e) => Err(runtime_error(&e, compiled, sources)),
             // A closed pipe (`weft ... | head`) ends the run quietly, like bpftrace.
             RunError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            RunError::Output(e) => Err(format!("weft: error: writing output: {e}")),
+            RunError::Output(e) => Err(format!("ERROR: writing output: {e}")),
             RunError::Command(e) => Err(format!(
-                "weft: error: cannot run `{}`: {e}",
+                "ERROR: cannot run `{}`: {e}",
                 command.unwrap_or_default()
             )),
         }

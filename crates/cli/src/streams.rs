@@ -174,7 +174,7 @@ pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<Str
         .filter(|s| !s.emits_records)
         .map(|s| {
             format!(
-                "weft: warning: --timeline {}: the handler of stream {} never calls emit(), so its records do not reach the timeline",
+                "WARNING: --timeline {}: the handler of stream {} never calls emit(), so its records do not reach the timeline",
                 path.display(),
                 s.name
             )

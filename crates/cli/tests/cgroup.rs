@@ -184,9 +184,8 @@ fn a_cgroup_that_does_not_exist_is_one_sentence() {
     );
     assert_eq!(out.status, Some(1));
     assert!(
-        out.stderr.starts_with(
-            "weft: error: --cgroup /weft-no-such-cgroup: no cgroup /weft-no-such-cgroup:"
-        ),
+        out.stderr
+            .starts_with("ERROR: --cgroup /weft-no-such-cgroup: no cgroup /weft-no-such-cgroup:"),
         "{}",
         out.stderr
     );

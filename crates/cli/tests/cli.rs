@@ -28,7 +28,7 @@ fn bad_arguments_exit_2_with_one_sentence_and_the_usage() {
     assert_eq!(out.status, Some(2));
     assert!(
         out.stderr
-            .starts_with("weft: error: unknown option `--bogus`\n\nUSAGE:\n    weft [options]"),
+            .starts_with("ERROR: unknown option `--bogus`\n\nUSAGE:\n    weft [options]"),
         "{}",
         out.stderr
     );
@@ -37,8 +37,9 @@ fn bad_arguments_exit_2_with_one_sentence_and_the_usage() {
     let out = run_weft(&["/nonexistent/script.bt"], Duration::from_secs(10));
     assert_eq!(out.status, Some(1));
     assert!(
-        out.stderr
-            .starts_with("weft: error: cannot open the script /nonexistent/script.bt: No such file or directory\n"),
+        out.stderr.starts_with(
+            "ERROR: failed to open file '/nonexistent/script.bt': No such file or directory\n"
+        ),
         "{}",
         out.stderr
     );
@@ -58,8 +59,19 @@ fn syntax_errors_render_with_file_line_and_caret() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("2 |   @x = (1 + ;"), "{}", out.stderr);
-    assert!(out.stderr.contains('^'), "{}", out.stderr);
+    // bpftrace's form: the place with the span's end column, the line as
+    // written and a `~` under the span.
+    assert!(
+        first.starts_with(&format!("{}:2:13-14: ERROR: ", script.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("\n  @x = (1 + ;\n            ~ "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("CODE: E0022"), "{}", out.stderr);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -62,7 +62,7 @@ fn rejected(script: &str) -> String {
         out.stdout,
         out.stderr
     );
-    let errors = out.stderr.lines().filter(|l| l.contains("error")).count();
+    let errors = out.stderr.lines().filter(|l| l.contains("ERROR: ")).count();
     assert_eq!(errors, 1, "one error expected:\n{}", out.stderr);
     out.stderr
 }
@@ -82,7 +82,7 @@ fn kprobe_on_a_kernel_without_kprobes_says_so() {
         "{err}"
     );
     assert!(
-        err.contains("help: trace the system call instead: tracepoint:syscalls:sys_enter_read"),
+        err.contains("HINT: trace the system call instead: tracepoint:syscalls:sys_enter_read"),
         "{err}"
     );
     let err = rejected("kretprobe:vfs_read { @ = hist(retval); }");
@@ -167,7 +167,7 @@ fn listing_kernel_functions_follows_what_can_attach() {
         assert_eq!(out.stdout, "", "{pattern}");
         assert!(
             out.stderr.starts_with(&format!(
-                "weft: error: this kernel cannot attach {kind} probes, so none are listed: "
+                "ERROR: this kernel cannot attach {kind} probes, so none are listed: "
             )),
             "{pattern}: {}",
             out.stderr

@@ -160,7 +160,7 @@ fn self_takes_sigusr1_only() {
         Duration::from_secs(20),
     );
     assert_eq!(out.status, Some(1));
-    assert!(out.stderr.contains("error[E0482]"), "{}", out.stderr);
+    assert!(out.stderr.contains("CODE: E0482"), "{}", out.stderr);
     let out = run_weft(&["-l", "self:*"], Duration::from_secs(20));
     assert_eq!(out.stdout, "self:signal:SIGUSR1\n");
 }
@@ -214,7 +214,7 @@ fn probe_filter_that_matches_nothing_or_is_no_regex() {
     );
     assert_eq!(out.status, Some(1));
     assert!(
-        out.stderr.contains("error[E0480]: No probes to attach"),
+        out.stderr.contains("ERROR: No probes to attach"),
         "{}",
         out.stderr
     );
@@ -288,10 +288,10 @@ fn no_warnings_silences_warnings_only() {
     };
     let loud = args(false);
     assert_eq!(loud.status, Some(0), "{}", loud.stderr);
-    assert!(loud.stderr.contains("warning"), "{}", loud.stderr);
+    assert!(loud.stderr.contains("WARNING: "), "{}", loud.stderr);
     let quiet = args(true);
     assert_eq!(quiet.status, Some(0), "{}", quiet.stderr);
-    assert!(!quiet.stderr.contains("warning"), "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("WARNING"), "{}", quiet.stderr);
     assert_eq!(loud.stdout, quiet.stdout);
 }
 
@@ -304,7 +304,7 @@ fn a_bad_flag_prints_the_usage() {
     assert_eq!(out.status, Some(2));
     assert!(
         out.stderr
-            .starts_with("weft: error: unknown option `--no-such-flag`\n\nUSAGE:\n"),
+            .starts_with("ERROR: unknown option `--no-such-flag`\n\nUSAGE:\n"),
         "{}",
         out.stderr
     );

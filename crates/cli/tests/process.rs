@@ -25,19 +25,19 @@ fn a_command_that_cannot_run_fails_before_attaching() {
     let script = "BEGIN { @ = count(); }";
     fails_with(
         &["-c", "/no/such/cmd", "-e", script],
-        "weft: error: cannot run `/no/such/cmd`: no such file\n",
+        "ERROR: cannot run `/no/such/cmd`: no such file\n",
     );
     fails_with(
         &["-c", "weft-no-such-command --flag", "-e", script],
-        "weft: error: cannot run `weft-no-such-command --flag`: command not found (not in PATH)\n",
+        "ERROR: cannot run `weft-no-such-command --flag`: command not found (not in PATH)\n",
     );
     fails_with(
         &["-c", "/etc/passwd", "-e", script],
-        "weft: error: cannot run `/etc/passwd`: it is not executable\n",
+        "ERROR: cannot run `/etc/passwd`: it is not executable\n",
     );
     fails_with(
         &["-c", "/", "-e", script],
-        "weft: error: cannot run `/`: it is a directory\n",
+        "ERROR: cannot run `/`: it is a directory\n",
     );
 }
 
@@ -46,8 +46,32 @@ fn a_missing_process_fails_before_attaching() {
     // Above PID_MAX_LIMIT (4194304): no process ever has this pid.
     fails_with(
         &["-p", "4194305", "-e", "BEGIN { @ = count(); }"],
-        "weft: error: -p 4194305: no such process\n",
+        "ERROR: Pid out of range: 4194305\n",
     );
+}
+
+/// bpftrace's words for what is not a pid (a usage error: exit status 2).
+#[test]
+fn a_pid_that_is_not_a_number_is_refused_in_bpftraces_words() {
+    for (pid, first_line) in [
+        (
+            "a1111",
+            "ERROR: Failed to parse pid: invalid integer: a1111",
+        ),
+        (
+            "111a1",
+            "ERROR: Failed to parse pid: invalid trailing bytes: 111a1",
+        ),
+    ] {
+        let out = run_weft(&["-p", pid, "-e", "BEGIN { }"], Duration::from_secs(20));
+        assert_eq!(out.status, Some(2), "{}", out.stderr);
+        assert_eq!(
+            out.stderr.lines().next(),
+            Some(first_line),
+            "{}",
+            out.stderr
+        );
+    }
 }
 
 #[test]
@@ -73,7 +97,7 @@ fn a_command_whose_exec_fails_is_an_error() {
     assert_eq!(
         out.stderr,
         format!(
-            "weft: error: cannot run `{cmd}`: exec failed (No such file or directory): its interpreter or loader is missing\n"
+            "ERROR: cannot run `{cmd}`: exec failed (No such file or directory): its interpreter or loader is missing\n"
         )
     );
     assert_eq!(out.stdout, "", "no maps are printed for a run that failed");
@@ -133,7 +157,7 @@ fn an_attach_failure_stops_the_run_before_begin() {
         assert_eq!(out.stdout, "", "{script}");
         assert!(
             out.stderr.starts_with(
-                "weft: error: hardware:cpu-cycles:100000: this machine has no hardware performance counters"
+                "ERROR: hardware:cpu-cycles:100000: this machine has no hardware performance counters"
             ),
             "{}",
             out.stderr

@@ -201,7 +201,7 @@ stream:rr { @n = count(); }"#;
     let _ = std::fs::remove_file(&timeline);
     assert!(
         out.stderr.contains(&format!(
-            "weft: warning: --timeline {t}: the handler of stream rr never calls emit(), so its records do not reach the timeline\n"
+            "WARNING: --timeline {t}: the handler of stream rr never calls emit(), so its records do not reach the timeline\n"
         )),
         "{}",
         out.stderr

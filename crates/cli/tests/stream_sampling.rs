@@ -116,7 +116,7 @@ fn a_sample_rate_is_a_positive_count() {
         assert_eq!(out.status, Some(1), "{rate}");
         assert!(
             out.stderr.contains(
-                "error[E0311]: a stream's `sample` (one in N: a positive count) must be a literal"
+                "ERROR: a stream's `sample` (one in N: a positive count) must be a literal"
             ),
             "{rate}: {}",
             out.stderr

@@ -76,12 +76,12 @@ pub struct Key {
 const UNSTABLE: &[&str] = &["enable", "warn", "error"];
 /// The licences the kernel accepts as GPL-compatible (bpftrace's list).
 pub const LICENSES: &[&str] = &[
-    "GPL",
-    "GPL v2",
-    "GPL and additional rights",
-    "Dual BSD/GPL",
     "Dual MIT/GPL",
+    "Dual BSD/GPL",
     "Dual MPL/GPL",
+    "GPL and additional rights",
+    "GPL v2",
+    "GPL",
 ];
 /// The stack modes (`stack_mode`, and `kstack(mode)`/`ustack(mode)`).
 pub const STACK_MODES: &[&str] = &["bpftrace", "perf", "raw", "build_id"];
@@ -321,6 +321,7 @@ enum Lookup {
 
 /// A value as written: a number, or text (an identifier, a string
 /// literal or an environment variable's value).
+#[derive(Clone, Copy)]
 enum Raw<'a> {
     Int(u64),
     Bool(bool),
@@ -561,7 +562,7 @@ pub(crate) fn check_config(
                 continue;
             }
             Lookup::Unknown => {
-                diags.push(diag::unknown_config_key(entry.key_span, &entry.key, &known));
+                diags.push(diag::unknown_config_key(entry.span, &entry.key, &known));
                 continue;
             }
         };
@@ -600,6 +601,19 @@ pub(crate) fn check_config(
                     ));
                 }
                 out.set.insert(key.name, v);
+            }
+            Err(_) if let Kind::Exact(valid) = key.kind => {
+                let found = match raw {
+                    Raw::Int(n) => n.to_string(),
+                    Raw::Bool(b) => b.to_string(),
+                    Raw::Text(t) => t.to_string(),
+                };
+                diags.push(diag::config_value_not_listed(
+                    entry.value.span,
+                    &entry.key,
+                    &found,
+                    valid,
+                ));
             }
             Err(expected) => diags.push(diag::bad_config_value(
                 entry.value.span,

@@ -278,10 +278,25 @@ pub fn needs_literal(span: Span, what: &str) -> Diagnostic {
         .with_label(span, "not a literal")
 }
 
-pub fn unroll_count_out_of_range(span: Span) -> Diagnostic {
-    Diagnostic::error("unroll count must be between 1 and 100")
+/// `count`: the count written, below 1 or above 100.
+pub fn unroll_count_out_of_range(span: Span, count: u64) -> Diagnostic {
+    let message = if count < 1 {
+        "unroll minimum value is 1"
+    } else {
+        "unroll maximum value is 100"
+    };
+    Diagnostic::error(message)
         .with_code(Code::E0313)
         .with_label(span, "out of range")
+}
+
+/// A statement after `exit()` or `return` in the same block, in bpftrace's
+/// words; `end`: the statement that ends the probe.
+pub fn unreachable_statement(span: Span, end: Span) -> Diagnostic {
+    Diagnostic::warning("Unreachable statement")
+        .with_code(Code::E0317)
+        .with_label(span, "never runs")
+        .with_secondary(end, "the probe ends here")
 }
 
 pub fn break_outside_loop(span: Span) -> Diagnostic {
@@ -334,8 +349,16 @@ pub fn bad_attach_point(span: Span, raw: &str, usage: &str) -> Diagnostic {
         .with_help(format!("expected {usage}"))
 }
 
+/// bpftrace's words for an attach point that names nothing here:
+/// `No matches for tracepoint syscalls:nonsense.` (the provider's full name,
+/// whatever alias was written).
+fn no_matches(provider: &str, target: &str) -> String {
+    let provider = crate::providers::provider_def(provider).map_or(provider, |p| p.name);
+    format!("No matches for {provider} {target}.")
+}
+
 pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnostic {
-    Diagnostic::error(format!("tracepoint not found: {category}:{name}"))
+    Diagnostic::error(no_matches("tracepoint", &format!("{category}:{name}")))
         .with_code(Code::E0404)
         .with_label(span, "this kernel has no such tracepoint")
         .with_help(format!(
@@ -344,7 +367,11 @@ pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnosti
 }
 
 pub fn no_probe_matches(span: Span, raw: &str) -> Diagnostic {
-    Diagnostic::error(format!("no probe matches `{raw}`"))
+    let message = match raw.split_once(':') {
+        Some((provider, target)) => no_matches(provider, target),
+        None => format!("No matches for {raw}."),
+    };
+    Diagnostic::error(message)
         .with_code(Code::E0405)
         .with_label(span, "the wildcard matches nothing on this kernel")
         .with_help(format!("list what exists with: weft -l '{raw}'"))
@@ -448,10 +475,17 @@ pub fn binary_unreadable(span: Span, path: &str, why: &str) -> Diagnostic {
         .with_label(span, "needed for this probe")
 }
 
-pub fn symbol_not_found(span: Span, path: &str, symbol: &str, known: &[&str]) -> Diagnostic {
-    let d = Diagnostic::error(format!("`{path}` has no function `{symbol}`"))
+/// `provider`: `uprobe` or `uretprobe`, as bpftrace names it.
+pub fn symbol_not_found(
+    span: Span,
+    provider: &str,
+    path: &str,
+    symbol: &str,
+    known: &[&str],
+) -> Diagnostic {
+    let d = Diagnostic::error(no_matches(provider, &format!("{path}:{symbol}")))
         .with_code(Code::E0442)
-        .with_label(span, "no such symbol in the binary")
+        .with_label(span, format!("`{path}` has no function `{symbol}`"))
         .with_help(format!(
             "list its functions with: weft -l 'uprobe:{path}:*'"
         ));
@@ -507,21 +541,40 @@ pub fn uprobe_offset_outside_function(
     size: u64,
 ) -> Diagnostic {
     Diagnostic::error(format!(
-        "{place} is outside `{func}`, which is {size} bytes long"
+        "Offset outside the function bounds ('{func}' size is {size})"
     ))
     .with_code(Code::E0457)
-    .with_label(span, "an offset names an instruction inside the function")
+    .with_label(
+        span,
+        format!("{place}: an offset names an instruction inside the function"),
+    )
 }
 
+/// bpftrace's words, without a place as bpftrace has it.
 pub fn uprobe_address_in_no_function(span: Span, path: &str, address: u64) -> Diagnostic {
-    Diagnostic::error(format!(
-        "weft cannot check that an instruction begins at {address:#x}: no function of `{path}` holds that address"
-    ))
+    Diagnostic::error(format!("Could not resolve address: {path}:{address:#x}"))
     .with_code(Code::E0458)
-    .with_label(span, "in no function symbol of the binary")
+    .with_bare_header()
+    .with_label(
+        span,
+        format!("no function of `{path}` holds this address: weft cannot check that an instruction begins there"),
+    )
     .with_help(format!(
         "probe a function by name, or at FUNCTION+OFFSET (list them with: weft -l 'uprobe:{path}:*')"
     ))
+}
+
+/// A function whose symbol has size 0 (`_init`): where its instructions
+/// end is unknown, so a uprobe there is refused, in bpftrace's words and
+/// without a place as bpftrace has it; the line after the first is the
+/// advice that `--unsafe` drops ([`crate::providers::placement`]).
+pub fn uprobe_symbol_without_size(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "Could not determine boundary for {name} (symbol has size 0).\nUse --unsafe to force attachment. WARNING: This option could lead to data corruption in the target process."
+    ))
+    .with_code(Code::E0460)
+    .with_bare_header()
+    .with_label(span, format!("the symbol table gives `{name}` no size"))
 }
 
 pub fn uretprobe_inside_function(
@@ -542,9 +595,12 @@ pub fn uretprobe_inside_function(
 }
 
 pub fn usdt_not_found(span: Span, path: &str, probe: &str) -> Diagnostic {
-    Diagnostic::error(format!("`{path}` has no USDT probe `{probe}`"))
+    Diagnostic::error(no_matches("usdt", &format!("{path}:{probe}")))
         .with_code(Code::E0444)
-        .with_label(span, "no such probe in the binary's .note.stapsdt notes")
+        .with_label(
+            span,
+            format!("`{path}` has no USDT probe `{probe}` in its .note.stapsdt notes"),
+        )
         .with_help(format!("list its probes with: weft -l 'usdt:{path}:*'"))
 }
 
@@ -683,7 +739,7 @@ pub fn emit_outside_handler(span: Span) -> Diagnostic {
 // Kernel function probes and raw tracepoints: E0450–E0469.
 
 pub fn kernel_function_not_found(span: Span, kind: &str, func: &str, known: &[&str]) -> Diagnostic {
-    let d = Diagnostic::error(format!("kernel function not found: {func}"))
+    let d = Diagnostic::error(no_matches(kind, func))
         .with_code(Code::E0450)
         .with_label(
             span,
@@ -731,11 +787,36 @@ pub fn iterator_not_alone(span: Span, other: &str) -> Diagnostic {
     )
 }
 
-pub fn raw_tracepoint_not_found(span: Span, name: &str) -> Diagnostic {
-    Diagnostic::error(format!("raw tracepoint not found: {name}"))
+/// `module`: the module written (`rawtracepoint:MODULE:NAME`), whose raw
+/// tracepoints weft does not read unless it is vmlinux.
+pub fn raw_tracepoint_not_found(span: Span, module: Option<&str>, name: &str) -> Diagnostic {
+    let (target, label) = match module {
+        Some(module) => (
+            format!("{module}:{name}"),
+            "weft finds the raw tracepoints of vmlinux, not of modules",
+        ),
+        None => (name.to_string(), "this kernel has no such tracepoint"),
+    };
+    Diagnostic::error(no_matches("rawtracepoint", &target))
         .with_code(Code::E0452)
-        .with_label(span, "this kernel has no such tracepoint")
+        .with_label(span, label)
         .with_help("list them with: weft -l 'rawtracepoint:*'")
+}
+
+/// A probe none of whose attach points exists here, in bpftrace's words:
+/// an error, or (`removed`, with `missing_probes = "warn"`) a warning that
+/// the program runs without it.
+pub fn probe_without_attach_points(span: Span, removed: bool) -> Diagnostic {
+    let d = if removed {
+        Diagnostic::warning(
+            "Probe has no valid attach points. It is being removed which may cause issues with program behavior.",
+        )
+    } else {
+        Diagnostic::error("Probe has no valid attach points.")
+            .with_help("if this is expected, set the 'missing_probes' config variable to 'warn'")
+    };
+    d.with_code(Code::E0409)
+        .with_label(span, "none of its attach points exists on this machine")
 }
 
 pub fn kprobe_offset_on_return(span: Span, raw: &str, kind: &str) -> Diagnostic {
@@ -820,11 +901,12 @@ pub fn kaddr_needs_literal(span: Span) -> Diagnostic {
         .with_help("write the symbol's name in quotes: kaddr(\"avenrun\")")
 }
 
+/// `span`: the whole `kaddr(...)` call, as bpftrace underlines it.
 pub fn kernel_symbol_unavailable(span: Span, symbol: &str, why: &str) -> Diagnostic {
-    Diagnostic::error(format!("cannot resolve the kernel symbol `{symbol}`"))
+    Diagnostic::error(format!("Failed to resolve kernel symbol: {symbol}"))
         .with_code(Code::E0474)
-        .with_label(span, "looked up in /proc/kallsyms")
-        .with_note(why.to_string())
+        .with_label(span, "")
+        .with_note(format!("looked up in /proc/kallsyms: {why}"))
 }
 
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
@@ -975,8 +1057,9 @@ pub fn bad_struct_cast(span: Span, found: &Type) -> Diagnostic {
 
 // `config = { ... }` blocks and map declarations: E0380–E0389.
 
+/// `span`: the whole `key = value` entry, as bpftrace underlines it.
 pub fn unknown_config_key(span: Span, key: &str, known: &[&str]) -> Diagnostic {
-    let d = Diagnostic::error(format!("unknown config key `{key}`"))
+    let d = Diagnostic::error(format!("{key}: not a known configuration option"))
         .with_code(Code::E0380)
         .with_label(span, "not a bpftrace config key");
     with_suggestion(d, key, known)
@@ -1038,6 +1121,17 @@ pub fn bad_config_value(span: Span, key: &str, expected: &str) -> Diagnostic {
         .with_label(span, "not a valid value for this key")
 }
 
+/// A value outside a key's fixed list, in bpftrace's words (`Invalid value
+/// for license. Found: Potato. Valid values: ...`).
+pub fn config_value_not_listed(span: Span, key: &str, found: &str, valid: &[&str]) -> Diagnostic {
+    Diagnostic::error(format!(
+        "Invalid value for {key}. Found: {found}. Valid values: {}",
+        valid.join(", ")
+    ))
+    .with_code(Code::E0396)
+    .with_label(span, "not a valid value for this key")
+}
+
 pub fn config_key_twice(span: Span, key: &str, first: Span) -> Diagnostic {
     Diagnostic::error(format!("config key `{key}` is set twice"))
         .with_code(Code::E0383)
@@ -1088,7 +1182,7 @@ pub fn map_declared_twice(span: Span, map: &str, first: Span) -> Diagnostic {
 }
 
 pub fn map_declared_unused(span: Span, map: &str) -> Diagnostic {
-    Diagnostic::warning(format!("{map} is declared but never used"))
+    Diagnostic::warning(format!("Unused map: {map}"))
         .with_code(Code::E0389)
         .with_label(span, "no probe reads or stores this map")
 }

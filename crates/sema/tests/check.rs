@@ -463,3 +463,29 @@ fn kaddr_and_unary_star() {
     );
     insta::assert_snapshot!("kaddr_and_unary_star_errors", errors);
 }
+
+/// A statement after `exit()` or `return` in its block is a warning in
+/// bpftrace's words, once per block (a tail expression too); the program
+/// still compiles.
+#[test]
+fn a_statement_after_exit_or_return_is_unreachable() {
+    let src =
+        "interval:ms:100 { @a = 1; exit(); @a = 2; @b = 3 }\nBEGIN { if (1) { return; } @d = 1; }";
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, _) = syntax::parse(map.file(id));
+    let (_, diags) = check(
+        &program,
+        &FixtureKernel::typical(),
+        &CheckOptions::default(),
+    );
+    assert!(!diags.has_errors(), "{}", render_all(diags.iter(), &map));
+    assert_eq!(
+        render_all(diags.iter(), &map),
+        "script.bt:1:35-41: WARNING: Unreachable statement\n\
+         interval:ms:100 { @a = 1; exit(); @a = 2; @b = 3 }\n\
+         \x20                         ------ the probe ends here\n\
+         \x20                                 ~~~~~~ never runs\n\
+         CODE: E0317\n"
+    );
+}

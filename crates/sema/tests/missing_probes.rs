@@ -125,5 +125,22 @@ case!(
 fn the_environment_wins_over_the_script() {
     let src = "config = { missing_probes = \"ignore\" }\ntracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_nosuch { }";
     let out = run_with(src, Some(MissingProbes::Error));
-    assert!(out.contains("error[E0404]"), "{out}");
+    assert!(
+        out.contains(": ERROR: ") && out.contains("CODE: E0404"),
+        "{out}"
+    );
 }
+
+// ---- bpftrace's words ----
+case!(
+    wildcards_that_match_nothing_leave_a_probe_without_attach_points,
+    "tracepoint:nosuch:*,\nrawtracepoint:nosuch_raw { @ = count(); }"
+);
+case!(
+    a_raw_tracepoint_of_a_module_is_no_match,
+    "rawtracepoint:nonsense:sys_exit { @ = count(); }"
+);
+case!(
+    config_warn_says_skipping_in_bpftraces_words,
+    "config = { missing_probes = warn }\ntracepoint:syscalls:sys_enter_read,\ntracepoint:nonsense:nonsense { @ = count(); }"
+);

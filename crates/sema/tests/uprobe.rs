@@ -48,6 +48,8 @@ fn kernel() -> FixtureKernel {
         )
         .with_ifunc("/opt/lib/libifunc.so", "fast_len", LOAD_VADDR + TEXT_OFFSET)
         .with_file("/opt/code", code())
+        // `_init`'s symbol has size 0, as in most executables.
+        .with_file("/opt/init", tiny_elf(&["nosize:_init", "main"], &[]))
         // `pick` lands on `pick_fast`, whose code is `answer`'s.
         .with_file(
             "/opt/lib/libpick.so",
@@ -216,6 +218,15 @@ case!(
 fn unsafe_places_unchecked_uprobes_with_a_warning() {
     let src = "uprobe:/opt/code:answer+2, uprobe:/opt/code:old_amd+5, uprobe:/opt/code:0x10040 { }";
     insta::assert_snapshot!("unsafe_places_unchecked_uprobes", run_unsafe(src), src);
+}
+
+/// bpftrace's words for a function of unknown size, refused without a place
+/// in the first line (as bpftrace reports it) and placed by --unsafe.
+#[test]
+fn a_symbol_of_size_0_is_refused_unless_unsafe() {
+    let src = "uprobe:/opt/init:_init { }";
+    insta::assert_snapshot!("err_symbol_of_size_0", run(src, None), src);
+    insta::assert_snapshot!("unsafe_symbol_of_size_0", run_unsafe(src), src);
 }
 
 #[test]

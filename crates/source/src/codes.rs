@@ -58,9 +58,10 @@ impl Code {
 
     /// The codes of a uprobe placement weft cannot vouch for: inside an
     /// instruction, or where it cannot tell (bytes it does not decode, an
-    /// address in no known function). `--unsafe` places such a probe
+    /// address in no known function, a function of size 0). `--unsafe` places such a probe
     /// anyway, with a warning (`sema::providers::placement`).
-    pub const UNSAFE_PLACEMENT: &'static [Code] = &[Code::E0455, Code::E0456, Code::E0458];
+    pub const UNSAFE_PLACEMENT: &'static [Code] =
+        &[Code::E0455, Code::E0456, Code::E0458, Code::E0460];
 }
 
 impl fmt::Display for Code {
@@ -163,6 +164,7 @@ codes! {
     E0314: "`break` or `continue` outside a loop",
     E0315: "invalid lhist bucket range",
     E0316: "aggregation not assigned to a map",
+    E0317: "unreachable statement",
     E0320: "`for` over a map without keys",
     E0321: "`for` over a map element",
     E0322: "map without keys where keys are needed",
@@ -196,6 +198,7 @@ codes! {
     E0393: "config key only in the environment",
     E0394: "invalid config value in the environment",
     E0395: "too many probe programs",
+    E0396: "config value not in its list",
     // E04xx: probes, providers and the kernel.
     E0401: "unknown provider",
     E0402: "provider not supported yet",
@@ -205,6 +208,7 @@ codes! {
     E0406: "kernel information unavailable",
     E0407: "no probes",
     E0408: "the kernel has no kprobes",
+    E0409: "probe without attach points",
     E0410: "invalid stream shape",
     E0411: "duplicate stage name",
     E0412: "unknown stream",
@@ -236,6 +240,7 @@ codes! {
     E0457: "uprobe offset outside its function",
     E0458: "uprobe address in no known function",
     E0459: "uretprobe inside a function",
+    E0460: "uprobe on a symbol of size 0",
     E0470: "uaddr() outside a user probe",
     E0471: "uaddr() needs a literal",
     E0472: "uaddr() symbol not found",

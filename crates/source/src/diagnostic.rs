@@ -1,9 +1,9 @@
 //! Diagnostics: what went wrong, where, and what to do about it.
 //!
 //! A [`Diagnostic`] is plain data built with chained methods; [`render`]
-//! turns it into compiler-style text against a [`SourceMap`].
+//! turns it into text in bpftrace's form against a [`SourceMap`].
 
-use crate::{Code, SourceMap, Span};
+use crate::{Code, SourceFile, SourceMap, Span};
 use std::fmt::Write as _;
 
 /// How bad a diagnostic is.
@@ -43,6 +43,10 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     pub notes: Vec<String>,
     pub help: Vec<String>,
+    /// The first line has no place (`ERROR: message`), as bpftrace reports
+    /// what it finds only when it attaches; the source excerpt still shows
+    /// where.
+    pub bare_header: bool,
 }
 
 impl Diagnostic {
@@ -55,6 +59,7 @@ impl Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             help: Vec::new(),
+            bare_header: false,
         }
     }
 
@@ -98,6 +103,12 @@ impl Diagnostic {
 
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help.push(help.into());
+        self
+    }
+
+    /// Renders the first line without its place (`ERROR: message`).
+    pub fn with_bare_header(mut self) -> Diagnostic {
+        self.bare_header = true;
         self
     }
 
@@ -195,7 +206,7 @@ impl FromIterator<Diagnostic> for Diagnostics {
     }
 }
 
-/// Tab stops used when rendering source lines.
+/// A tab in a source line is shown as this many spaces, as bpftrace shows it.
 const TAB_WIDTH: usize = 4;
 
 /// Renders every diagnostic, separated by blank lines.
@@ -207,94 +218,125 @@ pub fn render_all<'a>(
     parts.join("\n")
 }
 
-/// Renders one diagnostic as plain compiler-style text, ending in a newline.
+/// Renders one diagnostic in bpftrace's words, ending in a newline.
+///
+/// The first line is bpftrace's (`stdin:1:15-35: ERROR: message`, columns
+/// 1-based with an exclusive end; `stdin:2-4:` for a span over several lines;
+/// `ERROR: message` without a place), so what users and scripts grep for in
+/// bpftrace's output is found in weft's. The source line follows as it is
+/// (tabs as four spaces) with the span underlined in `~`, as bpftrace shows
+/// it (a span over several lines: its first line, underlined to the end);
+/// weft adds each label's message after its underline, secondary labels
+/// underlined in `-`, `HINT:` lines for help, `NOTE:` lines, and the stable
+/// code last (`CODE: E0404`).
 pub fn render(diagnostic: &Diagnostic, map: &SourceMap) -> String {
     let mut out = String::new();
-    let header = match diagnostic.code {
-        Some(code) => format!("{}[{code}]", diagnostic.severity.as_str()),
-        None => diagnostic.severity.as_str().to_string(),
+    let tag = match diagnostic.severity {
+        Severity::Error => "ERROR",
+        Severity::Warning => "WARNING",
     };
     let primary = diagnostic
         .primary_span()
+        .filter(|_| !diagnostic.bare_header)
         .and_then(|span| map.file_of(span.start).map(|file| (file, span)));
     match primary {
         Some((file, span)) => {
-            let (line, col) = file.line_col(span.start);
             let _ = writeln!(
                 out,
-                "{}:{line}:{col}: {header}: {}",
-                file.name, diagnostic.message
+                "{}:{}: {tag}: {}",
+                file.name,
+                location(file, span),
+                diagnostic.message
             );
         }
         None => {
-            let _ = writeln!(out, "weft: {header}: {}", diagnostic.message);
+            let _ = writeln!(out, "{tag}: {}", diagnostic.message);
         }
     }
 
-    // One source excerpt per label, in source order; labels outside any file are skipped.
+    // The labels' lines in source order, each line once; labels outside any
+    // file are skipped.
     let mut labels: Vec<&Label> = diagnostic
         .labels
         .iter()
         .filter(|l| map.file_of(l.span.start).is_some())
         .collect();
     labels.sort_by_key(|l| (l.span.start, !l.primary));
-    let max_line = labels
-        .iter()
-        .map(|l| {
-            map.file_of(l.span.start)
-                .map_or(1, |f| f.line_col(l.span.start).0)
-        })
-        .max()
-        .unwrap_or(1);
-    let gutter = max_line.to_string().len();
-    let pad = " ".repeat(gutter);
-
-    if !labels.is_empty() {
-        let _ = writeln!(out, "{pad} |");
-    }
     let mut last_line: Option<(u32, usize)> = None;
     for label in &labels {
         let Some(file) = map.file_of(label.span.start) else {
             continue;
         };
         let (line, _) = file.line_col(label.span.start);
-        let text = file.line_text(line);
         if let Some((base, prev)) = last_line
             && base == file.base
             && prev + 1 < line
         {
-            let _ = writeln!(out, "{pad} ...");
+            let _ = writeln!(out, "...");
         }
         if last_line != Some((file.base, line)) {
-            let source_line = format!("{line:>gutter$} | {}", expand_tabs(text));
-            let _ = writeln!(out, "{}", source_line.trim_end());
+            let _ = writeln!(out, "{}", expand_tabs(file.line_text(line)));
         }
         last_line = Some((file.base, line));
 
-        // Columns are display columns of the line with tabs expanded.
+        let text = file.line_text(line);
         let range = file.local_range(label.span);
         let line_off = line_offset(&file.text, range.start);
-        let start_in_line = range.start - line_off;
+        let start_in_line = (range.start - line_off).min(text.len());
         let end_in_line = (range.end - line_off).min(text.len()).max(start_in_line);
-        let start_col = display_width(&text[..start_in_line.min(text.len())]);
+        let start_col = display_width(&text[..start_in_line]);
         let end_col = display_width(&text[..end_in_line]);
         let width = end_col.saturating_sub(start_col).max(1);
-        let mark = if label.primary { "^" } else { "-" };
-        let underline = mark.repeat(width);
+        let mark = if label.primary { "~" } else { "-" };
         let msg = if label.message.is_empty() {
             String::new()
         } else {
             format!(" {}", label.message)
         };
-        let _ = writeln!(out, "{pad} | {}{underline}{msg}", " ".repeat(start_col));
+        let _ = writeln!(out, "{}{}{msg}", " ".repeat(start_col), mark.repeat(width));
     }
     for help in &diagnostic.help {
-        let _ = writeln!(out, "{pad} = help: {help}");
+        let _ = writeln!(out, "HINT: {help}");
     }
     for note in &diagnostic.notes {
-        let _ = writeln!(out, "{pad} = note: {note}");
+        let _ = writeln!(out, "NOTE: {note}");
+    }
+    if let Some(code) = diagnostic.code {
+        let _ = writeln!(out, "CODE: {code}");
     }
     out
+}
+
+/// Where a span is, as bpftrace writes it: `LINE:COL-ENDCOL` (1-based, the
+/// end exclusive; an empty span still covers one column), or
+/// `LINE-ENDLINE` for a span over several lines.
+fn location(file: &SourceFile, span: Span) -> String {
+    let (line, col) = file.line_col(span.start);
+    let end_line = span_last_line(file, span);
+    if end_line > line {
+        return format!("{line}-{end_line}");
+    }
+    let (after_line, after_col) = file.line_col(span.end.max(span.start));
+    let end_col = if after_line == line {
+        after_col
+    } else {
+        // The span takes its line's newline: it ends with the line.
+        file.line_text(line).chars().count() + 1
+    };
+    format!("{line}:{col}-{}", end_col.max(col + 1))
+}
+
+/// The line of a span's last character (its first line if it is empty).
+fn span_last_line(file: &SourceFile, span: Span) -> usize {
+    let range = file.local_range(span);
+    if range.end <= range.start {
+        return file.line_col(span.start).0;
+    }
+    let last = file.text[..range.end]
+        .char_indices()
+        .next_back()
+        .map_or(range.start, |(i, _)| i.max(range.start));
+    file.line_col(file.base + last as u32).0
 }
 
 /// File-relative offset of the start of the line containing `offset`.
@@ -302,29 +344,15 @@ fn line_offset(text: &str, offset: usize) -> usize {
     text[..offset].rfind('\n').map_or(0, |i| i + 1)
 }
 
-/// Display width of a line prefix: tabs advance to the next tab stop, other chars count one.
+/// Display width of a line prefix: a tab is four columns, as in
+/// [`expand_tabs`], other chars one.
 fn display_width(prefix: &str) -> usize {
-    prefix.chars().fold(0, |col, c| {
-        if c == '\t' {
-            col + TAB_WIDTH - col % TAB_WIDTH
-        } else {
-            col + 1
-        }
-    })
+    prefix
+        .chars()
+        .map(|c| if c == '\t' { TAB_WIDTH } else { 1 })
+        .sum()
 }
 
 fn expand_tabs(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut col = 0;
-    for c in line.chars() {
-        if c == '\t' {
-            let n = TAB_WIDTH - col % TAB_WIDTH;
-            out.extend(std::iter::repeat_n(' ', n));
-            col += n;
-        } else {
-            out.push(c);
-            col += 1;
-        }
-    }
-    out
+    line.replace('\t', &" ".repeat(TAB_WIDTH))
 }

@@ -9,7 +9,7 @@ fn one_file(text: &str) -> SourceMap {
 }
 
 #[test]
-fn primary_label_help_and_note() {
+fn primary_label_help_note_and_code() {
     let map = one_file("kprobe:f { foo(); }");
     let d = Diagnostic::error("unknown function 'foo'")
         .with_code(Code::E0203)
@@ -17,22 +17,57 @@ fn primary_label_help_and_note() {
         .with_help("did you mean 'print'?")
         .with_note("functions are listed by `weft --list-functions`");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:1:12: error[E0203]: unknown function 'foo'
-      |
-    1 | kprobe:f { foo(); }
-      |            ^^^ not a function
-      = help: did you mean 'print'?
-      = note: functions are listed by `weft --list-functions`
+    script.bt:1:12-15: ERROR: unknown function 'foo'
+    kprobe:f { foo(); }
+               ~~~ not a function
+    HINT: did you mean 'print'?
+    NOTE: functions are listed by `weft --list-functions`
+    CODE: E0203
+    ");
+}
+
+/// bpftrace's own rendering, line for line (its `kaddr` failure): the place
+/// `LINE:COL-ENDCOL` with an exclusive end, the source line, `~` under the span.
+#[test]
+fn unlabelled_span_is_exactly_bpftraces_form() {
+    let text = r#"begin { print(kaddr("asdfzzzzzzz")) }"#;
+    let map = {
+        let mut map = SourceMap::new();
+        map.add("stdin", text);
+        map
+    };
+    let start = text.find("kaddr").unwrap() as u32;
+    let d = Diagnostic::error("Failed to resolve kernel symbol: asdfzzzzzzz")
+        .with_label(Span::new(start, start + 20), "");
+    assert_eq!(
+        render(&d, &map),
+        "stdin:1:15-35: ERROR: Failed to resolve kernel symbol: asdfzzzzzzz\n\
+         begin { print(kaddr(\"asdfzzzzzzz\")) }\n              ~~~~~~~~~~~~~~~~~~~~\n"
+    );
+}
+
+/// What bpftrace reports only when it attaches has no place in its first
+/// line; weft still shows where.
+#[test]
+fn bare_header_keeps_the_excerpt() {
+    let map = one_file("uprobe:/bin/bash:10 { }");
+    let d = Diagnostic::error("Could not resolve address: /bin/bash:0xa")
+        .with_bare_header()
+        .with_label(Span::new(0, 19), "in no function");
+    insta::assert_snapshot!(render(&d, &map), @r"
+    ERROR: Could not resolve address: /bin/bash:0xa
+    uprobe:/bin/bash:10 { }
+    ~~~~~~~~~~~~~~~~~~~ in no function
     ");
 }
 
 #[test]
-fn no_labels_names_the_tool() {
+fn no_place_is_bpftraces_bare_form() {
     let map = SourceMap::new();
     let d = Diagnostic::error("no probes in script").with_help("add `BEGIN { }`");
     insta::assert_snapshot!(render(&d, &map), @r"
-    weft: error: no probes in script
-      = help: add `BEGIN { }`
+    ERROR: no probes in script
+    HINT: add `BEGIN { }`
     ");
 }
 
@@ -41,15 +76,14 @@ fn warning_without_code() {
     let map = one_file("BEGIN { 1 }");
     let d = Diagnostic::warning("unused value").with_label(Span::new(8, 9), "");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:1:9: warning: unused value
-      |
-    1 | BEGIN { 1 }
-      |         ^
+    script.bt:1:9-10: WARNING: unused value
+    BEGIN { 1 }
+            ~
     ");
 }
 
 #[test]
-fn gutter_grows_with_line_number_and_secondary_labels() {
+fn secondary_labels_on_their_own_lines() {
     let text = format!(
         "{}BEGIN {{ $x = 1; }}\nEND {{ print($x); }}\n",
         "\n".repeat(9)
@@ -61,12 +95,25 @@ fn gutter_grows_with_line_number_and_secondary_labels() {
         .with_label(Span::new(usage, usage + 2), "used here")
         .with_secondary(Span::new(def, def + 2), "only defined in another probe");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:11:13: error: undefined variable `$x`
-       |
-    10 | BEGIN { $x = 1; }
-       |         -- only defined in another probe
-    11 | END { print($x); }
-       |             ^^ used here
+    script.bt:11:13-15: ERROR: undefined variable `$x`
+    BEGIN { $x = 1; }
+            -- only defined in another probe
+    END { print($x); }
+                ~~ used here
+    ");
+}
+
+#[test]
+fn two_labels_on_one_line_share_it() {
+    let map = one_file("BEGIN { @a = 1; @a[1] = 2; }");
+    let d = Diagnostic::error("key mismatch")
+        .with_label(Span::new(16, 21), "keyed here")
+        .with_secondary(Span::new(8, 10), "not keyed here");
+    insta::assert_snapshot!(render(&d, &map), @r"
+    script.bt:1:17-22: ERROR: key mismatch
+    BEGIN { @a = 1; @a[1] = 2; }
+            -- not keyed here
+                    ~~~~~ keyed here
     ");
 }
 
@@ -78,38 +125,51 @@ fn distant_lines_are_elided() {
         .with_label(Span::new(8, 9), "here")
         .with_secondary(Span::new(0, 1), "and here");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:5:1: error: x
-      |
-    1 | a
-      | - and here
-      ...
-    5 | e
-      | ^ here
+    script.bt:5:1-2: ERROR: x
+    a
+    - and here
+    ...
+    e
+    ~ here
     ");
 }
 
+/// The place names both lines, as bpftrace's does; the excerpt shows the
+/// first line, underlined to its end.
 #[test]
 fn multi_line_span_underlines_to_end_of_first_line() {
     let map = one_file("BEGIN {\n  printf(\"a\n  b\");\n}");
     let d = Diagnostic::error("unterminated string").with_label(Span::new(17, 23), "starts here");
     insta::assert_snapshot!(render(&d, &map), @r#"
-    script.bt:2:10: error: unterminated string
-      |
-    2 |   printf("a
-      |          ^^ starts here
+    script.bt:2-3: ERROR: unterminated string
+      printf("a
+             ~~ starts here
     "#);
 }
 
+/// A span that ends with its line's newline is on one line.
 #[test]
-fn tabs_are_expanded_consistently() {
-    let map = one_file("BEGIN {\n\t\t$x = 1 +;\n}");
-    let d = Diagnostic::error("expected expression").with_label(Span::new(18, 19), "here");
+fn span_taking_the_newline_stays_on_its_line() {
+    let map = one_file("BEGIN { }\nEND { }\n");
+    let d = Diagnostic::error("x").with_label(Span::new(0, 10), "");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:2:11: error: expected expression
-      |
-    2 |         $x = 1 +;
-      |                 ^ here
+    script.bt:1:1-10: ERROR: x
+    BEGIN { }
+    ~~~~~~~~~
     ");
+}
+
+/// A tab is four spaces in the source line and four marks under it (as
+/// bpftrace shows it); the column counts it as one character.
+#[test]
+fn tabs_are_four_columns() {
+    let map = one_file("BEGIN {\n\t\t$x = 1 +;\n}");
+    let d = Diagnostic::error("expected expression").with_label(Span::new(10, 19), "here");
+    let out = render(&d, &map);
+    assert_eq!(
+        out,
+        "script.bt:2:3-12: ERROR: expected expression\n        $x = 1 +;\n        ~~~~~~~~~ here\n"
+    );
 }
 
 #[test]
@@ -117,19 +177,30 @@ fn zero_width_span_and_eof() {
     let map = one_file("BEGIN { print(1)");
     let d = Diagnostic::error("expected `}`").with_label(Span::new(16, 16), "here");
     insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:1:17: error: expected `}`
-      |
-    1 | BEGIN { print(1)
-      |                 ^ here
+    script.bt:1:17-18: ERROR: expected `}`
+    BEGIN { print(1)
+                    ~ here
     ");
     let map = one_file("");
     let d = Diagnostic::error("empty script").with_label(Span::new(0, 0), "");
-    insta::assert_snapshot!(render(&d, &map), @r"
-    script.bt:1:1: error: empty script
-      |
-    1 |
-      | ^
-    ");
+    assert_eq!(
+        render(&d, &map),
+        "script.bt:1:1-2: ERROR: empty script\n\n~\n"
+    );
+}
+
+/// Multi-byte characters count as one column, and a span ending inside the
+/// text after one does not split it.
+#[test]
+fn columns_count_characters() {
+    let map = one_file("BEGIN { printf(\"é\"); x }");
+    let at = "BEGIN { printf(\"é\"); ".len() as u32;
+    let d = Diagnostic::error("x").with_label(Span::new(at, at + 1), "");
+    insta::assert_snapshot!(render(&d, &map), @r#"
+    script.bt:1:22-23: ERROR: x
+    BEGIN { printf("é"); x }
+                         ~
+    "#);
 }
 
 #[test]
@@ -145,15 +216,13 @@ fn second_file_and_render_all() {
     assert!(diags.has_errors());
     assert_eq!(diags.error_count(), 1);
     insta::assert_snapshot!(render_all(&diags, &map), @r#"
-    main.bt:1:8: error: early
-      |
-    1 | import "lib.bt";
-      |        ^^^^^^^^ e
+    main.bt:1:8-16: ERROR: early
+    import "lib.bt";
+           ~~~~~~~~ e
 
-    lib.bt:1:11: warning: late
-      |
-    1 | macro m { oops }
-      |           ^^^^ w
+    lib.bt:1:11-15: WARNING: late
+    macro m { oops }
+              ~~~~ w
     "#);
 }
 

@@ -36,7 +36,8 @@ fn push_u64(v: &mut Vec<u8>, x: u64) {
 }
 
 /// An `ET_DYN` file with these functions (in order, at [`TEXT_OFFSET`] + 16·i;
-/// a name written `ifunc:NAME` is an indirect function `NAME`) and USDT
+/// a name written `ifunc:NAME` is an indirect function `NAME`, one written
+/// `nosize:NAME` a function whose symbol has size 0, as `_init`'s) and USDT
 /// probes (the i-th at the start of the i-th function).
 pub fn tiny_elf(functions: &[&str], probes: &[Probe<'_>]) -> Vec<u8> {
     tiny_library(functions, probes, &[])
@@ -75,7 +76,8 @@ pub fn tiny_library(functions: &[&str], probes: &[Probe<'_>], needed: &[&str]) -
     let mut name_offsets = Vec::new();
     for name in functions {
         name_offsets.push((f.len() - strtab_off) as u32);
-        f.extend_from_slice(name.trim_start_matches("ifunc:").as_bytes());
+        let name = name.trim_start_matches("ifunc:");
+        f.extend_from_slice(name.trim_start_matches("nosize:").as_bytes());
         f.push(0);
     }
     let strtab_size = f.len() - strtab_off;
@@ -94,7 +96,14 @@ pub fn tiny_library(functions: &[&str], probes: &[Probe<'_>], needed: &[&str]) -
         f.push(0);
         push_u16(&mut f, 1); // .text
         push_u64(&mut f, LOAD_VADDR + TEXT_OFFSET + 16 * i as u64);
-        push_u64(&mut f, 16);
+        push_u64(
+            &mut f,
+            if functions[i].starts_with("nosize:") {
+                0
+            } else {
+                16
+            },
+        );
     }
     let symtab_size = f.len() - symtab_off;
 

@@ -81,7 +81,7 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
     let config = match config::load(config_path) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("weft agent: error: {e}");
+            eprintln!("ERROR: weft agent: {e}");
             return ExitCode::from(2);
         }
     };
@@ -114,7 +114,7 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
                     Some(s)
                 }
                 Err(e) => {
-                    eprintln!("weft agent: error: prometheus {address}: cannot listen there: {e}");
+                    eprintln!("ERROR: weft agent: prometheus {address}: cannot listen there: {e}");
                     return ExitCode::FAILURE;
                 }
             }
@@ -130,7 +130,7 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
         ) {
             Ok(o) => Some(o),
             Err(e) => {
-                eprintln!("weft agent: error: otlp: cannot start its thread: {e}");
+                eprintln!("ERROR: weft agent: otlp: cannot start its thread: {e}");
                 return ExitCode::FAILURE;
             }
         },

@@ -27,7 +27,7 @@ pub fn main(mode: Mode, raw: &[OsString]) -> ExitCode {
     let args = match args::parse(mode, raw) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("weft: error: {e}");
+            eprintln!("ERROR: {e}");
             return ExitCode::from(2);
         }
     };
@@ -105,7 +105,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if let Some(pid) = args.pid
         && !std::path::Path::new(&format!("/proc/{pid}")).exists()
     {
-        return Err(format!("weft: error: there is no process {pid}"));
+        return Err(format!("ERROR: there is no process {pid}"));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     let script = args::script(args, switch_probe(args.mode));
@@ -120,9 +120,9 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     let file = sources.add(format!("weft {}", args.mode.command()), script);
     let kernel = SysKernelInfo::new();
     let mut child = match &args.command {
-        Some(cmd) => Some(
-            HeldChild::spawn(cmd).map_err(|e| format!("weft: error: cannot run `{cmd}`: {e}"))?,
-        ),
+        Some(cmd) => {
+            Some(HeldChild::spawn(cmd).map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?)
+        }
         None => None,
     };
     let opts = CheckOptions {
@@ -256,7 +256,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             map_roots: false,
         },
     )
-    .map_err(|e| format!("weft: error: {e}"))?;
+    .map_err(|e| format!("ERROR: {e}"))?;
     if !args.quiet {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }

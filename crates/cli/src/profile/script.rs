@@ -25,7 +25,7 @@ fn profile_maps(manifest: &Manifest) -> Vec<&MapSpec> {
 pub fn check(manifest: &Manifest) -> Result<(), String> {
     if profile_maps(manifest).is_empty() {
         return Err(
-            "weft: error: --flamegraph and --folded need a map keyed by kstack and/or ustack \
+            "ERROR: --flamegraph and --folded need a map keyed by kstack and/or ustack \
                     (with optional comm, pid or tid keys) whose value is count() or sum(), e.g. \
                     `profile:hz:99 { @[kstack, ustack, comm] = count(); }`"
                 .to_string(),
@@ -99,7 +99,7 @@ pub fn write(
         let mut text = Vec::new();
         let _ = output::profile::folded::write(&lines, &mut text);
         std::fs::write(path, text)
-            .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?;
+            .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = flamegraph {
         let svg = SvgOptions {
@@ -117,11 +117,11 @@ pub fn write(
         super::svg::write_svg(text.iter().map(String::as_str), &svg, &mut out).map_err(
             |e| match e {
                 SvgError::Empty => "weft: no flame graph written: no stacks".to_string(),
-                SvgError::Io(e) => format!("weft: error: drawing the flame graph: {e}"),
+                SvgError::Io(e) => format!("ERROR: drawing the flame graph: {e}"),
             },
         )?;
         std::fs::write(path, out)
-            .map_err(|e| format!("weft: error: cannot write {}: {e}", path.display()))?;
+            .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -55,10 +55,9 @@ pub fn check(
         [
             Expr {
                 kind: ExprKind::Str(bytes),
-                span,
                 ..
             },
-        ] => (String::from_utf8_lossy(bytes).into_owned(), *span),
+        ] => (String::from_utf8_lossy(bytes).into_owned(), call.span),
         [other] => return Err(diag::kaddr_needs_literal(other.span)),
         _ => {
             return Err(diag::wrong_arg_count(

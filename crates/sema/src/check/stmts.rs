@@ -13,8 +13,18 @@ impl Checker<'_> {
     /// A block in its own scope; its value is its tail's (`Void` without one).
     pub(super) fn block(&mut self, s: &mut Scope, block: &Block) -> Type {
         s.scopes.push();
+        let mut ended: Option<Span> = None;
         for stmt in &block.stmts {
+            if let Some(end) = ended.take() {
+                self.error(diag::unreachable_statement(stmt.span, end));
+            }
             self.stmt(s, stmt);
+            if ends_probe(stmt) {
+                ended = Some(stmt.span);
+            }
+        }
+        if let (Some(end), Some(tail)) = (ended, &block.tail) {
+            self.error(diag::unreachable_statement(tail.span, end));
         }
         let t = match &block.tail {
             Some(tail) => self.expr(s, tail),
@@ -88,7 +98,9 @@ impl Checker<'_> {
             StmtKind::Unroll { count, body } => {
                 match &count.kind {
                     ExprKind::Int { value, .. } if (1..=100).contains(value) => {}
-                    ExprKind::Int { .. } => self.error(diag::unroll_count_out_of_range(count.span)),
+                    ExprKind::Int { value, .. } => {
+                        self.error(diag::unroll_count_out_of_range(count.span, *value))
+                    }
                     _ => self.error(diag::needs_literal(count.span, "the unroll count")),
                 }
                 self.block(s, body);
@@ -379,5 +391,17 @@ pub(super) fn assignable(declared: &Type, value: &Type) -> bool {
         (Type::Int { .. }, Type::Int { .. }) => true,
         (Type::Pointer { .. }, Type::Pointer { .. } | Type::Int { .. }) => true,
         (d, v) => d.unify(&v.stored()).as_ref() == Some(d),
+    }
+}
+
+/// Whether a statement ends its probe: `exit()` (which returns at once, as
+/// bpftrace's does) or `return`.
+fn ends_probe(stmt: &Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::Expr(e) | StmtKind::Discard(e) => {
+            matches!(&e.kind, ExprKind::Call { name, .. } if name == "exit")
+        }
+        _ => false,
     }
 }

@@ -9,7 +9,10 @@
 //! the attach point is alone. `config = { missing_probes = "error" | "warn"
 //! | "ignore" }` (or `BPFTRACE_MISSING_PROBES`) chooses instead, as in
 //! bpftrace's current release: every missing one an error; a warning each
-//! (a probe left with none is removed, with a warning); or nothing.
+//! (a probe left with none is removed, with a warning); or nothing. The
+//! words are bpftrace's: `No matches for tracepoint syscalls:nonsense.`,
+//! `... Skipping.` when skipped, and `Probe has no valid attach points.` for
+//! a probe whose only attach points are wildcards that match nothing.
 //!
 //! A library that lacks a symbol which a library it needs defines is not
 //! missing: since glibc 2.34 `libpthread.so.0` is empty and
@@ -26,6 +29,7 @@ use source::{Code, Diagnostic, Severity};
 
 use super::{AttachPointRef, ResolvedProbe, placement, userbin};
 use crate::config::MissingProbes;
+use crate::diagnostics as diag;
 
 /// Whether a diagnostic says that an attach point does not exist on this
 /// machine (as opposed to one written wrong, or a kernel that cannot run it).
@@ -48,7 +52,7 @@ pub(crate) fn resolve_list(
     mut resolve: impl FnMut(&AttachPointRef<'_>) -> Result<Vec<ResolvedProbe>, Diagnostic>,
 ) -> (Vec<(usize, Vec<ResolvedProbe>)>, Vec<Diagnostic>) {
     let mut found = Vec::new();
-    let mut missing = Vec::new();
+    let mut missing: Vec<(usize, Diagnostic)> = Vec::new();
     let mut diags = Vec::new();
     for (i, ap) in aps.iter().enumerate() {
         match resolve(ap) {
@@ -60,7 +64,7 @@ pub(crate) fn resolve_list(
                     }
                     found.push((i, probes));
                 }
-                None => missing.push(d),
+                None => missing.push((i, d)),
             },
             Err(d) if placement::is_unsafe_placement(&d) && unsafe_mode => {
                 let unchecked = AttachPointRef {
@@ -81,27 +85,35 @@ pub(crate) fn resolve_list(
             Err(d) => diags.push(d),
         }
     }
+    let none_left = found.is_empty() && !missing.is_empty();
     let several = aps.len() > 1;
     match policy {
         None if several && !found.is_empty() => diags.extend(
             missing
                 .into_iter()
-                .map(|d| skipped(d, "the probe runs with its other attach points")),
+                .map(|(_, d)| skipped(d, "the probe runs with its other attach points")),
         ),
-        None | Some(MissingProbes::Error) => diags.extend(missing),
+        None | Some(MissingProbes::Error) => {
+            // bpftrace expands a wildcard that matches nothing into no
+            // attach point at all: what it reports is the empty probe.
+            if none_left && missing.iter().all(|(i, _)| is_wildcard(&aps[*i])) {
+                let mut d = diag::probe_without_attach_points(aps[0].span, false);
+                for (_, miss) in &missing {
+                    d = d.with_note(miss.message.clone());
+                }
+                diags.push(d);
+            } else {
+                diags.extend(missing.into_iter().map(|(_, d)| d));
+            }
+        }
         Some(MissingProbes::Warn) => {
-            let none_left = found.is_empty() && !missing.is_empty();
             diags.extend(
                 missing
                     .into_iter()
-                    .map(|d| skipped(d, "the program runs without it")),
+                    .map(|(_, d)| skipped(d, "the program runs without it")),
             );
-            if none_left && let Some(first) = aps.first() {
-                diags.push(
-                    Diagnostic::warning("this probe has no attach point here: it is left out")
-                        .with_label(first.span, "none of its attach points exists")
-                        .with_note("the program runs without it (`missing_probes = \"warn\"`)"),
-                );
+            if none_left {
+                diags.push(diag::probe_without_attach_points(aps[0].span, true));
             }
         }
         Some(MissingProbes::Ignore) => {}
@@ -109,10 +121,22 @@ pub(crate) fn resolve_list(
     (found, diags)
 }
 
-/// The error of a missing attach point, as the warning that it is skipped.
+/// An attach point that names a set rather than one thing: a wildcard, or a
+/// raw tracepoint without its module (any module, to bpftrace).
+fn is_wildcard(ap: &AttachPointRef<'_>) -> bool {
+    ap.raw.contains(['*', '?'])
+        || (matches!(ap.provider, "rawtracepoint" | "rt") && ap.parts.len() == 1)
+}
+
+/// The error of a missing attach point, as bpftrace's warning that it is
+/// skipped (`No matches for tracepoint nonsense:nonsense. Skipping.`).
 fn skipped(mut d: Diagnostic, runs: &str) -> Diagnostic {
     d.severity = Severity::Warning;
-    d.message = format!("skipped: {}", d.message);
+    d.message = if d.message.ends_with('.') {
+        format!("{} Skipping.", d.message)
+    } else {
+        format!("{}. Skipping.", d.message)
+    };
     d.notes.push(format!("not attached: {runs}"));
     d.help.push(
         "config = { missing_probes = \"error\" } makes a missing attach point an error".into(),

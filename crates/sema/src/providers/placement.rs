@@ -167,11 +167,15 @@ pub(crate) fn is_unsafe_placement(d: &Diagnostic) -> bool {
 pub(crate) fn unsafe_placement(mut d: Diagnostic, allowed: bool) -> Diagnostic {
     if allowed {
         d.severity = Severity::Warning;
+        // A message's own advice to use --unsafe (bpftrace's second line).
+        if let Some((first, _)) = d.message.split_once('\n') {
+            d.message = first.to_string();
+        }
         d.notes.push(
             "placed anyway (--unsafe): the processes that run this code may compute wrong results or crash"
                 .into(),
         );
-    } else {
+    } else if !d.message.contains("--unsafe") {
         d.help.push(
             "--unsafe places the probe anyway, at the risk of corrupting the processes that run it"
                 .into(),

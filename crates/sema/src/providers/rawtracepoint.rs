@@ -110,10 +110,7 @@ fn resolve_as(
         // weft does not read: vmlinux (or a wildcard that takes it) only.
         [module, n] if glob_match(module, MODULE) => n.as_str(),
         [module, n] => {
-            return Err(diag::raw_tracepoint_not_found(
-                ap.span,
-                &format!("{module}:{n} (weft finds the raw tracepoints of vmlinux, not of modules)"),
-            ));
+            return Err(diag::raw_tracepoint_not_found(ap.span, Some(module), n));
         }
         _ => return Err(diag::bad_attach_point(ap.span, ap.raw, usage)),
     };
@@ -139,7 +136,7 @@ fn resolve_as(
     } else {
         if let Ok(known) = &known {
             if !known.iter().any(|n| n == target) {
-                return Err(diag::raw_tracepoint_not_found(ap.span, target));
+                return Err(diag::raw_tracepoint_not_found(ap.span, None, target));
             }
         }
         vec![target.to_string()]

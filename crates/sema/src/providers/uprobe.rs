@@ -257,9 +257,12 @@ fn resolve_in(
     };
     let Some(sym) = binary.function(name) else {
         let known: Vec<&str> = binary.functions.iter().map(|s| s.name.as_str()).collect();
-        return Err(diag::symbol_not_found(ap.span, path, name, &known));
+        return Err(diag::symbol_not_found(ap.span, kind, path, name, &known));
     };
     let at = entry(sym).map_err(|why| diag::ifunc_unresolved(ap.span, path, name, &why))?;
+    if sym.size == 0 && !sym.ifunc && !ap.unchecked {
+        return Err(diag::uprobe_symbol_without_size(ap.span, name));
+    }
     if extra != 0 {
         let size = if sym.ifunc {
             placement::size_of_function_at(binary, at)
