@@ -255,6 +255,27 @@ fn k_reports_failed_helpers_with_their_line() {
     assert_eq!(out.stderr, "");
 }
 
+/// With -k, a map read whose key is missing is reported as bpftrace reports
+/// it (a failed map_lookup_elem, return code 0), with the read underlined;
+/// the read still gives 0.
+#[test]
+fn k_reports_a_map_read_of_a_missing_key() {
+    require_root!();
+    let script = r#"i:ms:100 { @[1] = 1; printf("%d\n", @[2]); exit(); }"#;
+    let out = run_weft(&["-k", "-e", script], Duration::from_secs(30));
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(out.stdout.starts_with("0\n"), "{}", out.stdout);
+    let want = format!(
+        "stdin:1:37-41: WARNING: Can't lookup map element because it does not exist.\n\
+         Additional Info - helper: map_lookup_elem, retcode: 0\n{script}\n{}~~~~\n",
+        " ".repeat(36)
+    );
+    assert!(out.stderr.contains(&want), "{}", out.stderr);
+    // Without -k nothing is said.
+    let out = run_weft(&["-e", script], Duration::from_secs(30));
+    assert!(!out.stderr.contains("lookup"), "{}", out.stderr);
+}
+
 #[test]
 fn include_dirs_and_files_and_a_script_from_stdin() {
     require_root!();

@@ -21,27 +21,44 @@ impl Lower<'_> {
             abi::HelperErrors::Helpers
         };
         if self.helper_errors >= wanted {
-            let span = self.asm.span();
-            let site = self.helper_site_base + self.helper_sites.len();
-            self.helper_sites.push(abi::HelperErrorSite {
-                helper: helper.name().map_or_else(
-                    || format!("helper {}", helper.0),
-                    |n| n.trim_start_matches("bpf_").to_string(),
-                ),
-                span: (span.start, span.end),
-                probe: self.probe.resolved.name.clone(),
-            });
             let ok = self.asm.label();
             self.asm.br(Cond::SGe, ret, Src::Imm(0), ok);
-            self.emit_event(
-                EventKind::HelperError,
-                site as u32,
-                |l, rec| l.asm.store(rec, 8, Src::Reg(ret), Width::DW),
-                16,
-            );
+            let span = self.asm.span();
+            self.report_helper_error(helper, span, Src::Reg(ret));
             self.asm.bind(ok);
         }
         ret
+    }
+
+    /// With `-k`: a map read whose key is missing (`value` is null), reported
+    /// as bpftrace reports it, a failed `map_lookup_elem` with return code 0.
+    pub(crate) fn check_lookup(&mut self, value: VReg, span: source::Span) {
+        if self.helper_errors < abi::HelperErrors::Helpers {
+            return;
+        }
+        let found = self.asm.label();
+        self.asm.br(Cond::Ne, value, Src::Imm(0), found);
+        self.report_helper_error(Helper::MAP_LOOKUP_ELEM, span, Src::Imm(0));
+        self.asm.bind(found);
+    }
+
+    /// Sends the [`EventKind::HelperError`] record of a new call site.
+    fn report_helper_error(&mut self, helper: Helper, span: source::Span, ret: Src) {
+        let site = self.helper_site_base + self.helper_sites.len();
+        self.helper_sites.push(abi::HelperErrorSite {
+            helper: helper.name().map_or_else(
+                || format!("helper {}", helper.0),
+                |n| n.trim_start_matches("bpf_").to_string(),
+            ),
+            span: (span.start, span.end),
+            probe: self.probe.resolved.name.clone(),
+        });
+        self.emit_event(
+            EventKind::HelperError,
+            site as u32,
+            |l, rec| l.asm.store(rec, 8, ret, Width::DW),
+            16,
+        );
     }
 
     /// Reserves a record in the ring buffer, writes its header and body, submits it.

@@ -121,6 +121,7 @@ impl Lower<'_> {
             return self.aggregation_read(index, key, &agg);
         }
         let value = self.lookup(index, key);
+        self.check_lookup(value, e.span);
         let out = self.asm.vreg();
         let done = self.asm.label();
         self.asm.mov(out, Src::Imm(0));
@@ -240,6 +241,7 @@ impl Lower<'_> {
         let place = self.temp(&t);
         let key = self.map_key(index, keys);
         let value = self.lookup(index, key);
+        self.check_lookup(value, e.span);
         let (missing, done) = (self.asm.label(), self.asm.label());
         self.asm.br(Cond::Eq, value, Src::Imm(0), missing);
         self.copy(place, Place::Ptr(value, 0), size);
