@@ -20,6 +20,8 @@ pub enum Layout {
     /// An IP address from `ntop()`: `family: u64` (AF_INET 2 or AF_INET6 10)
     /// then 16 address bytes (4 used for IPv4), printed as text.
     Inet,
+    /// A MAC address from `macaddr()`: 6 bytes, printed `05:04:03:02:01:0A`.
+    MacAddr,
     /// Raw bytes printed as-is by nothing (padding, opaque data).
     Bytes { size: u32 },
     /// `buf(ptr, len)`: `len: u32`, then up to `size` bytes (printed by `%r`).
@@ -93,6 +95,7 @@ impl Layout {
             Layout::Bool => 1,
             Layout::Pointer => 8,
             Layout::Inet => 24,
+            Layout::MacAddr => 6,
             Layout::Tuple { size, .. } | Layout::Record { size, .. } => *size,
             Layout::Array { elem, len } => elem.size() * len,
             Layout::None => 0,
@@ -119,7 +122,11 @@ impl Layout {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }
             Layout::Array { elem, .. } => elem.align(),
-            Layout::Str { .. } | Layout::Bytes { .. } | Layout::Bool | Layout::None => 1,
+            Layout::Str { .. }
+            | Layout::Bytes { .. }
+            | Layout::MacAddr
+            | Layout::Bool
+            | Layout::None => 1,
         }
     }
 

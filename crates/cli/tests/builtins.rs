@@ -19,6 +19,8 @@
 //!   prints back, from a call, a variable and a map key, for IPv4 and IPv6.
 //! - `strftime()` values are kept in variables, map keys and values and
 //!   tuples, and print formatted there in text and JSON.
+//! - `macaddr()` prints six bytes read at an address, from a struct member
+//!   and from a byte array value, as upper-case hex.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -285,6 +287,28 @@ fn strftime_values_are_kept_and_formatted() {
 {"type": "map", "data": {"@tup": [7,"at"]}}
 {"type": "map", "data": {"@v": {"1": "<Y>"}}}
 "#
+    );
+}
+
+#[test]
+fn macaddr_of_an_address_a_member_and_a_value() {
+    require_root!();
+    // The path's first six bytes, then bytes 1..7 through a struct member.
+    let out = trace_workload(
+        "struct S { char skip; char m[6]; } \
+         tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev/null\"/ { \
+           $s = (struct S *)args->filename; \
+           @[macaddr(args->filename), macaddr($s->m), macaddr(pton(\"fe80::1:2\"))] = count(); \
+           $m = macaddr($s->m); printf(\"%s\\n\", $m); }",
+        "openat /dev/null 3",
+        &[],
+    );
+    assert_eq!(
+        out.stdout,
+        "64:65:76:2F:6E:75\n".repeat(3)
+            + "\n\n@[2F:64:65:76:2F:6E, 64:65:76:2F:6E:75, FE:80:00:00:00:00]: 3\n",
+        "{}",
+        out.stderr
     );
 }
 

@@ -71,6 +71,7 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 abi::NameTable::Signal => crate::names::signal_text(n).into_bytes(),
             })
         }
+        Layout::MacAddr => Value::Str(mac_text(bytes).into_bytes()),
         Layout::Bytes { size } => Value::Bytes(field(bytes, 0, *size as usize).to_vec()),
         // Formatted by a resolver, which knows the clocks (see `Layout::Timestamp`).
         Layout::Timestamp { format } => Value::Timestamp(crate::stack::TimestampValue {
@@ -547,6 +548,14 @@ fn sign_extend(raw: u64, size: usize) -> i64 {
 /// A `u64` stored little-endian, for tests and callers building buffers.
 pub fn le_bytes(values: &[u64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// `macaddr()`'s text: six bytes in upper-case hex, as bpftrace prints them.
+fn mac_text(bytes: &[u8]) -> String {
+    (0..6)
+        .map(|i| format!("{:02X}", bytes.get(i).copied().unwrap_or(0)))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// `ntop()` text: dotted IPv4 or RFC 5952 IPv6, from `family: u64, addr: [u8; 16]`.

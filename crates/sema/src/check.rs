@@ -1033,7 +1033,8 @@ pub(super) fn is_storable(t: &Type) -> bool {
         | Type::Str { .. }
         | Type::Pointer { .. }
         | Type::Inet
-        | Type::Named(_) => true,
+        | Type::Named(_)
+        | Type::MacAddr => true,
         Type::Tuple(ts) => ts.iter().all(is_storable),
         Type::Record(fs) => fs.iter().all(|(_, t)| is_storable(t)),
         // A flexible array member has no size to copy.

@@ -24,6 +24,8 @@ pub enum Type {
     Pointer { c_type: String },
     /// An IP address made by `ntop()`, printed as text.
     Inet,
+    /// A MAC address made by `macaddr()`: 6 bytes, printed as text.
+    MacAddr,
     /// A tuple `(a, b, ...)`.
     Tuple(Vec<Type>),
     /// A record (named tuple) `(a = 1, b = "x")`, its fields in the order
@@ -129,6 +131,7 @@ impl Type {
             Type::Pointer { .. } => Layout::Pointer,
             Type::Inet => Layout::Inet,
             Type::Named(table) => Layout::Named(*table),
+            Type::MacAddr => Layout::MacAddr,
             Type::Tuple(ts) => Layout::tuple(ts.iter().map(Type::layout)),
             Type::Record(fs) => Layout::record(fs.iter().map(|(n, t)| (n.clone(), t.layout()))),
             Type::Array { elem, len } => Layout::Array {
@@ -238,6 +241,7 @@ impl fmt::Display for Type {
             Type::Inet => f.write_str("inet"),
             Type::Named(abi::NameTable::Errno) => f.write_str("strerror_t"),
             Type::Named(abi::NameTable::Signal) => f.write_str("signal_name_t"),
+            Type::MacAddr => f.write_str("macaddr_t"),
             Type::Tuple(ts) => {
                 f.write_str("(")?;
                 for (i, t) in ts.iter().enumerate() {

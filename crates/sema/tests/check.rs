@@ -236,6 +236,14 @@ case!(
     "BEGIN { $a = pton(\"10.1.2\"); $b = pton(comm); $c = pton(\"1::2::3\"); $d = pton(); }"
 );
 case!(
+    ok_macaddr,
+    "BEGIN { $a = macaddr(pton(\"::1\")); @[$a] = macaddr(0); $t = (1, $a); }"
+);
+case!(
+    err_macaddr,
+    "BEGIN { $a = macaddr(\"abcdef\"); $b = macaddr(pton(\"1.2.3.4\")); $c = macaddr(); $d = macaddr((1, 2)); }"
+);
+case!(
     ok_usermode_and_ncpus,
     "BEGIN { @b = usermode; } tracepoint:syscalls:sys_enter_read { @t[usermode, ncpus, __builtin_ncpus] = count(); } profile:hz:99 { @p[usermode] = count(); }"
 );

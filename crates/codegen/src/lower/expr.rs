@@ -576,6 +576,7 @@ impl Lower<'_> {
             // A value held elsewhere (a variable, a map value, a record field).
             Type::Inet
             | Type::Named(_)
+            | Type::MacAddr
             | Type::Stack { .. }
             | Type::Sym { .. }
             | Type::Buf { .. }
@@ -589,6 +590,7 @@ impl Lower<'_> {
             // A builtin that writes its value was handled above.
             Type::Inet
             | Type::Named(_)
+            | Type::MacAddr
             | Type::Stack { .. }
             | Type::Sym { .. }
             | Type::Buf { .. }

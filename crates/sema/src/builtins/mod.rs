@@ -103,6 +103,7 @@ builtins! {
     has_key: functions(DEF);
     pton: functions(DEF);
     names: functions(STRERROR, SIGNAL_NAME);
+    macaddr: functions(DEF);
 }
 
 /// The builtin function called `name`.

@@ -3,7 +3,6 @@
 
 /// Functions.
 const FUNCTIONS: &[&str] = &[
-    "macaddr",
     "path",
     "strncmp",
     "sizeof",

@@ -128,6 +128,7 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
                         t,
                         Type::Inet
                             | Type::Named(_)
+                            | Type::MacAddr
                             | Type::Stack { .. }
                             | Type::Sym { .. }
                             | Type::Timestamp { .. }

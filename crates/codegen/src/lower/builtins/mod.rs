@@ -144,6 +144,7 @@ lowerings! {
     has_key: functions(LOWERING);
     pton: functions(LOWERING);
     names: functions(STRERROR, SIGNAL_NAME);
+    macaddr: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
