@@ -6,6 +6,8 @@
 //! - fentry/fexit scripts compiled as kprobe/kretprobe (as on a kernel with
 //!   kprobes but no BPF trampolines) and the seed's `vfs_read` one-liner
 //!   pass this kernel's verifier (load only: this kernel has no kprobes).
+//! - system call numbers from `<syscall.h>` are the target's: 7 getppid
+//!   calls seen by `rawtracepoint:sys_enter` with `arg1 == __NR_getppid`.
 
 mod common;
 
@@ -149,6 +151,28 @@ fn header_constants_are_found_through_includes() {
             out.stdout
         );
     }
+}
+
+#[test]
+fn system_call_numbers_from_syscall_h_are_the_targets() {
+    require_root!();
+    testgate::require!(
+        std::path::Path::new("/usr/include/syscall.h").exists(),
+        "no C library headers (apt-get install libc6-dev)"
+    );
+    // <asm/unistd.h> picks unistd_64.h on x86-64 (getppid 110), not the
+    // i386 numbers of unistd_32.h (getppid 64) it names first.
+    let out = trace_workload(
+        "#include <syscall.h>\nrawtracepoint:sys_enter /pid == cpid && arg1 == __NR_getppid/ { @[__NR_getppid] = count(); }",
+        "getppid 7",
+        &[],
+    );
+    let nr = if cfg!(target_arch = "x86_64") {
+        110
+    } else {
+        173
+    };
+    assert_eq!(out.stdout, format!("\n\n@[{nr}]: 7\n"), "{}", out.stderr);
 }
 
 #[test]

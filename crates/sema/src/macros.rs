@@ -8,8 +8,11 @@
 //! VALUE is an integer or the name of another such macro (`AF_INET` →
 //! `PF_INET` → `2`). The script's `#if` groups were applied by the parser
 //! (with [`predefined_macro`]), so every preprocessor line seen here is
-//! live. Inside headers every definition counts and the first one wins.
-//! Function-like macros and expressions are not read. A header the script
+//! live. Inside headers the first definition wins, and every definition
+//! counts except in the groups of an `#if` on the target alone
+//! ([`TARGET_MACROS`]: `# ifdef __i386__ ... # else` in `asm/unistd.h`
+//! picks the x86-64 system call numbers); other header conditions are not
+//! followed. Function-like macros and expressions are not read. A header the script
 //! includes that no directory holds is an error (E0215), as it is to clang.
 
 use std::collections::{HashMap, HashSet};
@@ -36,6 +39,100 @@ pub fn predefined_macro(kernel: &dyn KernelInfo, name: &str) -> bool {
         "__x86_64__" => cfg!(target_arch = "x86_64"),
         "__aarch64__" => cfg!(target_arch = "aarch64"),
         _ => false,
+    }
+}
+
+/// The macros that say which target a header is compiled for, and whether
+/// this one is it: the only `#if` conditions followed inside headers.
+const TARGET_MACROS: &[(&str, bool)] = &[
+    ("__x86_64__", cfg!(target_arch = "x86_64")),
+    ("__amd64__", cfg!(target_arch = "x86_64")),
+    ("__i386__", cfg!(target_arch = "x86")),
+    ("__aarch64__", cfg!(target_arch = "aarch64")),
+    ("__arm__", cfg!(target_arch = "arm")),
+    ("__powerpc64__", cfg!(target_arch = "powerpc64")),
+    ("__s390x__", cfg!(target_arch = "s390x")),
+    (
+        "__riscv",
+        cfg!(any(target_arch = "riscv64", target_arch = "riscv32")),
+    ),
+    ("__ILP32__", cfg!(target_pointer_width = "32")),
+    ("__LP64__", cfg!(target_pointer_width = "64")),
+];
+
+/// Whether a header's `#if`/`#elif` condition `expr` (or `#ifdef NAME`)
+/// holds, when it names target macros alone; `None` for any other condition.
+fn target_condition(expr: &str) -> Option<bool> {
+    let target = |name: &str| {
+        TARGET_MACROS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    };
+    let mut names = expr
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| {
+            !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()) && *w != "defined"
+        })
+        .peekable();
+    names.peek()?;
+    if !names.all(|n| target(n).is_some()) {
+        return None;
+    }
+    let value = syntax::eval_c_expr(expr, &|n| target(n).map(i64::from), &|n| {
+        target(n).unwrap_or(false)
+    })?;
+    Some(value != 0)
+}
+
+/// The `#if` groups of one header, as far as [`target_condition`] decides them.
+#[derive(Default)]
+struct HeaderGroups {
+    /// Per open group: whether its lines are live, and whether a branch was
+    /// taken (`None`: undecided, every branch live).
+    stack: Vec<(bool, Option<bool>)>,
+}
+
+impl HeaderGroups {
+    fn live(&self) -> bool {
+        self.stack.iter().all(|(live, _)| *live)
+    }
+
+    /// Takes a conditional directive; false for any other.
+    fn directive(&mut self, directive: &str, rest: &str) -> bool {
+        match directive {
+            "if" | "ifdef" | "ifndef" => {
+                let cond = match directive {
+                    "if" => target_condition(rest),
+                    "ifdef" => target_condition(&format!("defined {rest}")),
+                    _ => target_condition(&format!("!defined {rest}")),
+                };
+                self.stack.push((cond.unwrap_or(true), cond));
+            }
+            "elif" | "else" => {
+                if let Some((live, taken)) = self.stack.last_mut() {
+                    match *taken {
+                        None => *live = true,
+                        Some(true) => *live = false,
+                        Some(false) => {
+                            let cond = if directive == "else" {
+                                Some(true)
+                            } else {
+                                target_condition(rest)
+                            };
+                            *live = cond.unwrap_or(true);
+                            // An undecided branch leaves the rest undecided.
+                            *taken = cond;
+                        }
+                    }
+                }
+            }
+            "endif" => {
+                self.stack.pop();
+            }
+            _ => return false,
+        }
+        true
     }
 }
 
@@ -232,10 +329,14 @@ impl<'a> Headers<'a> {
         }
         self.seen.insert(full);
         let text = String::from_utf8_lossy(&bytes);
+        let mut groups = HeaderGroups::default();
         for line in text.lines() {
             let Some((directive, rest)) = directive(line) else {
                 continue;
             };
+            if groups.directive(directive, rest) || !groups.live() {
+                continue;
+            }
             match directive {
                 "define" => {
                     if let Some((name, body)) = definition(rest) {
@@ -361,6 +462,29 @@ mod tests {
             None,
             "its value changed in 5.19"
         );
+    }
+
+    #[test]
+    fn header_groups_on_the_target_pick_its_definitions() {
+        // As asm/unistd.h picks unistd_64.h; other conditions keep both ways.
+        let header = "#ifndef GUARD\n#define GUARD\n# ifdef __i386__\n#define NR 162\n\
+            # elif defined(__ILP32__)\n#define NR 0x40000023\n# else\n#define NR 35\n# endif\n\
+            #if defined __USE_MISC\n#define MISC 1\n#else\n#define PLAIN 2\n#endif\n\
+            #if !defined(__LP64__) || defined __i386__\n#define W 32\n#elif SOMETHING\n#define W 64\n\
+            #else\n#define W 0\n#endif\n#endif\n";
+        let kernel = ktypes::FixtureKernel::typical()
+            .with_file("/usr/include/weft_test.h", header.as_bytes().to_vec());
+        let mut map = source::SourceMap::new();
+        let id = map.add("t.bt", "#include <weft_test.h>\nBEGIN { }");
+        let (program, _) = syntax::parse(map.file(id));
+        let m = Macros::collect(&program.items, &kernel, &Includes::default());
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(m.value("NR"), Some(35));
+            // The #elif is undecided, so it and the #else both count; the first wins.
+            assert_eq!(m.value("W"), Some(64));
+        }
+        assert_eq!(m.value("MISC"), Some(1));
+        assert_eq!(m.value("PLAIN"), Some(2));
     }
 
     #[test]
