@@ -172,6 +172,50 @@ impl Layout {
 /// values, index 1 counts zero, index `k + 2` counts values in `[2^k, 2^(k+1))`.
 pub const HIST_BUCKETS: u32 = 66;
 
+/// The largest `bits` of `hist(n, bits)` (bpftrace's limit).
+pub const HIST_MAX_BITS: u8 = 5;
+
+/// Number of `u64` buckets of `hist(n, bits)`, each power of two split in
+/// `2^bits`: index 0 counts negative values, `1 + v` counts each `v` below
+/// `2^bits`, then `2^bits` buckets per power up to `2^63` (66 for `bits` 0).
+pub const fn hist_buckets(bits: u8) -> u32 {
+    (65 - bits as u32) * (1 << bits) + 1
+}
+
+/// The size of one interval of a `tseries()` value: `value`, `meta`, `epoch + 1`.
+pub const TSERIES_SLOT: u32 = 24;
+
+/// The most intervals a `tseries()` keeps: its per-CPU value (all intervals
+/// of one key, [`TSERIES_SLOT`] bytes each) must fit the kernel's 32 KiB
+/// limit on per-CPU map values.
+pub const TSERIES_MAX_INTERVALS: u32 = 32768 / TSERIES_SLOT;
+
+/// How a `tseries()` folds the values of one interval (its 4th argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TseriesAgg {
+    /// The last value written in the interval (the default).
+    Last,
+    Avg,
+    Min,
+    Max,
+    Sum,
+}
+
+impl TseriesAgg {
+    /// The names the 4th argument takes, as bpftrace lists them.
+    pub const NAMES: [&'static str; 4] = ["avg", "max", "min", "sum"];
+
+    pub fn from_name(name: &str) -> Option<TseriesAgg> {
+        Some(match name {
+            "avg" => TseriesAgg::Avg,
+            "max" => TseriesAgg::Max,
+            "min" => TseriesAgg::Min,
+            "sum" => TseriesAgg::Sum,
+            _ => return None,
+        })
+    }
+}
+
 /// The aggregating functions. Their maps are per-CPU hashes; user space
 /// merges the per-CPU values. Per-CPU value layouts (all fields `u64`/`i64`):
 ///
@@ -181,18 +225,43 @@ pub const HIST_BUCKETS: u32 = 66;
 /// | sum | `total: i64` (or u64) |
 /// | min, max | `value: i64, set: u64` (`set` is 0 on CPUs that never saw a value) |
 /// | avg, stats | `count: u64, total: i64` |
-/// | hist | `[u64; HIST_BUCKETS]` |
+/// | hist | `[u64; hist_buckets(bits)]` |
 /// | lhist | `[u64; buckets]` with index 0 below `min`, `1..=n` the steps, `n + 1` at or above `max` |
+/// | tseries | `[(value: i64, meta: u64, epoch + 1: u64); intervals]`, interval `epoch % intervals`; `meta` is the time written (last value), the count (avg) or whether set (min, max); an interval never written has 0 for `epoch + 1` |
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Aggregation {
     Count,
-    Sum { signed: bool },
-    Min { signed: bool },
-    Max { signed: bool },
-    Avg { signed: bool },
-    Stats { signed: bool },
-    Hist,
-    Lhist { min: i64, max: i64, step: i64 },
+    Sum {
+        signed: bool,
+    },
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
+    Avg {
+        signed: bool,
+    },
+    Stats {
+        signed: bool,
+    },
+    Hist {
+        bits: u8,
+    },
+    Lhist {
+        min: i64,
+        max: i64,
+        step: i64,
+    },
+    /// `tseries(n, interval_ns, intervals[, agg])`: time (TAI) divided by
+    /// `interval_ns` is the epoch.
+    Tseries {
+        interval_ns: u64,
+        intervals: u32,
+        agg: TseriesAgg,
+        signed: bool,
+    },
 }
 
 impl Aggregation {
@@ -204,8 +273,9 @@ impl Aggregation {
             | Aggregation::Max { .. }
             | Aggregation::Avg { .. }
             | Aggregation::Stats { .. } => 16,
-            Aggregation::Hist => HIST_BUCKETS * 8,
+            Aggregation::Hist { bits } => hist_buckets(*bits) * 8,
             Aggregation::Lhist { .. } => self.lhist_buckets() * 8,
+            Aggregation::Tseries { intervals, .. } => intervals * TSERIES_SLOT,
         }
     }
 
@@ -227,7 +297,10 @@ impl Aggregation {
             | Aggregation::Min { signed }
             | Aggregation::Max { signed }
             | Aggregation::Avg { signed } => Some(signed),
-            Aggregation::Stats { .. } | Aggregation::Hist | Aggregation::Lhist { .. } => None,
+            Aggregation::Stats { .. }
+            | Aggregation::Hist { .. }
+            | Aggregation::Lhist { .. }
+            | Aggregation::Tseries { .. } => None,
         }
     }
 
@@ -240,8 +313,9 @@ impl Aggregation {
             Aggregation::Max { .. } => "max",
             Aggregation::Avg { .. } => "avg",
             Aggregation::Stats { .. } => "stats",
-            Aggregation::Hist => "hist",
+            Aggregation::Hist { .. } => "hist",
             Aggregation::Lhist { .. } => "lhist",
+            Aggregation::Tseries { .. } => "tseries",
         }
     }
 }

@@ -18,7 +18,10 @@ pub mod stack;
 pub mod stream;
 
 pub use export::{MapExport, MetricUnit};
-pub use layout::{Aggregation, Field, HIST_BUCKETS, Layout, NameTable, NamedField};
+pub use layout::{
+    Aggregation, Field, HIST_BUCKETS, HIST_MAX_BITS, Layout, NameTable, NamedField,
+    TSERIES_MAX_INTERVALS, TSERIES_SLOT, TseriesAgg, hist_buckets,
+};
 pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
     EventKind, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE, HelperErrorSite,

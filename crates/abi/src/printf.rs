@@ -14,7 +14,8 @@
 /// What a conversion takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {
-    /// `%d %u %o %x %X %c %p` with any length modifier: integers and pointers.
+    /// `%d %u %o %x %X %c %p` with any length modifier: integers and
+    /// pointers; `%gr`, GFP flags.
     Integer,
     /// `%s`.
     String,
@@ -117,7 +118,7 @@ pub struct Directive {
     pub width: usize,
     pub precision: Option<usize>,
     pub length: Length,
-    /// The conversion character (`d`, `s`, `x`, `r`, ...).
+    /// The conversion character (`d`, `s`, `x`, `r`, `g` for `%gr`, ...).
     pub conversion: u8,
     pub buffer: BufferMode,
 }
@@ -219,7 +220,7 @@ fn match_conversion(bytes: &[u8], start: usize) -> Option<(usize, String)> {
         }
     }
     let rest = &bytes[i..];
-    let simple = [&b"rx"[..], b"rh", b"s", b"r", b"c"];
+    let simple = [&b"rx"[..], b"rh", b"gr", b"s", b"r", b"c"];
     if let Some(s) = simple.iter().find(|s| rest.starts_with(s)) {
         return Some((i + s.len(), String::from_utf8_lossy(s).into_owned()));
     }
@@ -352,6 +353,8 @@ fn parse_directive(
     match conversion {
         b'%' => return Ok((None, i)),
         b'd' | b'i' | b'u' | b'o' | b'x' | b'X' | b'c' | b's' | b'p' => {}
+        // `%gr`: GFP flags by name (`GFP_KERNEL|__GFP_ZERO`), as a string.
+        b'g' if bytes.get(i) == Some(&b'r') => i += 1,
         // bpftrace rewrites exactly `%r`, `%rx` and `%rh` to `%s`.
         b'r' if i == start + 2 => match bytes.get(i) {
             Some(b'x') => {

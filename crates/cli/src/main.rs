@@ -354,9 +354,11 @@ fn trace(args: &Args) -> Result<u8, String> {
         None => None,
     };
     let mut sink: Box<dyn Sink> = match args.format.unwrap_or(OutputFormat::Text) {
-        OutputFormat::Text => {
-            Box::new(TextSink::new(writer).with_messages(Box::new(status::MessagesToStderr)))
-        }
+        OutputFormat::Text => Box::new(
+            TextSink::new(writer)
+                .with_messages(Box::new(status::MessagesToStderr))
+                .with_local_time(Box::new(run::local_utc_offset)),
+        ),
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
     let profiling = args.flamegraph.is_some() || args.folded.is_some();

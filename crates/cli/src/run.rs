@@ -863,6 +863,20 @@ fn strftime_now(fmt: &str) -> String {
     strftime_at(fmt, unsafe { libc::time(std::ptr::null_mut()) })
 }
 
+/// The local time's offset from UTC, in seconds, at `secs` since the
+/// epoch (the clock times of time series are shown in local time).
+pub(crate) fn local_utc_offset(secs: i64) -> i64 {
+    let secs = secs as libc::time_t;
+    // SAFETY: localtime_r gets valid pointers.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&secs, &mut tm).is_null() {
+            return 0;
+        }
+        tm.tm_gmtoff
+    }
+}
+
 /// strftime(3) of `secs` since the epoch, in local time.
 fn strftime_at(fmt: &str, secs: libc::time_t) -> String {
     let Ok(cfmt) = std::ffi::CString::new(fmt) else {

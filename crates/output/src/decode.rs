@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use abi::{Aggregation, HIST_BUCKETS, Layout, MapSpec, MapValue};
+use abi::{Aggregation, Layout, MapSpec, MapValue, hist_buckets};
 
 use crate::value::{Integer, MapDump, MapEntry, MapEntryValue, MapKind, Value, average};
 
@@ -206,8 +206,9 @@ pub fn map_kind(value: &MapValue) -> MapKind {
             Aggregation::Max { .. } => MapKind::Max,
             Aggregation::Avg { .. } => MapKind::Avg,
             Aggregation::Stats { .. } => MapKind::Stats,
-            Aggregation::Hist => MapKind::Hist,
+            Aggregation::Hist { .. } => MapKind::Hist,
             Aggregation::Lhist { min, max, step } => MapKind::Lhist { min, max, step },
+            Aggregation::Tseries { .. } => MapKind::Tseries,
         },
     }
 }
@@ -264,8 +265,8 @@ pub fn merge_value<B: AsRef<[u8]>>(value: &MapValue, per_cpu: &[B]) -> MapEntryV
             count: sum_words(0),
             total: sum_words(1) as i64,
         },
-        Aggregation::Hist => {
-            MapEntryValue::Hist((0..HIST_BUCKETS as usize).map(sum_words).collect())
+        Aggregation::Hist { bits } => {
+            MapEntryValue::Hist((0..hist_buckets(bits) as usize).map(sum_words).collect())
         }
         Aggregation::Lhist { min, max, step } => MapEntryValue::Lhist {
             min,
@@ -273,6 +274,9 @@ pub fn merge_value<B: AsRef<[u8]>>(value: &MapValue, per_cpu: &[B]) -> MapEntryV
             step,
             buckets: (0..lhist_count(min, max, step)).map(sum_words).collect(),
         },
+        Aggregation::Tseries { .. } => {
+            MapEntryValue::Tseries(crate::tseries::merge_value(agg, per_cpu))
+        }
     }
 }
 
@@ -302,8 +306,9 @@ pub fn merged_value_size(value: &MapValue, value_size: usize) -> usize {
             | Aggregation::Avg { .. }
             | Aggregation::Stats { .. },
         ) => 2,
-        MapValue::Agg(Aggregation::Hist) => HIST_BUCKETS as usize,
+        MapValue::Agg(Aggregation::Hist { bits }) => hist_buckets(*bits) as usize,
         MapValue::Agg(Aggregation::Lhist { min, max, step }) => lhist_count(*min, *max, *step),
+        MapValue::Agg(agg @ Aggregation::Tseries { .. }) => return agg.value_size() as usize,
     };
     words * 8
 }
@@ -359,6 +364,11 @@ pub fn merge_into<'a>(
                 put_word(out, 0, best);
                 put_word(out, 1, 1);
             }
+        }
+        Aggregation::Tseries { .. } => {
+            let per_cpu: Vec<&[u8]> = per_cpu.collect();
+            fired = fired || per_cpu.iter().any(|cpu| any_nonzero(cpu));
+            crate::tseries::merge_into(agg, &per_cpu, out);
         }
         _ => {
             let words = out.len() / 8;
@@ -426,8 +436,9 @@ pub(crate) fn sort_rule(value: &MapValue) -> SortRule {
                 MapValue::Agg(
                     Aggregation::Avg { .. }
                         | Aggregation::Stats { .. }
-                        | Aggregation::Hist
+                        | Aggregation::Hist { .. }
                         | Aggregation::Lhist { .. }
+                        | Aggregation::Tseries { .. }
                 )
             ),
         },
@@ -448,6 +459,8 @@ pub(crate) fn sort_value(value: &MapEntryValue) -> Option<i128> {
         MapEntryValue::Hist(buckets) | MapEntryValue::Lhist { buckets, .. } => Some(i128::from(
             buckets.iter().fold(0u64, |acc, b| acc.wrapping_add(*b)),
         )),
+        // bpftrace shows the least recently written series first.
+        MapEntryValue::Tseries(series) => Some(i128::from(series.latest_epoch())),
         _ => None,
     }
 }
@@ -456,7 +469,7 @@ pub(crate) fn sort_value(value: &MapEntryValue) -> Option<i128> {
 /// buckets of histograms.
 pub(crate) fn merged_sort_value(value: &MapValue, merged: &[u8]) -> Option<i128> {
     let buckets = match value {
-        MapValue::Agg(Aggregation::Hist) => HIST_BUCKETS as usize,
+        MapValue::Agg(Aggregation::Hist { bits }) => hist_buckets(*bits) as usize,
         MapValue::Agg(Aggregation::Lhist { min, max, step }) => lhist_count(*min, *max, *step),
         _ => return sort_value(&merge_value(value, &[merged])),
     };

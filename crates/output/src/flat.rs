@@ -112,9 +112,10 @@ impl<'a> FlatMap<'a> {
 
     /// As `print(@m)` shows a keyless map: when it has no entry (never
     /// assigned, cleared), its value's zero (`@: 0`, `@s: { .count = 0, ...
-    /// }`), as bpftrace's `print()` does; histograms still print nothing.
+    /// }`), as bpftrace's `print()` does; histograms and time series still print nothing.
     pub fn zero_when_empty(mut self) -> Self {
-        self.zero_when_empty = self.spec.key.is_none() && !self.kind().is_hist();
+        self.zero_when_empty =
+            self.spec.key.is_none() && !self.kind().is_hist() && self.kind() != MapKind::Tseries;
         self
     }
 

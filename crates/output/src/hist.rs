@@ -92,6 +92,23 @@ fn hist_label(index: usize, bits: u32) -> Label {
     }
 }
 
+/// The exclusive upper bound of `hist()` bucket `index` (at least 1) with
+/// `bits` sub-buckets per power of two.
+pub(crate) fn hist_upper(index: usize, bits: u32) -> u64 {
+    match hist_label(index, bits) {
+        Label::Int(v) => v as u64,
+        Label::Symbolic { value, .. } => value,
+    }
+}
+
+/// The `bits` of a `hist()` value with `len` buckets (each `bits` has its
+/// own count, `abi::hist_buckets`).
+pub(crate) fn bits_of(len: usize) -> u32 {
+    (0..=u32::from(abi::HIST_MAX_BITS))
+        .find(|&bits| abi::hist_buckets(bits as u8) as usize == len)
+        .unwrap_or(0)
+}
+
 /// The shown buckets of a `hist()` (index 0 negative values, 1 zero, then
 /// powers of two), counts divided by `div`. Empty when all are empty.
 pub(crate) fn hist_buckets(buckets: &[u64], bits: u32, div: u64) -> Vec<Bucket> {

@@ -7,11 +7,11 @@
 use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
-use crate::hist::{Bucket, Label, hist_buckets, lhist_buckets};
+use crate::hist::{Bucket, Label, bits_of, hist_buckets, lhist_buckets};
 use crate::sink::{Severity, Sink};
 use crate::stream::StreamRecord;
 use crate::text::key_text;
-use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
+use crate::value::{Integer, MapDump, MapEntryValue, MapKind, Value, average};
 
 /// Writes bpftrace's JSON lines.
 pub struct JsonSink<W: Write> {
@@ -170,8 +170,11 @@ fn write_map_json<W: Write + ?Sized>(
     }
     let kind = map.kind();
     let keyed = map.keyed();
+    let epochs = crate::text::tseries_epochs(map);
     let label = if kind.is_stats() {
         "stats"
+    } else if kind == MapKind::Tseries {
+        "tseries"
     } else if kind.is_hist() {
         "hist"
     } else {
@@ -197,7 +200,12 @@ fn write_map_json<W: Write + ?Sized>(
             text.extend_from_slice(&escape(&key));
             text.extend_from_slice(b"\": ");
         }
-        entry_value_json(&entry.value, div, &mut text);
+        match &entry.value {
+            MapEntryValue::Tseries(series) => {
+                crate::tseries::json(&crate::tseries::points(series, epochs), &mut text)
+            }
+            value => entry_value_json(value, div, &mut text),
+        }
         out.write_all(&text)?;
         if !keyed {
             // A keyless map has one entry.
@@ -231,13 +239,17 @@ fn entry_value_json(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
             out.extend_from_slice(&signed(*total));
             out.push(b'}');
         }
-        MapEntryValue::Hist(buckets) => histogram_json(&hist_buckets(buckets, 0, div), out),
+        MapEntryValue::Hist(buckets) => {
+            histogram_json(&hist_buckets(buckets, bits_of(buckets.len()), div), out)
+        }
         MapEntryValue::Lhist {
             min,
             max,
             step,
             buckets,
         } => histogram_json(&lhist_buckets(buckets, *min, *max, *step), out),
+        // Written by `write_map_json`, which knows the map's epochs.
+        MapEntryValue::Tseries(_) => {}
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`flat`]: maps read into flat buffers, sorted by index and decoded
 //!   entry by entry while printed;
 //! - `hist`: the buckets of histograms and their labels;
+//! - `tseries`: time series merged over CPUs, and their graphs;
 //! - [`printf`]: bpftrace's printf rendered per event (parsed once, by `abi::printf`);
 //! - [`text`] and [`json`]: the two output formats, as [`Sink`]s writing to
 //!   any `std::io::Write`;
@@ -37,6 +38,7 @@ pub mod stats;
 pub mod stream;
 pub mod text;
 pub mod timeline;
+mod tseries;
 pub mod value;
 
 pub use decode::{

@@ -27,7 +27,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use abi::{Aggregation, HIST_BUCKETS, Layout, MapExport, MapSpec, MapValue, MetricUnit};
+use abi::{Aggregation, Layout, MapExport, MapSpec, MapValue, MetricUnit};
 
 use crate::decode::{decode_key, merged_sort_value};
 use crate::stack::Stack;
@@ -216,8 +216,14 @@ impl MapMetric {
                 Aggregation::Min { .. } | Aggregation::Max { .. } | Aggregation::Avg { .. },
             ) => MetricKind::Gauge,
             MapValue::Agg(
-                Aggregation::Stats { .. } | Aggregation::Hist | Aggregation::Lhist { .. },
+                Aggregation::Stats { .. } | Aggregation::Hist { .. } | Aggregation::Lhist { .. },
             ) => MetricKind::Histogram,
+            MapValue::Agg(Aggregation::Tseries { .. }) => {
+                return Err(NotExported::NotNumeric(format!(
+                    "{} is a time series (its own history), not one number per key",
+                    spec.name
+                )));
+            }
             MapValue::Plain(Layout::Int { .. } | Layout::Bool) => MetricKind::Gauge,
             MapValue::Plain(other) => {
                 return Err(NotExported::NotNumeric(format!(
@@ -262,7 +268,7 @@ impl MapMetric {
     /// merged value (see `decode::merged_value_size`).
     fn bucket_counts(&self, merged: &[u8]) -> Option<Vec<u64>> {
         let n = match &self.spec.value {
-            MapValue::Agg(Aggregation::Hist) => HIST_BUCKETS as usize,
+            MapValue::Agg(Aggregation::Hist { bits }) => abi::hist_buckets(*bits) as usize,
             MapValue::Agg(agg @ Aggregation::Lhist { .. }) => agg.lhist_buckets() as usize,
             _ => return None,
         };
@@ -306,6 +312,10 @@ impl MapMetric {
                     (min + index as i64 * step - 1) as f64
                 }
             }
+            MapValue::Agg(Aggregation::Hist { bits }) if bits > 0 => match index {
+                0 => -1.0,
+                _ => crate::hist::hist_upper(index, u32::from(bits)) as f64 - 1.0,
+            },
             _ => match index {
                 0 => -1.0,
                 1 => 0.0,
@@ -354,7 +364,7 @@ impl MapMetric {
                     count,
                 })
             }
-            MapValue::Agg(Aggregation::Hist | Aggregation::Lhist { .. }) => {
+            MapValue::Agg(Aggregation::Hist { .. } | Aggregation::Lhist { .. }) => {
                 let counts = self.bucket_counts(merged).unwrap_or_default();
                 let count = counts.iter().fold(0u64, |a, &c| a.wrapping_add(c));
                 let buckets = buckets
@@ -368,6 +378,8 @@ impl MapMetric {
                     count,
                 })
             }
+            // Never exported (see `MapMetric::new`).
+            MapValue::Agg(Aggregation::Tseries { .. }) => SampleValue::Unsigned(0),
             MapValue::Plain(Layout::Int { size, signed }) => {
                 let raw = read_int(merged, *size as usize, *signed);
                 integer(raw, *signed, unscaled, scaled)
@@ -636,7 +648,7 @@ mod tests {
         assert_eq!(m.labels, ["pid"]);
         assert_eq!(m.help, "count() of bpftrace map @reads");
         // `@` alone takes its aggregation's name; `_total` is the encoder's.
-        let at = spec("@", None, MapValue::Agg(Aggregation::Hist));
+        let at = spec("@", None, MapValue::Agg(Aggregation::Hist { bits: 0 }));
         assert_eq!(
             MapMetric::new(0, &at, &MapExport::default()).unwrap().name,
             "weft_hist"
@@ -649,7 +661,7 @@ mod tests {
             "weft_calls"
         );
         // A unit ends the name, once; a directive's name replaces the map's.
-        let lat = spec("@lat", None, MapValue::Agg(Aggregation::Hist));
+        let lat = spec("@lat", None, MapValue::Agg(Aggregation::Hist { bits: 0 }));
         let export = MapExport {
             unit: MetricUnit::Nanoseconds,
             name: Some("read_latency".into()),
@@ -737,16 +749,16 @@ mod tests {
     fn hist_buckets_are_exact_for_integers() {
         let m = MapMetric::new(
             0,
-            &spec("@h", None, MapValue::Agg(Aggregation::Hist)),
+            &spec("@h", None, MapValue::Agg(Aggregation::Hist { bits: 0 })),
             &MapExport::default(),
         )
         .unwrap();
-        let mut a = vec![0u64; HIST_BUCKETS as usize];
+        let mut a = vec![0u64; abi::HIST_BUCKETS as usize];
         // 3 zeros, 5 values in [1, 2), 2 in [4, 8).
         a[1] = 3;
         a[2] = 5;
         a[4] = 2;
-        let mut b = vec![0u64; HIST_BUCKETS as usize];
+        let mut b = vec![0u64; abi::HIST_BUCKETS as usize];
         b[5] = 1; // one value in [8, 16)
         let (a, b) = (le(&a), le(&b));
         let range = m.bucket_range([a.as_slice(), b.as_slice()].into_iter());
@@ -761,7 +773,7 @@ mod tests {
         assert_eq!(h.count, 10);
         assert!(h.sum.is_nan());
         // Negative values: le="-1".
-        let mut n = vec![0u64; HIST_BUCKETS as usize];
+        let mut n = vec![0u64; abi::HIST_BUCKETS as usize];
         n[0] = 4;
         let n = le(&n);
         let range = m.bucket_range([n.as_slice()].into_iter());

@@ -7,10 +7,10 @@
 use std::io::{self, Write};
 
 use crate::flat::{EntrySource, FlatMap, shown_range};
-use crate::hist::{Bucket, bar_width, hist_buckets, lhist_buckets};
+use crate::hist::{Bucket, bar_width, bits_of, hist_buckets, lhist_buckets};
 use crate::sink::{Severity, Sink};
 use crate::stream::StreamRecord;
-use crate::value::{Integer, MapDump, MapEntryValue, Value, average};
+use crate::value::{Integer, MapDump, MapEntryValue, MapKind, Value, average};
 
 /// Writes bpftrace's human-readable output.
 pub struct TextSink<W: Write> {
@@ -18,6 +18,9 @@ pub struct TextSink<W: Write> {
     /// Where `Attached N probes` and `Lost N events` go (bpftrace: stderr);
     /// nowhere when not given.
     messages: Option<Box<dyn Write>>,
+    /// The local time's offset from UTC in seconds at a time (seconds
+    /// since the epoch), for the clock times of time series; UTC when not given.
+    local_offset: Box<dyn Fn(i64) -> i64>,
 }
 
 impl<W: Write> TextSink<W> {
@@ -25,7 +28,15 @@ impl<W: Write> TextSink<W> {
         TextSink {
             out,
             messages: None,
+            local_offset: Box::new(|_| 0),
         }
+    }
+
+    /// Shows the clock times of time series in the local time `offset` gives
+    /// (seconds from UTC at a time in seconds since the epoch).
+    pub fn with_local_time(mut self, offset: Box<dyn Fn(i64) -> i64>) -> Self {
+        self.local_offset = offset;
+        self
     }
 
     /// Sends the messages bpftrace writes to stderr to `messages`.
@@ -94,11 +105,11 @@ impl<W: Write> Sink for TextSink<W> {
     }
 
     fn map(&mut self, map: &MapDump, top: u64, div: u64) -> io::Result<()> {
-        write_map_text(&mut self.out, &mut &*map, top, div)
+        write_map_text(&mut self.out, &mut &*map, top, div, &*self.local_offset)
     }
 
     fn flat_map(&mut self, map: &mut FlatMap<'_>, top: u64, div: u64) -> io::Result<()> {
-        write_map_text(&mut self.out, map, top, div)
+        write_map_text(&mut self.out, map, top, div, &*self.local_offset)
     }
 
     fn stream_record(&mut self, record: &StreamRecord<'_>) -> io::Result<()> {
@@ -144,21 +155,24 @@ pub fn source_message_text(severity: Severity, text: &[u8], origin: &[abi::Sourc
 pub fn map_text(map: &MapDump, top: u64, div: u64) -> Vec<u8> {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
-    let _ = write_map_text(&mut out, &mut &*map, top, div);
+    let _ = write_map_text(&mut out, &mut &*map, top, div, &|_| 0);
     out
 }
 
 /// [`map_text`], written entry by entry: `@m[key]: value` per entry (the
 /// key's arguments joined by `, `), `@m[key]:` then the histogram's lines
-/// and an empty line for hist and lhist maps.
+/// and an empty line for hist and lhist maps, time series drawn as graphs
+/// (clock times in the local time `local_offset` gives).
 pub(crate) fn write_map_text<W: Write + ?Sized>(
     out: &mut W,
     map: &mut dyn EntrySource,
     top: u64,
     div: u64,
+    local_offset: &dyn Fn(i64) -> i64,
 ) -> io::Result<()> {
     let div = div.max(1);
     let kind = map.kind();
+    let epochs = tseries_epochs(map);
     let name = map.name().as_bytes().to_vec();
     let keyed = map.keyed();
     let mut text = Vec::new();
@@ -171,7 +185,12 @@ pub(crate) fn write_map_text<W: Write + ?Sized>(
             text.extend_from_slice(&key_text(&entry.key));
             text.push(b']');
         }
-        if kind.is_hist() {
+        if let MapEntryValue::Tseries(series) = &entry.value {
+            text.extend_from_slice(b":\n");
+            let points = crate::tseries::points(series, epochs);
+            crate::tseries::text(&points, local_offset, &mut text);
+            text.push(b'\n');
+        } else if kind.is_hist() {
             text.extend_from_slice(b":\n");
             entry_value_text(&entry.value, div, &mut text);
             text.push(b'\n');
@@ -203,14 +222,35 @@ fn entry_value_text(value: &MapEntryValue, div: u64, out: &mut Vec<u8>) {
             )
             .as_bytes(),
         ),
-        MapEntryValue::Hist(buckets) => histogram_text(&hist_buckets(buckets, 0, div), out),
+        MapEntryValue::Hist(buckets) => {
+            histogram_text(&hist_buckets(buckets, bits_of(buckets.len()), div), out)
+        }
         MapEntryValue::Lhist {
             min,
             max,
             step,
             buckets,
         } => histogram_text(&lhist_buckets(buckets, *min, *max, *step), out),
+        // Drawn by `write_map_text`, which knows the map's epochs.
+        MapEntryValue::Tseries(_) => {}
     }
+}
+
+/// The epochs the time series of `map` show (see `tseries::shown_epochs`):
+/// up to the latest epoch of any of its entries.
+pub(crate) fn tseries_epochs(map: &mut dyn EntrySource) -> (u64, u64) {
+    if map.kind() != MapKind::Tseries {
+        return (1, 0);
+    }
+    let mut latest = None;
+    let mut intervals = 1;
+    for at in 0..map.len() {
+        if let MapEntryValue::Tseries(series) = &map.entry(at).value {
+            intervals = series.intervals;
+            latest = latest.max(Some(series.latest_epoch()));
+        }
+    }
+    crate::tseries::shown_epochs(latest, intervals)
 }
 
 /// A value as `print(value)` and map values show it.

@@ -99,7 +99,13 @@ pub enum MapKind {
     Avg,
     Stats,
     Hist,
-    Lhist { min: i64, max: i64, step: i64 },
+    Lhist {
+        min: i64,
+        max: i64,
+        step: i64,
+    },
+    /// `tseries()`: each entry a graph of its intervals.
+    Tseries,
 }
 
 impl MapKind {
@@ -139,6 +145,27 @@ pub enum MapEntryValue {
         step: i64,
         buckets: Vec<u64>,
     },
+    /// `tseries()`: the value of each interval kept.
+    Tseries(TseriesValue),
+}
+
+/// The intervals of one `tseries()` entry, merged over CPUs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TseriesValue {
+    /// The length of an interval; epoch `e` starts at `e * interval_ns` (TAI).
+    pub interval_ns: u64,
+    /// How many intervals are kept (the last `intervals` epochs are shown).
+    pub intervals: u32,
+    /// The value of each epoch kept, by epoch.
+    pub values: std::collections::BTreeMap<u64, Integer>,
+}
+
+impl TseriesValue {
+    /// The latest epoch with a value (0 without any): what entries sort
+    /// by, and, over a map's entries, where the intervals shown end.
+    pub fn latest_epoch(&self) -> u64 {
+        self.values.keys().next_back().copied().unwrap_or(0)
+    }
 }
 
 /// bpftrace's average: C integer division of the signed total by the count,

@@ -49,7 +49,7 @@ fn short_and_garbage_bytes_decode_without_panicking() {
         Aggregation::Count,
         Aggregation::Min { signed: true },
         Aggregation::Avg { signed: true },
-        Aggregation::Hist,
+        Aggregation::Hist { bits: 0 },
         Aggregation::Lhist {
             min: 0,
             max: 1 << 40,
@@ -162,7 +162,10 @@ fn hist_ties_follow_key_bytes_like_bpftraces_std_map() {
     let mut one = vec![0u64; 66];
     one[3] = 1;
     let dump = decode_map(
-        &spec(Some(Layout::i64()), MapValue::Agg(Aggregation::Hist)),
+        &spec(
+            Some(Layout::i64()),
+            MapValue::Agg(Aggregation::Hist { bits: 0 }),
+        ),
         &[
             (le_bytes(&[1]), vec![le_bytes(&one)]),
             // 256 is [0, 1, 0, ...] little-endian: before 1 in byte order.

@@ -154,7 +154,7 @@ fn values() -> Vec<MapValue> {
         Aggregation::Max { signed: false },
         Aggregation::Avg { signed: true },
         Aggregation::Stats { signed: true },
-        Aggregation::Hist,
+        Aggregation::Hist { bits: 0 },
         Aggregation::Lhist {
             min: -2,
             max: 6,
@@ -252,7 +252,7 @@ fn keyless_maps_print_the_same_bytes() {
 
 #[test]
 fn merged_histograms_keep_every_bucket() {
-    let value = MapValue::Agg(Aggregation::Hist);
+    let value = MapValue::Agg(Aggregation::Hist { bits: 0 });
     assert_eq!(merged_value_size(&value, 3), HIST_BUCKETS as usize * 8);
     let cpus: Vec<Vec<u8>> = vec![vec![1; HIST_BUCKETS as usize * 8], vec![2; 16]];
     let mut merged = vec![0u8; merged_value_size(&value, 0)];

@@ -154,7 +154,7 @@ fn basic() {
         &[(pair_key(1, "x"), two_cpus(&[5], &[2]))],
     );
     let c = decode_map(
-        &spec("@c", None, MapValue::Agg(Aggregation::Hist)),
+        &spec("@c", None, MapValue::Agg(Aggregation::Hist { bits: 0 })),
         &[(
             le_bytes(&[0]),
             vec![le_bytes(&hist_of(&[])), le_bytes(&hist_of(&[1000]))],
@@ -211,7 +211,11 @@ fn hist() {
     let mut h3 = hist_of(&[-1]);
     // bpftrace 0.17's hist() caps at [2G, 4G): 1 << 33 and 1 << 45 land there.
     h3[33] = 2;
-    let h2_spec = spec("@h2", Some(Layout::i64()), MapValue::Agg(Aggregation::Hist));
+    let h2_spec = spec(
+        "@h2",
+        Some(Layout::i64()),
+        MapValue::Agg(Aggregation::Hist { bits: 0 }),
+    );
     let h2 = decode_map(
         &h2_spec,
         &[

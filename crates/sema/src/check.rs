@@ -214,9 +214,11 @@ pub fn check(
         cgroup_filter: opts.cgroup_filter.clone(),
         cgroup_path_filters: checker.cgroup_path_filters,
         config: config.clone(),
+        dummy_clock: None,
     };
     // A map assigned only in a probe that failed to resolve still needs an entry.
     typed.maps.retain(|m| !matches!(m.value, Type::Void));
+    typed.dummy_clock = crate::builtins::tseries::dummy_clock(&typed, &opts.env, &mut diags);
     apply_decls(&mut typed, decls, &mut diags);
     let mut seen = std::collections::HashSet::new();
     for d in checker.diags.iter() {

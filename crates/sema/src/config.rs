@@ -245,7 +245,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "unstable_tseries",
         kind: Kind::Choice(UNSTABLE),
-        default: || ConfigValue::Str("enable".into()),
+        default: || ConfigValue::Str("warn".into()),
         effect: Effect::Applied,
         help: "allow tseries()",
     },

@@ -311,6 +311,49 @@ pub fn bad_lhist_range(span: Span) -> Diagnostic {
         .with_label(span, "invalid bucket range")
 }
 
+pub fn bad_hist_bits(span: Span, bits: u64) -> Diagnostic {
+    Diagnostic::error(format!("hist: bits {bits} must be 0..5"))
+        .with_code(Code::E0325)
+        .with_label(span, "out of range")
+        .with_help("each power of two is split in 2^bits buckets: 0 (the default) to 5")
+}
+
+/// A `tseries()` argument that is out of its range; `problem` in
+/// bpftrace's words (`tseries() num_intervals must be >= 1 (0 provided)`).
+pub fn bad_tseries_arg(span: Span, problem: String, help: &str) -> Diagnostic {
+    Diagnostic::error(problem)
+        .with_code(Code::E0326)
+        .with_label(span, "invalid")
+        .with_help(help.to_string())
+}
+
+/// An unstable feature (`tseries`) used while its `unstable_NAME` config is `error`.
+pub fn unstable_feature_disabled(span: Span, feature: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{feature} feature is not enabled by default. To enable this unstable feature, set the config flag to enable. unstable_{feature}=enable"
+    ))
+    .with_code(Code::E0327)
+    .with_label(span, "unstable feature")
+    .with_help(format!("add `config = {{ unstable_{feature} = enable }}` to the script"))
+}
+
+/// An unstable feature used while its `unstable_NAME` config is `warn` (the
+/// default). Without the script's line, as bpftrace warns: it is about the
+/// script as a whole, reported once.
+pub fn unstable_feature_used(feature: &str) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "Script is using an unstable feature: {feature}. To prevent this warning you must explicitly enable it in the config e.g. unstable_{feature}=enable"
+    ))
+    .with_code(Code::E0328)
+}
+
+/// `BPFTRACE_DUMMY_TS_MAP` names no scalar map of integers.
+pub fn bad_dummy_clock_map(name: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("BPFTRACE_DUMMY_TS_MAP: map `{name}` {why}"))
+        .with_code(Code::E0329)
+        .with_help("name a keyless map the script assigns integers, as `@ts = (uint64)0`")
+}
+
 pub fn aggregation_not_assigned(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("{name}() can only be assigned to a map"))
         .with_code(Code::E0316)

@@ -180,6 +180,9 @@ pub struct TypedProgram {
     pub cgroup_path_filters: Vec<String>,
     /// The script's `config` block.
     pub config: ScriptConfig,
+    /// The scalar map `tseries()` reads the time from instead of the clock
+    /// (`BPFTRACE_DUMMY_TS_MAP`, for tests).
+    pub dummy_clock: Option<usize>,
 }
 
 impl TypedProgram {

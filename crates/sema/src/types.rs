@@ -217,13 +217,32 @@ fn agg_unify(a: &Aggregation, b: &Aggregation) -> Option<Aggregation> {
     use Aggregation::*;
     Some(match (a, b) {
         (Count, Count) => Count,
-        (Hist, Hist) => Hist,
+        (Hist { bits: x }, Hist { bits: y }) if x == y => Hist { bits: *x },
         (Sum { signed: x }, Sum { signed: y }) => Sum { signed: *x || *y },
         (Min { signed: x }, Min { signed: y }) => Min { signed: *x || *y },
         (Max { signed: x }, Max { signed: y }) => Max { signed: *x || *y },
         (Avg { signed: x }, Avg { signed: y }) => Avg { signed: *x || *y },
         (Stats { signed: x }, Stats { signed: y }) => Stats { signed: *x || *y },
         (l @ Lhist { .. }, r @ Lhist { .. }) if l == r => l.clone(),
+        (
+            Tseries {
+                interval_ns,
+                intervals,
+                agg,
+                signed: x,
+            },
+            Tseries {
+                interval_ns: i,
+                intervals: n,
+                agg: g,
+                signed: y,
+            },
+        ) if (interval_ns, intervals, agg) == (i, n, g) => Tseries {
+            interval_ns: *interval_ns,
+            intervals: *intervals,
+            agg: *agg,
+            signed: *x || *y,
+        },
         _ => return None,
     })
 }
@@ -314,7 +333,7 @@ mod tests {
         assert_eq!(sock.unify(&Type::I64), Some(Type::U64));
         assert_eq!(a.unify(&Type::I64), None);
         assert_eq!(
-            Type::Agg(Aggregation::Count).unify(&Type::Agg(Aggregation::Hist)),
+            Type::Agg(Aggregation::Count).unify(&Type::Agg(Aggregation::Hist { bits: 0 })),
             None
         );
     }

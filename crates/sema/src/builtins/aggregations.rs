@@ -1,5 +1,5 @@
 //! Aggregations: `count()`, `sum(n)`, `avg(n)`, `min(n)`, `max(n)`,
-//! `stats(n)`, `hist(n)` and `lhist(n, min, max, step)`.
+//! `stats(n)`, `hist(n[, bits])` and `lhist(n, min, max, step)`.
 //!
 //! What they do: fold a value into a map element, per CPU, as bpftrace
 //! does; user space merges the CPUs and prints them as bpftrace prints
@@ -9,8 +9,8 @@
 //!
 //! Why they are limited: an aggregation is only the whole value of a map
 //! assignment (`@bytes[comm] = sum(args->count)`), never read back as a
-//! value; `lhist`'s bounds are literals; `hist`'s bits argument is not
-//! supported yet.
+//! value; `lhist`'s bounds and `hist`'s bits (0 to 5: each power of two
+//! split in `2^bits` buckets) are literals.
 //!
 //! Lowering: `codegen::lower::builtins::aggregations` (find or create the
 //! element, fold the value in).
@@ -39,7 +39,11 @@ pub const AVG: FunctionDef = def("avg", "avg(n)", "the average of the values");
 pub const MIN: FunctionDef = def("min", "min(n)", "the smallest value");
 pub const MAX: FunctionDef = def("max", "max(n)", "the largest value");
 pub const STATS: FunctionDef = def("stats", "stats(n)", "count, average and total of the values");
-pub const HIST: FunctionDef = def("hist", "hist(n)", "a power-of-two histogram of the values");
+pub const HIST: FunctionDef = def(
+    "hist",
+    "hist(n[, bits])",
+    "a power-of-two histogram of the values, each power split in 2^bits buckets",
+);
 pub const LHIST: FunctionDef = def(
     "lhist",
     "lhist(n, min, max, step)",
@@ -55,7 +59,7 @@ fn nominal(name: &str) -> Aggregation {
         "min" => Aggregation::Min { signed: false },
         "max" => Aggregation::Max { signed: false },
         "stats" => Aggregation::Stats { signed: false },
-        "hist" => Aggregation::Hist,
+        "hist" => Aggregation::Hist { bits: 0 },
         _ => Aggregation::Lhist {
             min: 0,
             max: 0,
@@ -80,13 +84,11 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         Aggregation::Lhist { .. } => 4,
         _ => 1,
     };
-    if args.len() != expected {
-        if name == "hist" && args.len() == 2 {
-            cx.not_supported_yet(args[1].span, "the bits argument of hist()");
-            return Type::Void;
-        }
+    let hist_bits = matches!(agg, Aggregation::Hist { .. }) && args.len() == 2;
+    if args.len() != expected && !hist_bits {
         let what = match expected {
             0 => "no arguments".to_string(),
+            1 if name == "hist" => "one or two arguments".to_string(),
             1 => "one argument".to_string(),
             n => format!("{n} arguments"),
         };
@@ -106,12 +108,33 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         Aggregation::Max { .. } => Aggregation::Max { signed },
         Aggregation::Avg { .. } => Aggregation::Avg { signed },
         Aggregation::Stats { .. } => Aggregation::Stats { signed },
-        Aggregation::Hist => Aggregation::Hist,
+        Aggregation::Hist { .. } => match args.get(1) {
+            None => Aggregation::Hist { bits: 0 },
+            Some(bits) => match hist_bits_of(cx, bits) {
+                Some(bits) => Aggregation::Hist { bits },
+                None => return Type::Void,
+            },
+        },
         Aggregation::Lhist { .. } => match lhist_bounds(cx, args) {
             Some(lhist) => lhist,
             None => return Type::Void,
         },
+        // tseries() has its own rule (`super::tseries`).
+        Aggregation::Tseries { .. } => return Type::Void,
     })
+}
+
+/// `hist()`'s literal bits, 0 to 5.
+fn hist_bits_of(cx: &mut CallCheck<'_, '_>, arg: &Expr) -> Option<u8> {
+    let ExprKind::Int { value, .. } = arg.kind else {
+        cx.needs_literal(arg.span, "hist()'s bits");
+        return None;
+    };
+    if value > u64::from(abi::HIST_MAX_BITS) {
+        cx.error(diag::bad_hist_bits(arg.span, value));
+        return None;
+    }
+    Some(value as u8)
 }
 
 /// `lhist`'s literal min, max and step, checked.

@@ -75,6 +75,7 @@ builtins! {
     ctx: variables(DEF);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
+    tseries: functions(DEF);
     printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);
     signal: functions(DEF);
     override_return: functions(DEF);

@@ -15,7 +15,6 @@ const FUNCTIONS: &[&str] = &[
     "percpu_kaddr",
     "socket_cookie",
     "fail",
-    "tseries",
 ];
 
 /// Variables (`argN` past what a probe has is planned too, in tracepoints).

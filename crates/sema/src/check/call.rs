@@ -86,6 +86,14 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         }
     }
 
+    /// Reports `d` unless a diagnostic with its code was reported already
+    /// (a warning about the script as a whole, such as an unstable feature).
+    pub fn report_once(&mut self, d: Diagnostic) {
+        if !self.checker.diags.iter().any(|seen| seen.code == d.code) {
+            self.error(d);
+        }
+    }
+
     /// Reports and returns false unless `t` (the type of `e`) is an integer
     /// or pointer; `what` names the place (`bswap()`, `str()'s length`).
     pub fn expect_int(&mut self, e: &Expr, t: &Type, what: &str) -> bool {

@@ -3,7 +3,7 @@
 //! first time, counting a full map as a loss) and folds the argument into
 //! it, laid out as `abi::Aggregation` says; user space merges the CPUs.
 
-use abi::{Aggregation, CounterIndex, HIST_BUCKETS};
+use abi::{Aggregation, CounterIndex, hist_buckets};
 use sema::Type;
 use syntax::ast::Expr;
 
@@ -30,7 +30,7 @@ pub(crate) const STATS: Lowering = lowering("stats");
 pub(crate) const HIST: Lowering = lowering("hist");
 pub(crate) const LHIST: Lowering = lowering("lhist");
 
-fn into_map(l: &mut Lower<'_>, call: &CallSite<'_>, target: &Expr, keys: &[Expr]) {
+pub(super) fn into_map(l: &mut Lower<'_>, call: &CallSite<'_>, target: &Expr, keys: &[Expr]) {
     // The checker typed the call as the aggregation, parameters included.
     let Type::Agg(agg) = l.ty(call.expr) else {
         return;
@@ -135,9 +135,13 @@ impl Lower<'_> {
                 self.asm.store(ptr, 8, Src::Imm(1), Width::DW);
                 self.asm.bind(keep);
             }
-            Aggregation::Hist => {
-                let idx = self.log2_bucket(v);
-                self.bump_bucket(ptr, idx, HIST_BUCKETS - 1);
+            Aggregation::Hist { bits } => {
+                let idx = if *bits == 0 {
+                    self.log2_bucket(v)
+                } else {
+                    self.fine_log2_bucket(v, *bits)
+                };
+                self.bump_bucket(ptr, idx, hist_buckets(*bits) - 1);
             }
             Aggregation::Lhist { min, max, step } => {
                 let buckets = agg.lhist_buckets();
@@ -161,6 +165,12 @@ impl Lower<'_> {
                 self.asm.bind(done);
                 self.bump_bucket(ptr, idx, buckets - 1);
             }
+            Aggregation::Tseries {
+                interval_ns,
+                intervals,
+                agg,
+                signed,
+            } => self.fold_tseries(ptr, *interval_ns, *intervals, *agg, *signed, v),
         }
     }
 
@@ -206,6 +216,54 @@ impl Lower<'_> {
             self.asm.alu(AluOp::Add, idx, Src::Imm(shift));
             self.asm.bind(skip);
         }
+        self.asm.bind(done);
+        idx
+    }
+
+    /// `hist(n, bits)` bucket, as bpftrace's `log2(n, k)`: 0 for negative,
+    /// `1 + v` below `2^bits`, else `((l - bits + 1) << bits) + 1` plus the
+    /// `bits` bits after the leading one, where `l = floor(log2(v))`.
+    fn fine_log2_bucket(&mut self, v: VReg, bits: u8) -> VReg {
+        let mask = (1i32 << bits) - 1;
+        let idx = self.asm.vreg();
+        let x = self.asm.vreg();
+        let l = self.asm.vreg();
+        let done = self.asm.label();
+        let large = self.asm.label();
+        self.asm.mov(idx, Src::Imm(0));
+        self.asm.br(Cond::SLt, v, Src::Imm(0), done);
+        self.asm.br(Cond::Gt, v, Src::Imm(mask), large);
+        self.asm.mov(idx, Src::Reg(v));
+        self.asm.alu(AluOp::Add, idx, Src::Imm(1));
+        self.asm.jmp(done);
+        self.asm.bind(large);
+        self.asm.mov(x, Src::Reg(v));
+        self.asm.mov(l, Src::Imm(0));
+        for shift in [32, 16, 8, 4, 2, 1] {
+            let skip = self.asm.label();
+            let bound = match i32::try_from(1i64 << shift) {
+                Ok(k) => Src::Imm(k),
+                Err(_) => {
+                    let r = self.asm.vreg();
+                    self.asm.imm64(r, 1i64 << shift);
+                    Src::Reg(r)
+                }
+            };
+            self.asm.br(Cond::Lt, x, bound, skip);
+            self.asm.alu(AluOp::Rsh, x, Src::Imm(shift));
+            self.asm.alu(AluOp::Add, l, Src::Imm(shift));
+            self.asm.bind(skip);
+        }
+        // l >= bits here, since v > mask.
+        self.asm.alu(AluOp::Sub, l, Src::Imm(i32::from(bits)));
+        self.asm.mov(x, Src::Reg(v));
+        self.asm.alu(AluOp::Rsh, x, Src::Reg(l));
+        self.asm.alu(AluOp::And, x, Src::Imm(mask));
+        self.asm.mov(idx, Src::Reg(l));
+        self.asm.alu(AluOp::Add, idx, Src::Imm(1));
+        self.asm.alu(AluOp::Lsh, idx, Src::Imm(i32::from(bits)));
+        self.asm.alu(AluOp::Add, idx, Src::Reg(x));
+        self.asm.alu(AluOp::Add, idx, Src::Imm(1));
         self.asm.bind(done);
         idx
     }

@@ -116,6 +116,7 @@ lowerings! {
     ctx: variables(LOWERING);
     registers: variables(ARG, RETVAL, FUNC);
     aggregations: functions(COUNT, SUM, AVG, MIN, MAX, STATS, HIST, LHIST);
+    tseries: functions(DEF);
     printf: functions(PRINTF, CAT, SYSTEM, ERRORF, WARNF);
     signal: functions(LOWERING);
     override_return: functions(LOWERING);
