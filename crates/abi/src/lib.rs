@@ -24,10 +24,10 @@ pub use layout::{
 };
 pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
-    EventKind, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE, HelperErrorSite,
-    HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest, MapSpec, MapValue,
-    OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec, RunSettings, SCALAR_KEY_SIZE,
-    SourcePlace, ZERO_MAP,
+    EventKind, GLOBAL_EXITING, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE,
+    HelperErrorSite, HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest,
+    MapSpec, MapValue, OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec, RunSettings,
+    SCALAR_KEY_SIZE, SourcePlace, ZERO_MAP,
 };
 pub use stack::{StackMapSpec, StackMode};
 pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

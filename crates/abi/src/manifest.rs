@@ -10,14 +10,19 @@ pub const EVENTS_MAP: &str = "event_ringbuf";
 pub const COUNTERS_MAP: &str = "loss_counters";
 /// ELF/kernel name of the one-entry array of run-time globals written by user space
 /// before attaching: `start_ns: u64` (ktime at start, for `elapsed`) at
-/// [`GLOBAL_START_NS`], then `ncpus: u64` (possible CPUs) at [`GLOBAL_NCPUS`].
+/// [`GLOBAL_START_NS`], then `ncpus: u64` (possible CPUs) at [`GLOBAL_NCPUS`],
+/// then `exiting: u64` at [`GLOBAL_EXITING`], which only probes write.
 pub const GLOBALS_MAP: &str = "run_globals";
 /// Offset of `start_ns` in the [`GLOBALS_MAP`] value.
 pub const GLOBAL_START_NS: u32 = 0;
 /// Offset of `ncpus` in the [`GLOBALS_MAP`] value.
 pub const GLOBAL_NCPUS: u32 = 8;
+/// Offset of `exiting` in the [`GLOBALS_MAP`] value: 0 until a probe calls
+/// `exit()`, which sets it, so probes that fire on other CPUs before user
+/// space detaches do nothing more.
+pub const GLOBAL_EXITING: u32 = 16;
 /// Size of the [`GLOBALS_MAP`] value.
-pub const GLOBALS_SIZE: u32 = 16;
+pub const GLOBALS_SIZE: u32 = 24;
 /// ELF/kernel name of a one-entry array whose value is all zero bytes: the
 /// initial value used when an aggregation creates a key (too big for the stack).
 pub const ZERO_MAP: &str = "zero_value";

@@ -3,7 +3,8 @@
 //! non-zero exit); the attach order (every probe attached before BEGIN's
 //! output, an attach failure ends the run); the `-c` command exits without
 //! waiting for weft unless its symbols are needed, and then only while
-//! weft reads its memory map.
+//! weft reads its memory map; nothing runs after `exit()` (events that
+//! come before weft detaches are not counted or printed).
 
 mod common;
 
@@ -127,6 +128,25 @@ fn exit_in_begin_comes_after_attaching() {
     // A keyless count that never fired prints nothing (bpftrace 0.17: `@: 0`).
     assert_eq!(out.stdout, "__BPFTRACE_NOTIFY_PROBES_ATTACHED\nbegin\n\n\n");
     assert!(!marker.exists(), "the command ran although BEGIN exited");
+}
+
+/// After `exit()`, probes that still fire before weft detaches do nothing:
+/// the workload makes 2,000 getppid calls and 3 writes straight on, and
+/// only the first call is counted or printed.
+#[test]
+fn nothing_runs_after_exit() {
+    require_root!();
+    let out = common::trace_workload(
+        r#"tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @n = count(); printf("first\n"); exit(); }
+           tracepoint:syscalls:sys_enter_write /pid == cpid/ { @w = count(); }"#,
+        "getppid 2000 write 1 3",
+        &[],
+    );
+    assert_eq!(out.stdout, "first
+
+
+@n: 1
+", "{}", out.stderr);
 }
 
 /// An attach failure ends the run before BEGIN's output, with the error and

@@ -55,6 +55,10 @@ case!(
     min_read_merges_the_cpus,
     "tracepoint:syscalls:sys_enter_getppid { @m = min(pid); if (@m > 5) { @x = 1; } }"
 );
+case!(
+    exit_stops_probes_that_fire_after_it,
+    "tracepoint:syscalls:sys_enter_getppid { @n = count(); exit(); }"
+);
 case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
 case!(
     deleted_keyless_hist_stays_a_hash,

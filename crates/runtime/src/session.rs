@@ -267,9 +267,10 @@ impl Session {
                 MapError::NotFound(map) => LoadError::MissingMap(map),
             })
         };
-        // start_ns, then ncpus, cut to the map's value (an older object's is 8 bytes).
+        // start_ns, ncpus, exiting (0), cut to the map's value (an older object's is shorter).
         let mut globals = start_ns.to_le_bytes().to_vec();
         globals.extend_from_slice(&(ncpus as u64).to_le_bytes());
+        globals.extend_from_slice(&0u64.to_le_bytes());
         if let Some(m) = maps.iter().find(|m| m.name == GLOBALS_MAP) {
             globals.truncate(m.value_size as usize);
         }

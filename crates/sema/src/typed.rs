@@ -186,6 +186,14 @@ pub struct TypedProgram {
 }
 
 impl TypedProgram {
+    /// Whether some probe or stream handler calls `exit()`.
+    pub fn calls_exit(&self) -> bool {
+        self.probes
+            .iter()
+            .chain(&self.handlers)
+            .any(|p| p.calls.values().any(|c| c.name == "exit"))
+    }
+
     pub fn map_index(&self, name: &str) -> Option<usize> {
         self.maps.iter().position(|m| m.name == name)
     }

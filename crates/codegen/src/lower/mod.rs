@@ -539,6 +539,7 @@ impl<'a> Lower<'a> {
             self.zero(Place::Stack(slot, 0), size);
             self.vars.insert(name, Place::Stack(slot, 0));
         }
+        self.exit_guard_prologue();
         self.task_filter_prologue();
         self.iterator_end_prologue();
         if let Some(pred) = &ast.predicate {
@@ -551,6 +552,40 @@ impl<'a> Lower<'a> {
         self.asm.set_span(ast.span);
         self.asm.ret(Src::Imm(0));
         std::mem::replace(&mut self.asm, Asm::new()).finish()
+    }
+
+    /// In a script that calls `exit()`, a probe that fires after some probe
+    /// called it (on another CPU, before user space has detached) returns
+    /// at once: nothing is printed or counted after `exit()`. BEGIN, END and
+    /// what user space runs are not guarded.
+    fn exit_guard_prologue(&mut self) {
+        if !self.typed.calls_exit() || self.probe.resolved.attach.is_run_by_user_space() {
+            return;
+        }
+        let exiting = self.global(abi::GLOBAL_EXITING);
+        let exit = self.exit;
+        self.asm
+            .br(crate::asm::Cond::Ne, exiting, Src::Imm(0), exit);
+    }
+
+    /// Sets a `u64` of the globals map (see [`Lower::global`]).
+    pub(crate) fn set_global(&mut self, offset: u32, value: i32) {
+        let key = self.asm.stack(8);
+        self.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
+        let map = self.asm.vreg();
+        self.asm.map_ptr(map, abi::GLOBALS_MAP);
+        let kp = self.asm.vreg();
+        self.asm.stack_addr(kp, key, 0);
+        let g = self.asm.vreg();
+        self.asm.call(
+            crate::asm::Helper::MAP_LOOKUP_ELEM,
+            &[Src::Reg(map), Src::Reg(kp)],
+            Some(g),
+        );
+        let none = self.asm.label();
+        self.asm.br(crate::asm::Cond::Eq, g, Src::Imm(0), none);
+        self.asm.store(g, offset as i16, Src::Imm(value), Width::DW);
+        self.asm.bind(none);
     }
 
     /// An `iter:` program is called once more after the last object, with

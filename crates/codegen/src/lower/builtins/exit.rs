@@ -17,6 +17,8 @@ fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
     // Evaluated before the record is reserved: no helper call runs while
     // it is held.
     let code = call.args.first().map(|c| l.scalar(c));
+    // Probes still firing elsewhere stop here (`exit_guard_prologue`).
+    l.set_global(abi::GLOBAL_EXITING, 1);
     l.emit_event(
         EventKind::Exit,
         0,
