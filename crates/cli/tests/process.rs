@@ -142,11 +142,16 @@ fn nothing_runs_after_exit() {
         "getppid 2000 write 1 3",
         &[],
     );
-    assert_eq!(out.stdout, "first
+    assert_eq!(
+        out.stdout,
+        "first
 
 
 @n: 1
-", "{}", out.stderr);
+",
+        "{}",
+        out.stderr
+    );
 }
 
 /// An attach failure ends the run before BEGIN's output, with the error and
