@@ -7,16 +7,33 @@ use crate::asm::{Function, Helper};
 use crate::insn::*;
 
 /// One line per instruction, `index: text`; an `ld_imm64` is one line and
-/// takes two indices.
+/// takes two indices. Where a program is joined with its subprograms
+/// ([`crate::link`]), each subprogram starts with a `NAME:` line.
 pub fn disasm(f: &Function) -> String {
     let relocs: HashMap<usize, &str> = f
         .relocs
         .iter()
+        .chain(&f.func_refs)
         .map(|r| (r.insn, r.symbol.as_str()))
+        .collect();
+    // Resolved references: where each subprogram starts.
+    let starts: HashMap<usize, &str> = f
+        .func_refs
+        .iter()
+        .filter(|r| f.insns.get(r.insn).is_some_and(|i| i.imm != 0))
+        .map(|r| {
+            (
+                (r.insn as i64 + 1 + f.insns[r.insn].imm as i64) as usize,
+                r.symbol.as_str(),
+            )
+        })
         .collect();
     let mut out = String::new();
     let mut i = 0;
     while i < f.insns.len() {
+        if let Some(name) = starts.get(&i) {
+            let _ = writeln!(out, "{name}:");
+        }
         let insn = f.insns[i];
         let text = if insn.is_ld_imm64() {
             let hi = f.insns.get(i + 1).map_or(0, |n| n.imm);
@@ -39,6 +56,11 @@ fn ld_imm64(insn: Insn, hi: i32, symbol: Option<&str>) -> String {
         match symbol {
             Some(s) => format!("r{d} = map[{s}]"),
             None => format!("r{d} = map[fd:{}]", insn.imm),
+        }
+    } else if insn.src == PSEUDO_FUNC {
+        match symbol {
+            Some(s) => format!("r{d} = func[{s}]"),
+            None => format!("r{d} = func[pc{:+}]", insn.imm),
         }
     } else {
         let v = ((hi as u32 as u64) << 32) | insn.imm as u32 as u64;

@@ -11,7 +11,13 @@
 //! - `license` = `"GPL\0"` (or the config's `license`);
 //! - `.BTF` also holds a `FUNC` per program and `.BTF.ext` its `func_info`,
 //!   so the kernel keeps each program's full name (the kernel's own name is
-//!   cut at 15 bytes; `bpftool prog show` prints the full one from BTF).
+//!   cut at 15 bytes; `bpftool prog show` prints the full one from BTF);
+//! - subprograms (callbacks) go in `.text`, where libbpf looks for them,
+//!   each a global `STT_FUNC` with a static `FUNC` in `.BTF` and its
+//!   `func_info` (the verifier wants one for every function once a program
+//!   has more than one); an `ld_imm64` of a subprogram's address
+//!   (`BPF_PSEUDO_FUNC`) is a REL `R_BPF_64_64` against its symbol, which
+//!   libbpf resolves when it appends the subprogram to each program using it.
 
 use std::fmt;
 
@@ -55,6 +61,17 @@ pub struct ElfProgram<'a> {
     pub func: &'a Function,
 }
 
+/// One subprogram, placed in `.text`: a function the programs reach through
+/// [`Function::func_refs`] (a callback a helper calls).
+#[derive(Clone, Copy, Debug)]
+pub struct ElfSubprogram<'a> {
+    /// The function symbol, which references name.
+    pub name: &'a str,
+    /// How many arguments it takes (R1..R5; its BTF prototype says so).
+    pub params: u32,
+    pub func: &'a Function,
+}
+
 /// One map definition in `.maps`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElfMap {
@@ -74,6 +91,8 @@ pub struct ElfMap {
 pub enum ElfError {
     /// A program references a map that is not in the map list.
     UnknownMap { program: String, symbol: String },
+    /// A program references a subprogram that is not in the list.
+    UnknownSubprogram { program: String, symbol: String },
     /// Two maps or programs share a symbol name.
     DuplicateSymbol(String),
     /// A symbol or section name that ELF cannot hold (empty, or with a NUL).
@@ -88,6 +107,12 @@ impl fmt::Display for ElfError {
             ElfError::UnknownMap { program, symbol } => {
                 write!(f, "program {program} references unknown map {symbol}")
             }
+            ElfError::UnknownSubprogram { program, symbol } => {
+                write!(
+                    f,
+                    "program {program} references unknown subprogram {symbol}"
+                )
+            }
             ElfError::DuplicateSymbol(s) => write!(f, "duplicate symbol {s}"),
             ElfError::BadName(s) => write!(f, "the name {s:?} cannot be an ELF symbol or section"),
             ElfError::Write(e) => write!(f, "writing the ELF object: {e}"),
@@ -99,7 +124,7 @@ impl std::error::Error for ElfError {}
 
 /// Writes a relocatable BPF ELF object under the GPL.
 pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<u8>, ElfError> {
-    write_object_licensed(programs, maps, "GPL")
+    write_object_licensed(programs, &[], maps, "GPL")
 }
 
 /// Writes a relocatable BPF ELF object whose `license` section says
@@ -107,6 +132,7 @@ pub fn write_object(programs: &[ElfProgram<'_>], maps: &[ElfMap]) -> Result<Vec<
 /// GPL-compatible programs call GPL-only helpers).
 pub fn write_object_licensed(
     programs: &[ElfProgram<'_>],
+    subprograms: &[ElfSubprogram<'_>],
     maps: &[ElfMap],
     license: &str,
 ) -> Result<Vec<u8>, ElfError> {
@@ -114,6 +140,7 @@ pub fn write_object_licensed(
     for n in programs
         .iter()
         .map(|p| p.name)
+        .chain(subprograms.iter().map(|s| s.name))
         .chain(maps.iter().map(|m| m.name.as_str()))
     {
         if !names.insert(n) {
@@ -124,6 +151,7 @@ pub fn write_object_licensed(
     if let Some(n) = programs
         .iter()
         .flat_map(|p| [p.name, p.section])
+        .chain(subprograms.iter().map(|s| s.name))
         .chain(maps.iter().map(|m| m.name.as_str()))
         .find(|n| n.is_empty() || n.contains('\0'))
     {
@@ -156,30 +184,37 @@ pub fn write_object_licensed(
         }
     }
 
-    // Programs grouped by section name, in first-appearance order; each
-    // program's (section, byte offset) for its func_info.
+    // Programs grouped by section name, in first-appearance order, then the
+    // subprograms in `.text`; each function's (section, byte offset) for
+    // its func_info.
+    let functions: Vec<(&str, &str, &Function)> = programs
+        .iter()
+        .map(|p| (p.name, p.section, p.func))
+        .chain(subprograms.iter().map(|s| (s.name, ".text", s.func)))
+        .collect();
     let mut placed: Vec<(usize, u64)> = Vec::new();
     let mut sections: Vec<(&str, SectionId, u64)> = Vec::new();
     let mut section_index: std::collections::HashMap<&str, usize> =
         std::collections::HashMap::new();
-    for p in programs {
-        let idx = match section_index.get(p.section) {
+    let mut func_syms: std::collections::HashMap<&str, SymbolId> = std::collections::HashMap::new();
+    for &(name, section, func) in &functions {
+        let idx = match section_index.get(section) {
             Some(&i) => i,
             None => {
                 let id =
-                    obj.add_section(Vec::new(), p.section.as_bytes().to_vec(), SectionKind::Text);
-                sections.push((p.section, id, 0));
-                section_index.insert(p.section, sections.len() - 1);
+                    obj.add_section(Vec::new(), section.as_bytes().to_vec(), SectionKind::Text);
+                sections.push((section, id, 0));
+                section_index.insert(section, sections.len() - 1);
                 sections.len() - 1
             }
         };
         let (_, sec, _) = sections[idx];
-        let bytes = p.func.bytes();
+        let bytes = func.bytes();
         let base = obj.append_section_data(sec, &bytes, 8);
         placed.push((idx, base));
         sections[idx].2 = base + bytes.len() as u64;
-        obj.add_symbol(Symbol {
-            name: p.name.as_bytes().to_vec(),
+        let sym = obj.add_symbol(Symbol {
+            name: name.as_bytes().to_vec(),
             value: base,
             size: bytes.len() as u64,
             kind: SymbolKind::Text,
@@ -188,19 +223,35 @@ pub fn write_object_licensed(
             section: SymbolSection::Section(sec),
             flags: SymbolFlags::None,
         });
-        for r in &p.func.relocs {
-            let sym = map_syms
+        func_syms.insert(name, sym);
+    }
+    for (&(name, _, func), &(idx, base)) in functions.iter().zip(&placed) {
+        let sec = sections[idx].1;
+        let map_refs = func.relocs.iter().map(|r| {
+            map_syms
                 .get(&r.symbol)
                 .copied()
                 .ok_or_else(|| ElfError::UnknownMap {
-                    program: p.name.to_string(),
+                    program: name.to_string(),
                     symbol: r.symbol.clone(),
-                })?;
+                })
+        });
+        let func_refs = func.func_refs.iter().map(|r| {
+            func_syms
+                .get(r.symbol.as_str())
+                .copied()
+                .ok_or_else(|| ElfError::UnknownSubprogram {
+                    program: name.to_string(),
+                    symbol: r.symbol.clone(),
+                })
+        });
+        let at = func.relocs.iter().chain(&func.func_refs).map(|r| r.insn);
+        for (insn, sym) in at.zip(map_refs.chain(func_refs)) {
             obj.add_relocation(
                 sec,
                 Relocation {
-                    offset: base + r.insn as u64 * 8,
-                    symbol: sym,
+                    offset: base + insn as u64 * 8,
+                    symbol: sym?,
                     addend: 0,
                     flags: RelocationFlags::Elf {
                         r_type: object::elf::R_BPF_64_64,
@@ -232,7 +283,7 @@ pub fn write_object_licensed(
         if !maps.is_empty() {
             btf_for_maps(&mut b, maps, &map_defs);
         }
-        let funcs = btf_funcs(&mut b, programs);
+        let funcs = btf_funcs(&mut b, programs, subprograms);
         // func_info by section: the section's name in `.BTF`'s strings, then
         // (byte offset in the section, FUNC type) of each of its programs.
         let mut by_section: Vec<(u32, Vec<(u32, u32)>)> = sections
@@ -346,8 +397,14 @@ impl Btf {
     }
 }
 
-/// A `FUNC` (static, `int NAME(void *ctx)`) for each program, in order: their type ids.
-fn btf_funcs(b: &mut Btf, programs: &[ElfProgram<'_>]) -> Vec<u32> {
+/// A `FUNC` (static, `int NAME(void *ctx)`) for each program, then one
+/// (static, `long NAME(void *arg1, ...)`) for each subprogram, in order:
+/// their type ids.
+fn btf_funcs(
+    b: &mut Btf,
+    programs: &[ElfProgram<'_>],
+    subprograms: &[ElfSubprogram<'_>],
+) -> Vec<u32> {
     if programs.is_empty() {
         return Vec::new();
     }
@@ -359,13 +416,39 @@ fn btf_funcs(b: &mut Btf, programs: &[ElfProgram<'_>]) -> Vec<u32> {
     let proto = b.ty(0, BTF_KIND_FUNC_PROTO, 1, int);
     b.u32(ctx);
     b.u32(void_ptr);
-    programs
+    let mut ids: Vec<u32> = programs
         .iter()
         .map(|p| {
             let name = b.str(p.name);
             b.ty(name, BTF_KIND_FUNC, 0, proto)
         })
-        .collect()
+        .collect();
+    if subprograms.is_empty() {
+        return ids;
+    }
+    let long_name = b.str("long");
+    let long = b.ty(long_name, BTF_KIND_INT, 0, 8);
+    b.u32(BTF_INT_SIGNED | 64);
+    let mut protos: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for s in subprograms {
+        let params = s.params.clamp(1, 5);
+        let proto = match protos.get(&params) {
+            Some(&p) => p,
+            None => {
+                let names: Vec<u32> = (1..=params).map(|k| b.str(&format!("arg{k}"))).collect();
+                let p = b.ty(0, BTF_KIND_FUNC_PROTO, params, long);
+                for n in names {
+                    b.u32(n);
+                    b.u32(void_ptr);
+                }
+                protos.insert(params, p);
+                p
+            }
+        };
+        let name = b.str(s.name);
+        ids.push(b.ty(name, BTF_KIND_FUNC, 0, proto));
+    }
+    ids
 }
 
 /// `.BTF.ext` with only `func_info` (no line info, no CO-RE relocations).

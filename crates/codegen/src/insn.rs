@@ -125,6 +125,9 @@ pub const ATOMIC_ADD: i32 = 0x00;
 pub const PSEUDO_MAP_FD: u8 = 1;
 /// `src` of a call of a kernel function by BTF id.
 pub const PSEUDO_KFUNC_CALL: u8 = 2;
+/// `src` of an `ld_imm64` whose immediate is a subprogram of the same
+/// object (`BPF_PSEUDO_FUNC`: a callback's address; the loader resolves it).
+pub const PSEUDO_FUNC: u8 = 4;
 
 /// Opcode masks.
 pub const CLASS_MASK: u8 = 0x07;
@@ -360,6 +363,12 @@ impl Insn {
     /// `dst = map[fd]`: two slots, the map fd (0 until relocated) in `imm`.
     pub fn ld_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
         Insn::ld_imm64_src(dst, PSEUDO_MAP_FD, fd as u32 as i64)
+    }
+
+    /// `dst = &subprogram`: two slots, the instruction offset from the
+    /// slot after this one to the subprogram in `imm` (0 until relocated).
+    pub fn ld_func_addr(dst: Reg, rel: i32) -> [Insn; 2] {
+        Insn::ld_imm64_src(dst, PSEUDO_FUNC, rel as u32 as i64)
     }
 
     fn ld_imm64_src(dst: Reg, src: u8, value: i64) -> [Insn; 2] {

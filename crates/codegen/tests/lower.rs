@@ -59,6 +59,14 @@ case!(
     exit_stops_probes_that_fire_after_it,
     "tracepoint:syscalls:sys_enter_getppid { @n = count(); exit(); }"
 );
+// The body is a callback subprogram (`BEGIN_for1`, after the program as the
+// loader joins them): `$kv` filled from the key and value pointers (R2, R3),
+// the probe's variables reached through the context pointer (R4), `break`
+// returning 1, `return` setting the context's stop word the caller checks.
+case!(
+    for_over_a_map,
+    "BEGIN { @m[1, 2] = 3; $n = 0; for ($kv : @m) { $n += $kv.1; if ($kv.0.0 == 5) { break; } if ($kv.1 == 4) { return; } } @n = $n; }"
+);
 case!(ternary_and_logic, "BEGIN { @ = (1 < 2 && 3 > 4) ? 5 : 6; }");
 case!(
     deleted_keyless_hist_stays_a_hash,

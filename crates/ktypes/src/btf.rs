@@ -972,5 +972,11 @@ pub fn fixture_btf() -> Vec<u8> {
     let map_ptr = b.ptr(bpf_map);
     let elem_count = b.proto(long, &[("map", map_ptr)]);
     b.func("bpf_map_sum_elem_count", elem_count);
+    // The helper ids sema looks for (a map loop needs bpf_for_each_map_elem).
+    b.enumeration(
+        "bpf_func_id",
+        4,
+        &[("BPF_FUNC_unspec", 0), ("BPF_FUNC_for_each_map_elem", 164)],
+    );
     b.build()
 }

@@ -143,6 +143,16 @@ pub fn no_range_iterator(span: Span, usage: IterUse) -> Diagnostic {
     .with_help(help)
 }
 
+/// `for ($kv : @map)` on a kernel without `bpf_for_each_map_elem`.
+pub fn no_map_iterator(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "this kernel cannot run a `for` loop over a map: it has no bpf_for_each_map_elem helper (Linux 5.13 and later)",
+    )
+    .with_code(Code::E0492)
+    .with_label(span, "needs bpf_for_each_map_elem")
+    .with_help("print the map with `print(@map)`, or keep what the loop would compute in another map as events arrive")
+}
+
 /// `name!(...)` with no macro of that name.
 pub fn unknown_macro(span: Span, name: &str) -> Diagnostic {
     Diagnostic::error(format!("no macro named `{name}`"))

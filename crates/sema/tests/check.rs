@@ -395,12 +395,35 @@ case!(
     err_let_shadows_a_variable_in_scope,
     "BEGIN {\n  let $a = 1;\n  if (1) { let $a = 2; }\n}"
 );
-// A map loop is typed, but not compiled yet: an error, never a loop that
-// silently does nothing. A range loop runs on the kernel's iterator.
+// A map loop's variable is the (key, value) tuple, a multi-key map's key a
+// tuple; the body reads and updates the probe's variables. A map of
+// aggregations is refused, never looped over wrongly.
 case!(
-    err_for_loop_over_a_map_is_not_compiled_yet,
-    "BEGIN { @m[1] = 2; for ($kv : @m) { @s = $kv.1; } for ($i : 0..3) { @t = $i; } }"
+    ok_for_loop_over_a_map_is_the_key_and_value,
+    "BEGIN { @m[1] = 2; @t[1, \"a\"] = \"v\"; $n = 0; for ($kv : @m) { @s = $kv.1; $n += $kv.0; } for ($e : @t) { @k = $e.0.1; @v = $e.1; } @n = $n; for ($i : 0..3) { @r = $i; } }"
 );
+case!(
+    err_for_loop_over_a_map_of_aggregations,
+    "BEGIN { @c[1] = count(); for ($kv : @c) { @s = $kv.1; } }"
+);
+
+/// A kernel whose BTF lists no `bpf_for_each_map_elem` helper cannot run a
+/// map loop: one sentence, at the loop.
+#[test]
+fn map_loop_needs_the_kernels_helper() {
+    let src = "BEGIN {\n  @m[1] = 2;\n  for ($kv : @m) { @s = $kv.1; }\n}";
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, _) = syntax::parse(map.file(id));
+    let mut old = ktypes::btf::BtfBuilder::new();
+    old.enumeration("bpf_func_id", 4, &[("BPF_FUNC_unspec", 0)]);
+    let kernel = FixtureKernel::new().with_btf(old.build());
+    let (_, diags) = check(&program, &kernel, &CheckOptions::default());
+    insta::assert_snapshot!(
+        "map_loop_needs_the_kernels_helper",
+        render_all(diags.iter(), &map)
+    );
+}
 
 /// A kernel without the numeric iterator kfuncs cannot run a range loop.
 #[test]

@@ -261,6 +261,7 @@ codes! {
     E0483: "sampling rate above the kernel's limit",
     E0490: "kernel lacks the range iterator",
     E0491: "kernel cannot count map elements",
+    E0492: "kernel lacks the map iterator",
     E0497: "BPF iterator target not found",
     E0498: "iterator probe beside other probes",
     // E05xx: code generation and loading.

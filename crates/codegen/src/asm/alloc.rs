@@ -4,9 +4,8 @@
 //! ending last is spilled whole to an 8-byte stack slot, and slots are shared
 //! between spilled intervals that do not overlap.
 
-use super::CTX;
 use super::liveness::Liveness;
-use super::model::{Op, Src, VReg};
+use super::model::{Op, Src};
 use crate::insn::Reg;
 
 /// Where a vreg lives for its whole interval.
@@ -126,9 +125,9 @@ pub(super) fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Re
         for u in &uses {
             cover(u.0 as usize, 2 * i, &mut start, &mut end);
         }
-        let def = op.def(CTX);
-        if let Some(d) = def {
-            cover(d.0 as usize, 2 * i + 1, &mut start, &mut end);
+        let defs = op.defs();
+        for d in defs.clone() {
+            cover(d as usize, 2 * i + 1, &mut start, &mut end);
         }
         Liveness::each(live.live_out(i), |v| {
             cover(v, 2 * i + 1, &mut start, &mut end)
@@ -136,7 +135,7 @@ pub(super) fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Re
         match op {
             Op::Call { args, ret, .. } => {
                 Liveness::each(live.live_out(i), |v| {
-                    if Some(VReg(v as u32)) != def {
+                    if !defs.contains(&(v as u32)) {
                         crosses[v] = true;
                     }
                 });
@@ -149,8 +148,10 @@ pub(super) fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Re
                     want(&mut hint[r.0 as usize], Reg::R0);
                 }
             }
-            Op::Entry => {
-                want(&mut hint[CTX.0 as usize], Reg::R1);
+            Op::Entry { params } => {
+                for (k, h) in hint.iter_mut().take(*params as usize).enumerate() {
+                    want(h, Reg::arg(k));
+                }
             }
             Op::Ret { value: Src::Reg(v) } => {
                 want(&mut hint[v.0 as usize], Reg::R0);

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 
 use source::Span;
 
-use super::CTX;
 use super::alloc::{LocFinal, SCRATCH};
 use super::model::{AsmError, Base, Function, Label, Op, Reloc, Src, VReg};
 use crate::insn::{AluCode, Insn, Reg, Size};
@@ -29,6 +28,7 @@ pub(super) fn emit(
         insns: em.insns,
         spans: em.spans,
         relocs: em.relocs,
+        func_refs: em.func_refs,
         frame_size,
     })
 }
@@ -38,6 +38,7 @@ struct Emitter<'a> {
     insns: Vec<Insn>,
     spans: Vec<Span>,
     relocs: Vec<Reloc>,
+    func_refs: Vec<Reloc>,
     span: Span,
     labels: HashMap<Label, usize>,
     /// (slot index, label) of jumps to patch.
@@ -65,6 +66,7 @@ impl<'a> Emitter<'a> {
             insns: Vec::new(),
             spans: Vec::new(),
             relocs: Vec::new(),
+            func_refs: Vec::new(),
             span: Span::DUMMY,
             labels: HashMap::new(),
             fixups: Vec::new(),
@@ -124,12 +126,7 @@ impl Emitter<'_> {
 
     pub(super) fn op(&mut self, op: &Op) {
         match op {
-            Op::Entry => match self.loc(CTX) {
-                _ if self.loc.first().copied().flatten().is_none() => {}
-                LocFinal::Reg(Reg::R1) => {}
-                LocFinal::Reg(r) => self.emit(Insn::mov64_reg(r, Reg::R1)),
-                LocFinal::Stack(off) => self.emit(Insn::stx(Size::DW, Reg::R10, off, Reg::R1)),
-            },
+            Op::Entry { params } => self.entry(*params),
             Op::Mov {
                 dst,
                 src: Src::Reg(s),
@@ -240,6 +237,17 @@ impl Emitter<'_> {
                 }
                 self.finish_def(*dst, d);
             }
+            Op::FuncAddr { dst, symbol } => {
+                let d = self.def_reg(*dst, S1);
+                self.func_refs.push(Reloc {
+                    insn: self.insns.len(),
+                    symbol: symbol.clone(),
+                });
+                for i in Insn::ld_func_addr(d, 0) {
+                    self.emit(i);
+                }
+                self.finish_def(*dst, d);
+            }
             Op::Call {
                 helper,
                 args,
@@ -303,6 +311,31 @@ impl Emitter<'_> {
         }
     }
 
+    /// Moves the parameters from R1..R(params) to where they live: spilled
+    /// ones stored first (their registers are intact), then the register
+    /// moves in parallel (cycles broken through a register no move touches).
+    fn entry(&mut self, params: u32) {
+        let mut moves: Vec<(Reg, Reg)> = Vec::new();
+        for k in 0..params as usize {
+            match self.loc.get(k).copied().flatten() {
+                None => {}
+                Some(LocFinal::Stack(off)) => {
+                    self.emit(Insn::stx(Size::DW, Reg::R10, off, Reg::arg(k)))
+                }
+                Some(LocFinal::Reg(r)) if r == Reg::arg(k) => {}
+                Some(LocFinal::Reg(r)) => moves.push((r, Reg::arg(k))),
+            }
+        }
+        // At most five moves touch at most ten registers, and only moves
+        // that form a cycle need the spare, so one is free when needed.
+        let spare = Reg::ALL[..10]
+            .iter()
+            .copied()
+            .find(|r| !moves.iter().any(|&(d, s)| d == *r || s == *r))
+            .unwrap_or(Reg::R0);
+        self.parallel_move(moves, spare);
+    }
+
     /// Moves the arguments into R1..R5: register-to-register moves as a
     /// parallel move (cycles broken through R0, which no argument targets),
     /// then reloads of spilled arguments and immediates.
@@ -316,24 +349,7 @@ impl Emitter<'_> {
                 moves.push((Reg::arg(k), r));
             }
         }
-        while !moves.is_empty() {
-            let ready = (0..moves.len())
-                .find(|&i| !moves.iter().any(|&(_, s)| s == moves[i].0))
-                .map(|i| moves.remove(i));
-            match ready {
-                Some((d, s)) => self.emit(Insn::mov64_reg(d, s)),
-                None => {
-                    // Only cycles remain: save one destination in R0.
-                    let d = moves[0].0;
-                    self.emit(Insn::mov64_reg(Reg::R0, d));
-                    for m in &mut moves {
-                        if m.1 == d {
-                            m.1 = Reg::R0;
-                        }
-                    }
-                }
-            }
-        }
+        self.parallel_move(moves, Reg::R0);
         for (k, a) in args.iter().enumerate() {
             match a {
                 Src::Reg(v) => {
@@ -342,6 +358,30 @@ impl Emitter<'_> {
                     }
                 }
                 Src::Imm(x) => self.emit(Insn::mov64_imm(Reg::arg(k), *x)),
+            }
+        }
+    }
+
+    /// Performs `(destination, source)` register moves as if all at once;
+    /// a cycle is broken by saving one destination in `spare`, which no
+    /// move may read or write.
+    fn parallel_move(&mut self, mut moves: Vec<(Reg, Reg)>, spare: Reg) {
+        while !moves.is_empty() {
+            let ready = (0..moves.len())
+                .find(|&i| !moves.iter().any(|&(_, s)| s == moves[i].0))
+                .map(|i| moves.remove(i));
+            match ready {
+                Some((d, s)) => self.emit(Insn::mov64_reg(d, s)),
+                None => {
+                    // Only cycles remain: save one destination in the spare.
+                    let d = moves[0].0;
+                    self.emit(Insn::mov64_reg(spare, d));
+                    for m in &mut moves {
+                        if m.1 == d {
+                            m.1 = spare;
+                        }
+                    }
+                }
             }
         }
     }

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 
 use source::Span;
 
-use super::CTX;
 use super::model::{AsmError, Label, Op};
 
 /// Checks labels, drops unreachable ops (the verifier rejects unreachable
@@ -110,8 +109,8 @@ impl Liveness {
                     }
                 }
                 let mut inn = out.clone();
-                if let Some(d) = ops[i].def(CTX) {
-                    inn[d.0 as usize / 64] &= !(1 << (d.0 % 64));
+                for d in ops[i].defs() {
+                    inn[d as usize / 64] &= !(1 << (d % 64));
                 }
                 uses.clear();
                 ops[i].uses(&mut uses);

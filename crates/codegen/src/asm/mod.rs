@@ -60,12 +60,20 @@ impl Default for Asm {
 pub(crate) const CTX: VReg = VReg(0);
 
 impl Asm {
+    /// A program's assembler: one parameter, the context pointer.
     pub fn new() -> Asm {
+        Asm::with_params(1)
+    }
+
+    /// A function of `params` parameters (1 to 5), arriving in R1..R5:
+    /// [`Asm::param`] names them (a subprogram, such as a callback).
+    pub fn with_params(params: u32) -> Asm {
+        let params = params.clamp(1, 5);
         Asm {
-            ops: vec![Op::Entry],
+            ops: vec![Op::Entry { params }],
             spans: vec![Span::DUMMY],
             span: Span::DUMMY,
-            next_vreg: 1,
+            next_vreg: params,
             next_label: 0,
             frame: 0,
             frame_peak: 0,
@@ -76,6 +84,11 @@ impl Asm {
     /// The context pointer (R1 at entry), an ordinary vreg.
     pub fn ctx(&self) -> VReg {
         CTX
+    }
+
+    /// Parameter `k` (0-based; R(k+1) at entry; parameter 0 is [`Asm::ctx`]).
+    pub fn param(&self, k: u32) -> VReg {
+        VReg(k)
     }
 
     pub fn vreg(&mut self) -> VReg {
@@ -256,6 +269,15 @@ impl Asm {
         });
     }
 
+    /// `dst = &subprogram` (a `BPF_PSEUDO_FUNC` `ld_imm64` relocated against
+    /// `symbol`): a callback to pass to a helper.
+    pub fn func_addr(&mut self, dst: VReg, symbol: &str) {
+        self.push(Op::FuncAddr {
+            dst,
+            symbol: symbol.to_string(),
+        });
+    }
+
     /// Calls `helper` with `args` in R1..R5; its R0 goes to `ret`.
     pub fn call(&mut self, helper: Helper, args: &[Src], ret: Option<VReg>) {
         self.call_any(helper, args, ret, false);
@@ -336,7 +358,7 @@ impl Asm {
             .flat_map(|op| {
                 let mut v = Vec::new();
                 op.uses(&mut v);
-                v.extend(op.def(CTX));
+                v.extend(op.defs().map(VReg));
                 v
             })
             .map(|v| v.0 + 1)

@@ -261,7 +261,9 @@ helpers! {
     KTIME_GET_TAI_NS = 208, "bpf_ktime_get_tai_ns";
 }
 
-/// A relocation: the `ld_imm64` at slot `insn` loads the address of map `symbol`.
+/// A relocation: the `ld_imm64` at slot `insn` loads the address of map
+/// `symbol` (in [`Function::relocs`]) or of subprogram `symbol` (in
+/// [`Function::func_refs`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reloc {
     pub insn: usize,
@@ -275,6 +277,10 @@ pub struct Function {
     /// The source span of each slot (same length as `insns`).
     pub spans: Vec<Span>,
     pub relocs: Vec<Reloc>,
+    /// The `ld_imm64`s that load a subprogram's address (a callback's,
+    /// `BPF_PSEUDO_FUNC`): the ELF writer relocates them against the
+    /// subprogram's symbol, [`crate::link`] resolves them in place.
+    pub func_refs: Vec<Reloc>,
     /// Bytes of stack used (user slots plus spill slots).
     pub frame_size: u32,
 }
@@ -364,8 +370,10 @@ pub(super) enum Base {
 
 #[derive(Clone, Debug)]
 pub(super) enum Op {
-    /// Defines the ctx vreg from R1.
-    Entry,
+    /// Defines vregs `0..params` from R1..R(params) (the ctx vreg is 0).
+    Entry {
+        params: u32,
+    },
     Mov {
         dst: VReg,
         src: Src,
@@ -401,6 +409,11 @@ pub(super) enum Op {
         off: i32,
     },
     MapPtr {
+        dst: VReg,
+        symbol: String,
+    },
+    /// `dst = &subprogram` (a callback for a helper).
+    FuncAddr {
         dst: VReg,
         symbol: String,
     },
@@ -446,10 +459,11 @@ impl Op {
             }
         };
         match self {
-            Op::Entry
+            Op::Entry { .. }
             | Op::Imm64 { .. }
             | Op::StackAddr { .. }
             | Op::MapPtr { .. }
+            | Op::FuncAddr { .. }
             | Op::Jmp { .. }
             | Op::Bind(_) => {}
             Op::Mov { src: s, .. } => src(s, out),
@@ -478,23 +492,27 @@ impl Op {
         }
     }
 
-    pub(super) fn def(&self, ctx: VReg) -> Option<VReg> {
+    /// The vregs the op defines, as a range of numbers (only the entry
+    /// defines more than one: the parameters).
+    pub(super) fn defs(&self) -> std::ops::Range<u32> {
+        let one = |v: &VReg| v.0..v.0 + 1;
         match self {
-            Op::Entry => Some(ctx),
+            Op::Entry { params } => 0..*params,
             Op::Mov { dst, .. }
             | Op::Imm64 { dst, .. }
             | Op::Alu { dst, .. }
             | Op::Neg { dst }
             | Op::Load { dst, .. }
             | Op::StackAddr { dst, .. }
-            | Op::MapPtr { dst, .. } => Some(*dst),
-            Op::Call { ret, .. } => *ret,
+            | Op::MapPtr { dst, .. }
+            | Op::FuncAddr { dst, .. } => one(dst),
+            Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }
             | Op::Jmp { .. }
             | Op::Br { .. }
             | Op::Ret { .. }
-            | Op::Bind(_) => None,
+            | Op::Bind(_) => 0..0,
         }
     }
 

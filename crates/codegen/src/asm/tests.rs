@@ -12,6 +12,14 @@ use crate::insn::*;
 
 const STACK_TOP: u64 = 0x1000_0000;
 const CTX_VALUE: u64 = 0x0bad_c0de_0000_0042;
+/// What parameters 1..5 (R2..R5 at entry) hold; parameter 0 is the ctx.
+const PARAM_VALUES: [u64; 5] = [
+    CTX_VALUE,
+    0x1111_0000_0000_0002,
+    0x2222_0000_0000_0003,
+    0x3333_0000_0000_0004,
+    0x4444_0000_0000_0005,
+];
 /// Fake helpers: `FAKE + n` takes `n` arguments.
 const FAKE: u32 = 1000;
 
@@ -106,10 +114,10 @@ impl Mem {
 /// Runs assembled code; uninitialized registers hold poison.
 fn run_insns(f: &Function) -> u64 {
     let mut r = [0xdead_beef_dead_0000u64; 11];
-    r[1] = CTX_VALUE;
+    r[1..6].copy_from_slice(&PARAM_VALUES);
     r[10] = STACK_TOP;
     let mut init = [false; 11];
-    init[1] = true;
+    init[1..6].iter_mut().for_each(|i| *i = true);
     init[10] = true;
     let mut mem = Mem::new();
     let mut pc = 0usize;
@@ -233,8 +241,10 @@ fn run_ops(ops: &[Op]) -> u64 {
     loop {
         let mut next = pc + 1;
         match &ops[pc] {
-            Op::Entry => {
-                v.insert(CTX.0, CTX_VALUE);
+            Op::Entry { params } => {
+                for k in 0..*params {
+                    v.insert(k, PARAM_VALUES[k as usize]);
+                }
             }
             Op::Mov { dst, src: s, wide } => {
                 let x = src(&v, *s);
@@ -285,7 +295,9 @@ fn run_ops(ops: &[Op]) -> u64 {
             Op::StackAddr { dst, off } => {
                 v.insert(dst.0, STACK_TOP.wrapping_add(*off as i64 as u64));
             }
-            Op::MapPtr { .. } | Op::AtomicAdd { .. } => panic!("not modelled"),
+            Op::MapPtr { .. } | Op::FuncAddr { .. } | Op::AtomicAdd { .. } => {
+                panic!("not modelled")
+            }
             Op::Call {
                 helper, args, ret, ..
             } => {
@@ -463,15 +475,25 @@ impl Gen {
 }
 
 fn random_program(seed: u64) -> Asm {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    // Programs have one parameter; a callback has up to five.
+    let params = if rng.below(3) == 0 {
+        2 + rng.below(4) as u32
+    } else {
+        1
+    };
     let mut g = Gen {
-        rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
-        a: Asm::new(),
+        rng,
+        a: Asm::with_params(params),
         pool: Vec::new(),
         slots: Vec::new(),
     };
     let nv = 2 + g.rng.below(30);
     let ctx = g.a.ctx();
     g.pool.push(ctx);
+    for k in 1..params {
+        g.pool.push(g.a.param(k));
+    }
     for _ in 0..nv {
         let v = g.a.vreg();
         match g.rng.below(3) {

@@ -421,7 +421,7 @@ impl Lower<'_> {
             4 => (Width::W, 4),
             _ => (Width::DW, 8),
         };
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.load(r, ctx, (f.offset + extra) as i16, w);
         self.normalise(r, size, f.signed);
         r
@@ -772,7 +772,7 @@ impl Lower<'_> {
             return;
         };
         let f = access.field.clone();
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         let src = self.asm.vreg();
         let len = match f.kind {
             FieldKind::DataLoc => {

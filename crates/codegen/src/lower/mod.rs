@@ -9,6 +9,7 @@
 mod builtins;
 mod events;
 mod expr;
+mod map_loop;
 mod maps;
 mod members;
 mod stack_maps;
@@ -23,13 +24,15 @@ use source::{Code, Diagnostic, Span};
 use syntax::ast::{Item, Program};
 
 use crate::asm::{Asm, AsmError, Function, Label, Slot, Src, VReg, Width};
-use crate::elf::{ElfMap, ElfProgram, write_object_licensed};
+use crate::elf::{ElfMap, ElfProgram, ElfSubprogram, write_object_licensed};
 
 /// The result of compiling a script.
 pub struct Compiled {
     pub elf: Vec<u8>,
     pub manifest: Manifest,
-    /// Program symbol and its instructions, for `-d bpf` and verifier error mapping.
+    /// Program symbol and its instructions, for `-d bpf` and verifier error
+    /// mapping: each program followed by the subprograms it uses, as the
+    /// loader joins them ([`crate::link`]).
     pub functions: Vec<(String, Function)>,
     /// Where expanded macro code comes from, for the spans of `functions`.
     pub expansions: source::Expansions,
@@ -117,33 +120,47 @@ pub fn compile_with(
     let arrays: Vec<bool> = typed.maps.iter().map(sema::MapInfo::array_backed).collect();
     let mut functions = Vec::new();
     let mut programs = Vec::new();
+    let mut mains: Vec<Function> = Vec::new();
+    let mut subprograms: Vec<(String, Function)> = Vec::new();
     let mut helper_sites = Vec::new();
+    let fail = |e: AsmError| {
+        let mut d = asm_error(e);
+        program.expansions.fix(&mut d);
+        d
+    };
     for probe in &typed.probes {
         let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
         lower.arrays = &arrays;
         lower.helper_errors = options.helper_errors;
         lower.helper_site_base = helper_sites.len();
-        let func = match (&program.items[probe.item], probe.stage) {
+        lower.program_name = name.clone();
+        let mut func = match (&program.items[probe.item], probe.stage) {
             (Item::Stream(st), Some(stage)) => {
                 lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
             }
             (Item::Probe(ast), None) => lower.probe(ast),
             _ => continue,
         }
-        .map_err(|e| {
-            let mut d = asm_error(e);
-            program.expansions.fix(&mut d);
-            d
-        })?;
+        .map_err(fail)?;
+        let mut subs = Vec::new();
+        for (sub_name, sub) in std::mem::take(&mut lower.subprograms) {
+            subs.push((sub_name, sub.map_err(fail)?));
+        }
+        name_subprograms(&mut names, &mut func, &mut subs);
         helper_sites.append(&mut lower.helper_sites);
+        let by_name: HashMap<&str, &Function> = subs.iter().map(|(n, f)| (n.as_str(), f)).collect();
+        crate::link::check_stack(&func, &by_name).map_err(fail)?;
+        let linked = crate::link::link(&func, &by_name);
         programs.push(ProgramSpec {
             name: name.clone(),
             section: probe.resolved.section.clone(),
             attach: probe.resolved.attach.clone(),
             probe: probe.resolved.name.clone(),
         });
-        functions.push((name, func));
+        functions.push((name, linked));
+        mains.push(func);
+        subprograms.extend(subs);
     }
 
     let mut elf_maps: Vec<ElfMap> = manifest_maps
@@ -229,17 +246,30 @@ pub fn compile_with(
 
     let elf_programs: Vec<ElfProgram<'_>> = programs
         .iter()
-        .zip(&functions)
-        .map(|(p, (_, f))| ElfProgram {
+        .zip(&mains)
+        .map(|(p, f)| ElfProgram {
             name: &p.name,
             section: &p.section,
             func: f,
         })
         .collect();
-    let elf =
-        write_object_licensed(&elf_programs, &elf_maps, &typed.config.license()).map_err(|e| {
-            Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code(Code::E0501)
-        })?;
+    let elf_subprograms: Vec<ElfSubprogram<'_>> = subprograms
+        .iter()
+        .map(|(name, func)| ElfSubprogram {
+            name,
+            params: map_loop::CALLBACK_PARAMS,
+            func,
+        })
+        .collect();
+    let elf = write_object_licensed(
+        &elf_programs,
+        &elf_subprograms,
+        &elf_maps,
+        &typed.config.license(),
+    )
+    .map_err(|e| {
+        Diagnostic::error(format!("cannot write the BPF object: {e}")).with_code(Code::E0501)
+    })?;
     let manifest = Manifest {
         programs,
         maps: manifest_maps,
@@ -265,6 +295,34 @@ pub fn compile_with(
         functions,
         expansions: program.expansions.clone(),
     })
+}
+
+/// Gives each subprogram a symbol no other function or map has (its name
+/// as lowered, `PROGRAM_forN`, unless that is taken), and points the
+/// references at the names given.
+fn name_subprograms(
+    names: &mut SymbolNames,
+    main: &mut Function,
+    subprograms: &mut [(String, Function)],
+) {
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for (name, _) in subprograms.iter_mut() {
+        let unique = names.unique(name);
+        if unique != *name {
+            renamed.insert(std::mem::replace(name, unique.clone()), unique);
+        }
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    let functions = std::iter::once(main).chain(subprograms.iter_mut().map(|(_, f)| f));
+    for f in functions {
+        for r in &mut f.func_refs {
+            if let Some(n) = renamed.get(&r.symbol) {
+                r.symbol = n.clone();
+            }
+        }
+    }
 }
 
 fn asm_error(e: AsmError) -> Diagnostic {
@@ -454,6 +512,15 @@ impl Place {
     }
 }
 
+/// Where the program's context pointer is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CtxAt {
+    /// In a register (the program itself).
+    Reg(VReg),
+    /// In the word at this offset from a pointer (a callback: the loop's context).
+    Saved(VReg, i16),
+}
+
 /// Loop labels for `break` and `continue`.
 struct LoopLabels {
     brk: Label,
@@ -475,7 +542,16 @@ pub(crate) struct Lower<'a> {
     range_iters: Vec<Slot>,
     /// The label every early exit jumps to (`return 0`).
     exit: Label,
-    ctx: VReg,
+    /// Where the program's context pointer is (see [`Lower::ctx`]).
+    ctx: CtxAt,
+    /// The program's symbol: its subprograms are named after it.
+    program_name: String,
+    /// The subprograms lowered so far (map loops' callbacks), by symbol.
+    subprograms: Vec<(String, Result<Function, AsmError>)>,
+    /// Map loops met so far (they number the callbacks).
+    map_loops: usize,
+    /// In a map loop's callback: the loop's context (see `map_loop`).
+    loop_context: Option<VReg>,
     /// Per map: kept in a one-entry per-CPU array (`sema::MapInfo::array_backed`).
     pub(crate) arrays: &'a [bool],
     /// In a stream clause or handler: the instance's state (its record) and layout.
@@ -513,7 +589,11 @@ impl<'a> Lower<'a> {
             loops: Vec::new(),
             range_iters: Vec::new(),
             exit,
-            ctx,
+            ctx: CtxAt::Reg(ctx),
+            program_name: String::new(),
+            subprograms: Vec::new(),
+            map_loops: 0,
+            loop_context: None,
             arrays: &[],
             stream_record: None,
             canonical: true,
@@ -598,7 +678,7 @@ impl<'a> Lower<'a> {
             return;
         }
         let object = self.asm.vreg();
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.load(object, ctx, 8, Width::DW);
         let exit = self.exit;
         self.asm.br(crate::asm::Cond::Eq, object, Src::Imm(0), exit);
@@ -645,9 +725,17 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The program's context pointer (`ctx`).
-    pub(crate) fn ctx(&self) -> VReg {
-        self.ctx
+    /// The program's context pointer (`ctx`): in the program, the register
+    /// it arrived in; in a callback, loaded from the loop's context.
+    pub(crate) fn ctx(&mut self) -> VReg {
+        match self.ctx {
+            CtxAt::Reg(v) => v,
+            CtxAt::Saved(base, off) => {
+                let r = self.asm.vreg();
+                self.asm.load(r, base, off, Width::DW);
+                r
+            }
+        }
     }
 
     /// `return value;`: the program ends here with `value`.
@@ -655,7 +743,9 @@ impl<'a> Lower<'a> {
         for iter in self.range_iters.clone().into_iter().rev() {
             self.destroy_range_iter(iter);
         }
-        self.asm.ret(Src::Reg(value));
+        if !self.return_value_from_callback(value) {
+            self.asm.ret(Src::Reg(value));
+        }
     }
 
     /// Leaves the program now (`return`, `exit()`).

@@ -102,8 +102,15 @@ impl Lower<'_> {
                 body,
                 ..
             } => self.for_range(*id, var, start, end, body),
-            // A map loop and `import`: refused when checking.
-            StmtKind::For { .. } | StmtKind::Import(_) => {}
+            StmtKind::For {
+                id,
+                var,
+                iter: ForIter::Map(map),
+                body,
+                ..
+            } => self.for_map(*id, var, map, body),
+            // `import`: refused when checking.
+            StmtKind::Import(_) => {}
         }
     }
 

@@ -108,6 +108,7 @@ pub fn write_object(maps: &[MapDef], progs: Vec<ProgDef>) -> Vec<u8> {
             spans: vec![Default::default(); p.asm.insns.len()],
             insns: p.asm.insns.clone(),
             relocs: p.asm.relocs.clone(),
+            func_refs: Vec::new(),
             frame_size: 64,
         })
         .collect();

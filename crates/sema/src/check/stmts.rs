@@ -172,7 +172,10 @@ impl Checker<'_> {
         body: &Block,
     ) {
         let elem = match iter {
-            ForIter::Map(m) => self.for_map_element(s, m),
+            ForIter::Map(m) => {
+                self.map_iter_helper(var_span.to(m.span));
+                self.for_map_element(s, m)
+            }
             ForIter::Range { start, end } => {
                 for e in [start, end] {
                     let t = self.expr(s, e);
@@ -189,12 +192,18 @@ impl Checker<'_> {
         self.block(s, body);
         s.loop_depth -= 1;
         s.scopes.pop();
-        // Typed above, so the body's errors are reported; not compiled yet.
-        if let ForIter::Map(e) = iter {
-            self.error(diag::not_supported_yet(
-                var_span.to(e.span),
-                "a `for` loop over a map",
-            ));
+    }
+
+    /// The helper a map loop runs on (`bpf_for_each_map_elem`), which this
+    /// kernel's BTF lists among its helper ids when it has it; a kernel
+    /// without BTF is taken to have it (the verifier says if not).
+    fn map_iter_helper(&mut self, span: Span) {
+        let missing = self
+            .kernel
+            .and_then(|k| k.btf().ok())
+            .is_some_and(|btf| btf.enum_value("BPF_FUNC_for_each_map_elem").is_none());
+        if missing {
+            self.error(diag::no_map_iterator(span));
         }
     }
 

@@ -13,7 +13,7 @@ pub(crate) const LOWERING: VariableLowering = VariableLowering {
 
 fn scalar(l: &mut Lower<'_>, _: u8) -> VReg {
     let r = l.asm.vreg();
-    let ctx = l.ctx;
+    let ctx = l.ctx();
     l.asm.mov(r, Src::Reg(ctx));
     r
 }

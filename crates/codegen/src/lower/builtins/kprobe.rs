@@ -54,7 +54,7 @@ impl Lower<'_> {
             4 => (Width::W, 4),
             _ => (Width::DW, 8),
         };
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.load(r, ctx, f.offset as i16, w);
         self.normalise(r, size, f.signed);
         r
@@ -83,7 +83,7 @@ impl Lower<'_> {
     /// The 64-bit word at `offset` of the context.
     fn ctx_u64(&mut self, offset: u32) -> VReg {
         let r = self.asm.vreg();
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.load(r, ctx, offset as i16, Width::DW);
         r
     }

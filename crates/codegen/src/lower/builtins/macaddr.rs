@@ -37,7 +37,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, _dst: &Type) {
         Some(MacSource::Field) => {
             let offset = field.map_or(0, |f| f.offset);
             let src = l.asm.vreg();
-            let ctx = l.ctx;
+            let ctx = l.ctx();
             l.asm.mov(src, Src::Reg(ctx));
             l.asm.alu(AluOp::Add, src, Src::Imm(offset as i32));
             read(l, place, src);

@@ -69,7 +69,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, _dst: &Type) {
         Some(f) => {
             // Tracepoint arrays need not be aligned for a direct load: copy them.
             let src = l.asm.vreg();
-            let ctx = l.ctx;
+            let ctx = l.ctx();
             l.asm.mov(src, Src::Reg(ctx));
             l.asm.alu(AluOp::Add, src, Src::Imm(f.offset as i32));
             let dst = l.addr(place.offset(8));

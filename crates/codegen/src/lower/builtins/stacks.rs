@@ -86,7 +86,7 @@ impl Lower<'_> {
         } else {
             0
         };
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.call(
             Helper::GET_STACKID,
             &[Src::Reg(ctx), Src::Reg(map), Src::Imm(flags as i32)],

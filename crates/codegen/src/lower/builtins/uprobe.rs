@@ -61,7 +61,7 @@ impl Lower<'_> {
     /// The 64-bit slot at `offset` of `struct pt_regs`.
     pub(crate) fn ctx_load(&mut self, offset: u32) -> VReg {
         let r = self.asm.vreg();
-        let ctx = self.ctx;
+        let ctx = self.ctx();
         self.asm.load(r, ctx, offset as i16, Width::DW);
         r
     }
