@@ -21,6 +21,8 @@
 //!   tuples, and print formatted there in text and JSON.
 //! - `macaddr()` prints six bytes read at an address, from a struct member
 //!   and from a byte array value, as upper-case hex.
+//! - `container_of()` moves a pointer back by a member's offset in a
+//!   script's struct, and the member read through it is the original.
 //! - `nsecs(clock)` and `jiffies` read the kernel's clocks: monotonic before
 //!   boot time, TAI between two reads of CLOCK_TAI by the test, and a 50 ms
 //!   sleep between two reads seen by both nanoseconds and jiffies.
@@ -310,6 +312,20 @@ fn macaddr_of_an_address_a_member_and_a_value() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn container_of_moves_back_by_the_member_offset() {
+    require_root!();
+    let out = trace_workload(
+        "struct P { long a; int b; char path[16]; } \
+         tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev/null\"/ { \
+           $p = container_of(args->filename, typeof(struct P), path); \
+           @[(uint64)args->filename - (uint64)$p, $p->path] = count(); }",
+        "openat /dev/null 4",
+        &[],
+    );
+    assert_eq!(out.stdout, "\n\n@[12, /dev/null]: 4\n", "{}", out.stderr);
 }
 
 /// How many CPUs /sys/devices/system/cpu/possible lists (`0-1,4`: 3).

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ast;
+mod container_of;
 mod cpp;
 pub mod diagnostics;
 mod expand;
@@ -19,6 +20,7 @@ mod task_macros;
 pub mod visit;
 
 pub use ast::*;
+pub use container_of::expand_container_of;
 pub use cpp::{Predefined, eval_c_expr};
 pub use expand::{MAX_EXPANDED_NODES, expand_macros, var_display_name};
 pub use named::{NamedOutcome, NamedParam, substitute_named};
@@ -47,6 +49,7 @@ pub fn parse_with(file: &SourceFile, predefined: Predefined<'_>) -> (Program, Di
     if !diags.iter().any(source::Diagnostic::is_error) {
         diags.extend(expand_macros(&mut program));
         expand_task_macros(&mut program);
+        expand_container_of(&mut program);
     }
     (program, diags.into_iter().collect())
 }
@@ -57,6 +60,7 @@ pub fn parse_text(text: &str, base: u32) -> (Program, Diagnostics) {
     if !diags.iter().any(source::Diagnostic::is_error) {
         diags.extend(expand_macros(&mut program));
         expand_task_macros(&mut program);
+        expand_container_of(&mut program);
     }
     (program, diags.into_iter().collect())
 }
