@@ -307,6 +307,21 @@ pub struct ProgramSpec {
     pub attach: Attach,
     /// The probe as the user would write it, expanded (`tracepoint:syscalls:sys_enter_read`).
     pub probe: String,
+    /// Which of the script's probes (or stream clauses) it was compiled
+    /// from: the programs of one probe with the same `probe` (a USDT probe's
+    /// locations) are one attached probe, as bpftrace counts them.
+    pub item: usize,
+}
+
+/// The probes "Attached N probes" counts: each of the script's probes
+/// once per probe it expanded to (a wildcard's functions and tracepoints
+/// apart, a USDT probe's locations together).
+pub fn attached_probe_count<'a>(programs: impl IntoIterator<Item = &'a ProgramSpec>) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    programs
+        .into_iter()
+        .filter(|p| seen.insert((p.item, p.probe.as_str())))
+        .count() as u64
 }
 
 /// `--cgroup PATH` / `--cgroup-tree PATH`: probes fire only for tasks of one
@@ -406,5 +421,35 @@ impl Manifest {
     /// How map `index` is exported (the defaults when nothing was said).
     pub fn export(&self, index: usize) -> crate::MapExport {
         self.exports.get(index).cloned().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(item: usize, probe: &str) -> ProgramSpec {
+        ProgramSpec {
+            name: String::new(),
+            section: String::new(),
+            attach: Attach::Begin,
+            probe: probe.into(),
+            item,
+        }
+    }
+
+    #[test]
+    fn a_usdt_probes_locations_count_once_and_two_probes_on_one_point_twice() {
+        let usdt = "usdt:/bin/x:tracetest:testprobe";
+        let programs = [
+            // One USDT probe at two locations, another at one.
+            program(0, usdt),
+            program(0, usdt),
+            program(0, "usdt:/bin/x:tracetest:testprobe2"),
+            // Two script probes on the same raw tracepoint.
+            program(1, "rawtracepoint:sys_enter"),
+            program(2, "rawtracepoint:sys_enter"),
+        ];
+        assert_eq!(attached_probe_count(&programs), 4);
     }
 }

@@ -115,7 +115,6 @@ pub fn run(
     mut opts: RunOptions<'_>,
 ) -> Result<u8, RunError> {
     let manifest = session.manifest().clone();
-    let probes = manifest.programs.len() as u64;
     let target = opts.pid.map(ProcessWatch::new);
     let mut pump = Pump {
         manifest: &manifest,
@@ -154,7 +153,13 @@ pub fn run(
         eprintln!("WARNING: {refused}; left out of the wildcard's probes");
     }
     if !opts.quiet {
-        sink.attached_probes(probes.saturating_sub(session.skipped().len() as u64))
+        // A wildcard's function the kernel refused is not counted.
+        let refused: Vec<&str> = session.skipped().iter().map(|e| e.probe()).collect();
+        let attached = manifest
+            .programs
+            .iter()
+            .filter(|p| !refused.contains(&p.probe.as_str()));
+        sink.attached_probes(abi::attached_probe_count(attached))
             .map_err(io_error)?;
         sink.flush().map_err(io_error)?;
     }

@@ -93,6 +93,7 @@ fn nothing_reaches_stderr() {
                 name: "sys_enter_getppid".into(),
             },
             probe: "tracepoint:syscalls:sys_enter_getppid".into(),
+            item: 0,
         }],
         ..Manifest::default()
     };

@@ -124,6 +124,7 @@ fn spec(name: &str, attach: Attach, probe: &str) -> ProgramSpec {
         section: String::new(),
         attach,
         probe: probe.into(),
+        item: 0,
     }
 }
 

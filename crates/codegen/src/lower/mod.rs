@@ -157,6 +157,7 @@ pub fn compile_with(
             section: probe.resolved.section.clone(),
             attach: probe.resolved.attach.clone(),
             probe: probe.resolved.name.clone(),
+            item: probe.item,
         });
         functions.push((name, linked));
         mains.push(func);
