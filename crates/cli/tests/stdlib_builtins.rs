@@ -12,6 +12,10 @@
 //!   program kept: as map keys, values, `%s` arguments and in JSON.
 //! - `ppid`, `pcomm`, `leader_tid`, `leader_comm` read the current task's
 //!   parent and thread-group leader: weft and the workload.
+//! - `assert(cond, msg)`: a false condition prints the error naming the
+//!   call and ends the run with status 1; a true one does nothing.
+//! - `probetype` names the probe's type (`special` for begin/end), and
+//!   `probe` of `begin` is `begin` (of `BEGIN`, `BEGIN`).
 //! - Named parameters after `--` reach `getopt()` with their types, mixed
 //!   with positional ones; a value of the wrong type, an option no
 //!   `getopt` names and `-- --help` end the run with bpftrace's lines.
@@ -152,4 +156,35 @@ fn parent_and_leader_of_the_current_task() {
         @[pcomm, leader_comm(), leader_tid == pid, args->ret == ppid, ppid(curtask) == ppid] = count(); }";
     let out = trace_workload(script, "getppid 4", &[]);
     assert_eq!(out.stdout, "\n\n@[weft, weftwl, true, true, true]: 4\n");
+}
+
+#[test]
+fn a_false_assert_ends_the_run_with_status_1() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { @n = count(); assert(args->ret == 0, \"ppid is not zero\"); }";
+    let cmd = format!("{} getppid 1", workload().display());
+    let out = run_weft(&["-q", "-c", &cmd, "-e", script], Duration::from_secs(30));
+    assert_eq!(out.status, Some(1), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "\n\n@n: 1\n");
+    assert_eq!(
+        out.stderr,
+        "stdin:1:68-110: ERROR: assert failed: ppid is not zero\n"
+    );
+    let holds = script.replace("args->ret == 0", "args->ret != 0");
+    let out = trace_workload(&holds, "getppid 3", &[]);
+    assert_eq!(out.stdout, "\n\n@n: 3\n");
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn probetype_and_the_begin_probe_s_name() {
+    require_root!();
+    let script = "begin { printf(\"%s|%s\\n\", probe, probetype); } \
+        tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[probetype(), __builtin_probetype] = count(); } \
+        END { printf(\"%s|%s\\n\", probe, probetype); }";
+    let out = trace_workload(script, "getppid 2", &[]);
+    assert_eq!(
+        out.stdout,
+        "begin|special\nEND|special\n\n\n@[tracepoint, tracepoint]: 2\n"
+    );
 }

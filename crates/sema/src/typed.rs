@@ -186,12 +186,14 @@ pub struct TypedProgram {
 }
 
 impl TypedProgram {
-    /// Whether some probe or stream handler calls `exit()`.
+    /// Whether some probe or stream handler calls `exit()` (or `assert()`,
+    /// which exits when its condition is false).
     pub fn calls_exit(&self) -> bool {
-        self.probes
-            .iter()
-            .chain(&self.handlers)
-            .any(|p| p.calls.values().any(|c| c.name == "exit"))
+        self.probes.iter().chain(&self.handlers).any(|p| {
+            p.calls
+                .values()
+                .any(|c| c.name == "exit" || c.name == "assert")
+        })
     }
 
     pub fn map_index(&self, name: &str) -> Option<usize> {

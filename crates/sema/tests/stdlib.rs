@@ -39,3 +39,15 @@ case!(
     strerror_and_signal_name_take_one_integer,
     r#"BEGIN { print(strerror("x")); print(signal_name()); $a = strerror(1) == "y"; }"#
 );
+case!(
+    assert_takes_a_condition_and_a_string,
+    r#"BEGIN { assert(1 == 2, "no"); $m = "why"; assert(pid, $m); }"#
+);
+case!(
+    assert_arguments_are_checked,
+    r#"BEGIN { assert("x", "m"); assert(1, 2); assert(1); }"#
+);
+case!(
+    probetype_is_a_string_in_every_form,
+    "BEGIN { @a = probetype; @b = probetype(); @c = __builtin_probetype; }"
+);

@@ -71,6 +71,7 @@ builtins! {
     rand: variables(DEF);
     cpid: variables(DEF);
     probe: variables(DEF);
+    probetype: variables(DEF);
     args: variables(DEF);
     ctx: variables(DEF);
     registers: variables(ARG, RETVAL, FUNC);
@@ -83,6 +84,7 @@ builtins! {
     join: functions(DEF);
     emit: functions(DEF);
     exit: functions(DEF);
+    assert: functions(DEF);
     print: functions(DEF);
     clear: functions(CLEAR, ZERO);
     delete: functions(DEF);

@@ -31,19 +31,28 @@ pub const END: ProviderDef = ProviderDef {
 };
 
 fn resolve_begin(
-    _: &AttachPointRef<'_>,
+    ap: &AttachPointRef<'_>,
     _: &dyn KernelInfo,
     _: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    Ok(vec![begin()])
+    Ok(vec![as_written(begin(), ap)])
 }
 
 fn resolve_end(
-    _: &AttachPointRef<'_>,
+    ap: &AttachPointRef<'_>,
     _: &dyn KernelInfo,
     _: Option<u32>,
 ) -> Result<Vec<ResolvedProbe>, Diagnostic> {
-    Ok(vec![end()])
+    Ok(vec![as_written(end(), ap)])
+}
+
+/// `begin`/`end` as the current dialect writes them: `probe` then says
+/// `begin`, as bpftrace's current release does; `BEGIN` stays `BEGIN` (0.17).
+fn as_written(mut probe: ResolvedProbe, ap: &AttachPointRef<'_>) -> ResolvedProbe {
+    if ap.provider == probe.short {
+        probe.name = probe.short.clone();
+    }
+    probe
 }
 
 pub fn begin() -> ResolvedProbe {

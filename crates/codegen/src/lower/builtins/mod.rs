@@ -112,6 +112,7 @@ lowerings! {
     rand: variables(LOWERING);
     cpid: variables(LOWERING);
     probe: variables(LOWERING);
+    probetype: variables(LOWERING);
     args: variables(LOWERING);
     ctx: variables(LOWERING);
     registers: variables(ARG, RETVAL, FUNC);
@@ -124,6 +125,7 @@ lowerings! {
     join: functions(LOWERING);
     emit: functions(LOWERING);
     exit: functions(LOWERING);
+    assert: functions(LOWERING);
     print: functions(LOWERING);
     clear: functions(CLEAR, ZERO);
     delete: functions(LOWERING);
