@@ -37,6 +37,14 @@ pub fn compile(
     syntax::substitute_positionals(&mut program, &opts.positional);
     let (named, named_diags) = syntax::substitute_named(&mut program, &opts.named);
     diags.extend(named_diags);
+    let settings = sema::config::settings(&program, &opts.env);
+    diags.extend(syntax::substitute_config(&mut program, &|key| {
+        Some(match settings.get(key)? {
+            sema::config::ConfigValue::Int(n) => syntax::ConfigLiteral::Int(n),
+            sema::config::ConfigValue::Bool(b) => syntax::ConfigLiteral::Bool(b),
+            sema::config::ConfigValue::Str(s) => syntax::ConfigLiteral::Str(s),
+        })
+    }));
     let (directives, directive_diags) =
         sema::metrics::parse_directives(&sources.file(file).text, sources.file(file).base);
     diags.extend(directive_diags.iter().cloned());

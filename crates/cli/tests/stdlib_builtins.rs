@@ -16,6 +16,8 @@
 //!   call and ends the run with status 1; a true one does nothing.
 //! - `probetype` names the probe's type (`special` for begin/end), and
 //!   `probe` of `begin` is `begin` (of `BEGIN`, `BEGIN`).
+//! - `config().KEY` is the run's setting: the script's `config` block,
+//!   under the environment's `BPFTRACE_*`.
 //! - Named parameters after `--` reach `getopt()` with their types, mixed
 //!   with positional ones; a value of the wrong type, an option no
 //!   `getopt` names and `-- --help` end the run with bpftrace's lines.
@@ -187,4 +189,21 @@ fn probetype_and_the_begin_probe_s_name() {
         out.stdout,
         "begin|special\nEND|special\n\n\n@[tracepoint, tracepoint]: 2\n"
     );
+}
+
+#[test]
+fn config_record_reads_the_run_s_settings() {
+    require_root!();
+    let script = "config = { stack_mode = perf; max_strlen = 100 } \
+        tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+        @[config().stack_mode, __builtin_config.max_strlen, config.cpp_demangle, config().license] = count(); }";
+    let cmd = format!("{} getppid 2", workload().display());
+    let out = common::run(
+        std::process::Command::new(common::weft())
+            .env("BPFTRACE_MAX_STRLEN", "50")
+            .args(["-q", "-c", &cmd, "-e", script]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "\n\n@[perf, 50, true, GPL]: 2\n");
 }

@@ -538,6 +538,22 @@ impl MissingProbes {
     }
 }
 
+/// The settings the `config` blocks of `program` and the `BPFTRACE_*`
+/// variables of `env` make, as the checker reads them (it reports their
+/// problems; here they are dropped): what `config().KEY` gives.
+pub fn settings(program: &syntax::ast::Program, env: &[(String, String)]) -> ScriptConfig {
+    let mut config = ScriptConfig::default();
+    let mut seen = BTreeMap::new();
+    let mut ignored = Diagnostics::new();
+    for item in &program.items {
+        if let syntax::ast::Item::Config(c) = item {
+            check_config(c, &mut config, &mut seen, &mut ignored);
+        }
+    }
+    apply_env(env, &mut config, &mut ignored);
+    config
+}
+
 /// Reads one `config` block into `out`.
 pub(crate) fn check_config(
     c: &Config,

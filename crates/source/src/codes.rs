@@ -136,6 +136,7 @@ codes! {
     E0056: "macro defined twice",
     // E006x: named program parameters.
     E0060: "invalid getopt() call",
+    E0061: "unknown config() field",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",

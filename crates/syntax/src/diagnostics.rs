@@ -349,3 +349,11 @@ pub fn getopt_call(span: Span, what: &str, label: &str) -> Diagnostic {
         .with_label(span, label.to_string())
         .with_help("e.g. getopt(\"level\", 3, \"how much to print\"), set by `-- --level=5`")
 }
+
+/// E0061: `config().KEY` of a name that is no config key.
+pub fn unknown_config_field(span: Span, key: &str) -> Diagnostic {
+    Diagnostic::error(format!("config() has no field `{key}`"))
+        .with_code(Code::E0061)
+        .with_label(span, "not a config key")
+        .with_help("its fields are bpftrace's config keys: max_strlen, stack_mode, license, ...")
+}

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ast;
+mod config_record;
 mod container_of;
 mod cpp;
 pub mod diagnostics;
@@ -20,6 +21,7 @@ mod task_macros;
 pub mod visit;
 
 pub use ast::*;
+pub use config_record::{ConfigLiteral, substitute_config};
 pub use container_of::expand_container_of;
 pub use cpp::{Predefined, eval_c_expr};
 pub use expand::{MAX_EXPANDED_NODES, expand_macros, var_display_name};
