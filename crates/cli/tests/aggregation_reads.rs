@@ -66,3 +66,39 @@ fn reads_of_untouched_elements_are_zero() {
         &["@first: 1", "@none: (0, false)"],
     );
 }
+
+#[test]
+fn map_loops_over_aggregations_merge_every_cpu() {
+    require_root!();
+    // `for ($kv : @m)` over a map of aggregations gives each element's value
+    // merged over the CPUs (the callback walks them per element), with a
+    // one-key and a two-key map.
+    let other = other_cpu();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { \
+        @c[1] = count(); @s[\"x\", 2] = sum(cpu + 1); @mn[1] = min(cpu * 10 + 5); \
+        @mx[1] = max(cpu * 10 + 5); @a[1] = avg(cpu * 100); } \
+        tracepoint:syscalls:sys_exit_getppid /pid == cpid/ { \
+        for ($kv : @c) { @lc = $kv.1; } \
+        for ($kv : @s) { @ls[$kv.0.0, $kv.0.1] = $kv.1; } \
+        for ($kv : @mn) { @lmn = $kv.1; } for ($kv : @mx) { @lmx = $kv.1; } \
+        for ($kv : @a) { @la = $kv.1; } }";
+    let out = trace_workload(
+        script,
+        &format!("on-cpu 0 getppid 30 on-cpu {other} getppid 70"),
+        &[],
+    );
+    let sum = 30 + 70 * (other + 1);
+    let max = other * 10 + 5;
+    let avg = 70 * other * 100 / 100;
+    common::expect_lines(
+        &out.stdout,
+        &out.stderr,
+        &[
+            "@lc: 100",
+            &format!("@ls[x, 2]: {sum}"),
+            "@lmn: 5",
+            &format!("@lmx: {max}"),
+            &format!("@la: {avg}"),
+        ],
+    );
+}

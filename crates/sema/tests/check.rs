@@ -397,14 +397,19 @@ case!(
 );
 // A map loop's variable is the (key, value) tuple, a multi-key map's key a
 // tuple; the body reads and updates the probe's variables. A map of
-// aggregations is refused, never looped over wrongly.
+// count/sum/min/max/avg gives each value merged over the CPUs; a hist map,
+// only printed, is refused.
 case!(
     ok_for_loop_over_a_map_is_the_key_and_value,
     "BEGIN { @m[1] = 2; @t[1, \"a\"] = \"v\"; $n = 0; for ($kv : @m) { @s = $kv.1; $n += $kv.0; } for ($e : @t) { @k = $e.0.1; @v = $e.1; } @n = $n; for ($i : 0..3) { @r = $i; } }"
 );
 case!(
-    err_for_loop_over_a_map_of_aggregations,
-    "BEGIN { @c[1] = count(); for ($kv : @c) { @s = $kv.1; } }"
+    ok_for_loop_over_a_map_of_aggregations_reads_merged_values,
+    "BEGIN { @c[1] = count(); @a[2, 3] = avg(-5); for ($kv : @c) { @s = $kv.1; } for ($kv : @a) { @t = $kv.1; } }"
+);
+case!(
+    err_for_loop_over_a_hist_map,
+    "BEGIN { @h[1] = hist(5); for ($kv : @h) { @s = $kv.0; } }"
 );
 
 /// A kernel whose BTF lists no `bpf_for_each_map_elem` helper cannot run a

@@ -87,7 +87,13 @@ impl Lower<'_> {
             .get(1)
             .copied()
             .unwrap_or(0);
-        let map_symbol = self.maps[self.map_index(map)].bpf_name.clone();
+        let index = self.map_index(map);
+        let map_symbol = self.maps[index].bpf_name.clone();
+        // An aggregation's value is per CPU: the callback merges the CPUs'.
+        let merged = match &self.typed.maps[index].value {
+            Type::Agg(agg) => Some((index, agg.clone())),
+            _ => None,
+        };
 
         // The pointers variables live behind, each carried in a word.
         let mut carried: Vec<VReg> = Vec::new();
@@ -125,6 +131,7 @@ impl Lower<'_> {
             key_size,
             value_size,
             value_offset,
+            merged,
         };
         let func = self.callback(context, &carried, &copy, body);
         self.subprograms.push((name.clone(), func));
@@ -235,11 +242,17 @@ impl Lower<'_> {
 
         // `$kv = (key, value)`, copied from the element.
         self.copy(element, Place::Ptr(key, 0), copy.key_size);
-        self.copy(
-            element.offset(copy.value_offset),
-            Place::Ptr(value, 0),
-            copy.value_size,
-        );
+        match &copy.merged {
+            Some((index, agg)) => {
+                let v = self.aggregation_read(*index, Place::Ptr(key, 0), agg);
+                self.store(element.offset(copy.value_offset), Src::Reg(v), Width::DW);
+            }
+            None => self.copy(
+                element.offset(copy.value_offset),
+                Place::Ptr(value, 0),
+                copy.value_size,
+            ),
+        }
         self.block(body);
         self.asm.bind(next);
         self.asm.ret(Src::Imm(0));
@@ -259,4 +272,7 @@ struct ElementCopy {
     key_size: u32,
     value_size: u32,
     value_offset: u32,
+    /// A map of aggregations (its index and kind): the value is the CPUs'
+    /// merged, as reading the element in a probe merges them.
+    merged: Option<(usize, abi::Aggregation)>,
 }

@@ -139,7 +139,7 @@ impl Lower<'_> {
     /// walked on the numeric iterator (`0..ncpus`) with
     /// `bpf_map_lookup_percpu_elem`, so the verifier sees one loop body
     /// whatever the machine's CPU count.
-    fn aggregation_read(&mut self, index: usize, key: Place, agg: &Aggregation) -> VReg {
+    pub(crate) fn aggregation_read(&mut self, index: usize, key: Place, agg: &Aggregation) -> VReg {
         let acc = self.asm.vreg();
         let count = self.asm.vreg();
         self.asm.mov(acc, Src::Imm(0));

@@ -271,13 +271,17 @@ impl Checker<'_> {
             return Type::I64;
         };
         let value = match info.value {
-            Type::Agg(a) => {
-                self.error(diag::not_supported_yet(
-                    m.span,
-                    &format!("a `for` loop over a map of {}() values", a.name()),
-                ));
-                return Type::I64;
-            }
+            // Each element's value merged over every CPU, as a read of it is.
+            Type::Agg(a) => match a.read_signedness() {
+                Some(signed) => {
+                    self.range_iter(s, m.span, diag::IterUse::AggregationRead);
+                    Type::Int { size: 8, signed }
+                }
+                None => {
+                    self.error(diag::aggregation_read(m.span, &full, a.name()));
+                    Type::I64
+                }
+            },
             v => v,
         };
         s.probe.types.insert(m.id, value.clone());
