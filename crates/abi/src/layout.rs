@@ -7,6 +7,12 @@ pub enum Layout {
     Str { size: u32 },
     /// A boolean stored as one byte.
     Bool,
+    /// An unsigned integer of 1, 2, 4 or 8 bytes whose C type is an enum:
+    /// printed as its enumerator's name where one has that value.
+    Enum {
+        size: u8,
+        def: std::sync::Arc<EnumDef>,
+    },
     /// A kernel or user address printed as a pointer (`0x...`).
     Pointer,
     /// Fields at fixed offsets; `size` includes trailing padding.
@@ -56,6 +62,26 @@ pub enum NameTable {
     Signal,
 }
 
+/// A C enum (the script's or the kernel's): the names of its values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EnumDef {
+    /// `Foo` for `enum Foo`; anonymous enums get a name of their place.
+    pub name: String,
+    /// Each enumerator's value (as the unsigned bits of the enum's width
+    /// read back) and name, in the order defined.
+    pub variants: Vec<(u64, String)>,
+}
+
+impl EnumDef {
+    /// The enumerator with this value, if any (the first one defined).
+    pub fn name_of(&self, value: u64) -> Option<&str> {
+        self.variants
+            .iter()
+            .find(|(v, _)| *v == value)
+            .map(|(_, n)| n.as_str())
+    }
+}
+
 /// A field of a [`Layout::Tuple`] or of a record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Field {
@@ -88,7 +114,7 @@ impl Layout {
 
     pub fn size(&self) -> u32 {
         match self {
-            Layout::Int { size, .. } => *size as u32,
+            Layout::Int { size, .. } | Layout::Enum { size, .. } => *size as u32,
             Layout::Str { size } | Layout::Bytes { size } => *size,
             Layout::Buffer { size } => 4 + *size,
             Layout::Timestamp { .. } | Layout::Named(_) => 8,
@@ -106,7 +132,7 @@ impl Layout {
 
     pub fn align(&self) -> u32 {
         match self {
-            Layout::Int { size, .. } => *size as u32,
+            Layout::Int { size, .. } | Layout::Enum { size, .. } => *size as u32,
             Layout::Pointer | Layout::Inet => 8,
             Layout::Buffer { .. } => 4,
             Layout::Timestamp { .. } | Layout::Named(_) => 8,

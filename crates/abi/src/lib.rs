@@ -19,7 +19,7 @@ pub mod stream;
 
 pub use export::{MapExport, MetricUnit};
 pub use layout::{
-    Aggregation, Field, HIST_BUCKETS, HIST_MAX_BITS, Layout, NameTable, NamedField,
+    Aggregation, EnumDef, Field, HIST_BUCKETS, HIST_MAX_BITS, Layout, NameTable, NamedField,
     TSERIES_MAX_INTERVALS, TSERIES_SLOT, TseriesAgg, hist_buckets,
 };
 pub use manifest::{

@@ -373,6 +373,36 @@ impl Btf {
             .copied()
     }
 
+    /// The enumerators of the enum type `id` (ENUM or ENUM64): each value,
+    /// as the unsigned bits of the enum's width, and name, in BTF's order.
+    pub fn enum_variants(&self, id: u32) -> Vec<(u64, String)> {
+        let Some(t) = self.type_by_id(id) else {
+            return Vec::new();
+        };
+        let mask = match t.size_or_type {
+            1..=7 => (1u64 << (t.size_or_type * 8)) - 1,
+            _ => u64::MAX,
+        };
+        (0..t.vlen)
+            .map_while(|i| {
+                let (name_off, value) = match t.kind {
+                    kind::ENUM => {
+                        let (n, v) = self.pair(&t, i);
+                        (n, u64::from(v))
+                    }
+                    kind::ENUM64 => {
+                        let at = t.offset + 12 + 12 * i as usize;
+                        let lo = self.section_u32(at + 4) as u64;
+                        let hi = self.section_u32(at + 8) as u64;
+                        (self.section_u32(at), (hi << 32) | lo)
+                    }
+                    _ => return None,
+                };
+                Some((value & mask, self.string(name_off).to_string()))
+            })
+            .collect()
+    }
+
     /// Names of every type of `kind` (FUNC, TYPEDEF, STRUCT or UNION), sorted, without duplicates.
     pub fn names_of(&self, kind: u32) -> Vec<&str> {
         let mut v: Vec<&str> = self

@@ -27,6 +27,13 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 Value::UInt(raw)
             }
         }
+        Layout::Enum { size, def } => {
+            let value = read_uint(bytes, usize::from(*size).min(8));
+            Value::Enum {
+                value,
+                name: def.name_of(value).map(str::to_string),
+            }
+        }
         Layout::Str { size } => {
             let buf = field(bytes, 0, *size as usize);
             let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());

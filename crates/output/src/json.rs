@@ -267,6 +267,8 @@ fn write_value_json(out: &mut Vec<u8>, value: &Value, div: u64) {
         Value::Int(v) => out.extend_from_slice(&integer(Integer::Signed(*v).divided(div))),
         Value::UInt(v) => out.extend_from_slice(&unsigned(v / div)),
         Value::Pointer(v) => out.extend_from_slice(&unsigned(*v)),
+        // bpftrace's JSON gives an enum value as its number.
+        Value::Enum { value, .. } => out.extend_from_slice(&unsigned(*value)),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Str(_)
         | Value::Stack(_)

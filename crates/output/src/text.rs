@@ -268,6 +268,10 @@ fn write_value(out: &mut Vec<u8>, value: &Value, div: u64) {
         }
         Value::UInt(v) => out.extend_from_slice((v / div).to_string().as_bytes()),
         Value::Pointer(v) => out.extend_from_slice(format!("0x{v:x}").as_bytes()),
+        Value::Enum { value, name } => match name {
+            Some(name) => out.extend_from_slice(name.as_bytes()),
+            None => out.extend_from_slice(value.to_string().as_bytes()),
+        },
         Value::Str(bytes) => out.extend_from_slice(bytes),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Tuple(fields) => {

@@ -431,7 +431,7 @@ fn json_string(out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
 fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
     match value {
         Value::Int(v) => write!(out, "{v}"),
-        Value::UInt(v) => write!(out, "{v}"),
+        Value::UInt(v) | Value::Enum { value: v, .. } => write!(out, "{v}"),
         Value::Bool(b) => write!(out, "{b}"),
         Value::Pointer(v) => write!(out, "\"0x{v:x}\""),
         Value::Str(bytes) => json_string(out, bytes),

@@ -11,6 +11,12 @@ pub enum Value {
     /// them byte for byte.
     Str(Vec<u8>),
     Bool(bool),
+    /// A value of a C enum type: printed as its enumerator's `name` in
+    /// text (the number where no enumerator has it), as the number in JSON.
+    Enum {
+        value: u64,
+        name: Option<String>,
+    },
     Pointer(u64),
     Tuple(Vec<Value>),
     /// Named fields (a record, a C struct or union held by value), printed
@@ -43,7 +49,7 @@ impl Value {
     pub fn as_bits(&self) -> u64 {
         match self {
             Value::Int(v) => *v as u64,
-            Value::UInt(v) | Value::Pointer(v) => *v,
+            Value::UInt(v) | Value::Pointer(v) | Value::Enum { value: v, .. } => *v,
             Value::Bool(b) => u64::from(*b),
             _ => 0,
         }

@@ -264,3 +264,23 @@ fn sinks_survive_absurd_values() {
         JsonSink::new(Vec::new()).map(&map, 1, 0).unwrap();
     }
 }
+
+#[test]
+fn enum_values_print_their_names_in_text_and_numbers_in_json() {
+    let def = std::sync::Arc::new(abi::EnumDef {
+        name: "Foo".into(),
+        variants: vec![(1, "ONE".into()), (99999, "OTHER".into())],
+    });
+    let layout = Layout::tuple([
+        Layout::Enum {
+            size: 8,
+            def: def.clone(),
+        },
+        Layout::Enum { size: 4, def },
+    ]);
+    let bytes = [1u64.to_le_bytes(), 7u64.to_le_bytes()].concat();
+    let value = decode(&layout, &bytes);
+    // An enumerator's value prints as its name; one no enumerator has, as the number.
+    assert_eq!(output::text::value_text(&value), b"(ONE, 7)");
+    assert_eq!(output::json::value_json(&value, 1), b"[1,7]");
+}

@@ -494,6 +494,14 @@ impl<'a> Checker<'a> {
             "string" => Some(Type::Str {
                 size: DEFAULT_STR_SIZE,
             }),
+            base if base.starts_with("enum ") => {
+                let name = base["enum ".len()..].trim();
+                let found = self.enum_type(name, Some(8));
+                if found.is_none() {
+                    self.error(diag::unknown_c_type(t.span, base));
+                }
+                found
+            }
             _ => {
                 self.error(diag::not_supported_yet(
                     t.span,
@@ -625,7 +633,13 @@ impl<'a> Checker<'a> {
                         | Context::RawTracepoint { args: Some(format) },
                     ) => match format.field(name) {
                         Some(field) => {
-                            let t = field_type(field);
+                            let t = match field.c_type.trim().strip_prefix("enum ") {
+                                // An enum field prints as its enumerator's name.
+                                Some(name) if matches!(field.kind, FieldKind::Int) => self
+                                    .enum_type(name.trim(), Some(field.size.clamp(1, 8) as u8))
+                                    .unwrap_or_else(|| field_type(field)),
+                                _ => field_type(field),
+                            };
                             s.probe.fields.insert(
                                 e.id,
                                 FieldAccess {
@@ -757,7 +771,7 @@ impl<'a> Checker<'a> {
                     {
                         t
                     }
-                    Some(t @ Type::Int { .. }) => {
+                    Some(t @ (Type::Int { .. } | Type::Enum { .. })) => {
                         self.expect_int(expr, &from, "a cast to an integer");
                         t
                     }
@@ -865,6 +879,15 @@ impl<'a> Checker<'a> {
                 // enumerator of the kernel's types (`TCP_FIN_WAIT1`), as
                 // bpftrace's preprocessor and headers give them, or a
                 // kernel macro no header here defines (`TASK_RUNNING`).
+                // An enumerator of the script's enums prints as its name.
+                if self.macro_value(name).is_none()
+                    && let Some((v, def)) = self
+                        .script_types
+                        .and_then(|t| Some((t.enumerator(name)?, t.enumerator_enum(name)?)))
+                {
+                    s.probe.constants.insert(e.id, v);
+                    return Type::Enum { size: 8, def };
+                }
                 if let Some(v) = self
                     .macro_value(name)
                     .or_else(|| self.script_types.and_then(|t| t.enumerator(name)))
@@ -1031,6 +1054,7 @@ fn iterator_beside_others(program: &Program, instances: &[Instance]) -> Option<D
 pub(super) fn is_storable(t: &Type) -> bool {
     match t {
         Type::Int { .. }
+        | Type::Enum { .. }
         | Type::Bool
         | Type::Str { .. }
         | Type::Pointer { .. }

@@ -6,7 +6,8 @@
 //! `struct`/`union` definitions with members of integer, pointer, array,
 //! enum and struct types (a struct the script defines, or one of the
 //! kernel's BTF by value), nested and anonymous structs and unions, and
-//! `enum` definitions, whose enumerators become constants. Layouts follow
+//! `enum` definitions, whose enumerators become constants of their enum
+//! (printed as their names, as bpftrace prints them). Layouts follow
 //! the C rules of x86-64 and arm64 (each member at a multiple of its
 //! alignment, the size rounded up to the largest one). A struct the script
 //! defines hides the kernel's struct of that name, as in bpftrace. Not read
@@ -14,6 +15,9 @@
 //! function pointers other than as plain pointers.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use abi::EnumDef;
 
 use ktypes::Btf;
 use ktypes::btf::kind;
@@ -146,7 +150,10 @@ pub struct FoundMember {
 #[derive(Clone, Debug, Default)]
 pub struct ScriptTypes {
     records: HashMap<String, CRecord>,
-    enumerators: HashMap<String, i64>,
+    /// Each enumerator's value and the enum it belongs to.
+    enumerators: HashMap<String, (i64, Arc<EnumDef>)>,
+    /// The enums by name (`Foo` of `enum Foo`).
+    enums: HashMap<String, Arc<EnumDef>>,
 }
 
 impl ScriptTypes {
@@ -179,7 +186,17 @@ impl ScriptTypes {
 
     /// An enumerator of the script's enums.
     pub fn enumerator(&self, name: &str) -> Option<i64> {
-        self.enumerators.get(name).copied()
+        self.enumerators.get(name).map(|(v, _)| *v)
+    }
+
+    /// The enum an enumerator of the script belongs to.
+    pub fn enumerator_enum(&self, name: &str) -> Option<Arc<EnumDef>> {
+        self.enumerators.get(name).map(|(_, def)| def.clone())
+    }
+
+    /// The script's enum of this name (`Foo` for `enum Foo`).
+    pub fn enum_def(&self, name: &str) -> Option<Arc<EnumDef>> {
+        self.enums.get(name).cloned()
     }
 
     /// Member `name` of `record`, looking through anonymous members.
@@ -440,8 +457,8 @@ impl<'d> DefParser<'d> {
                 self.record_body(&keyword, c_name)?;
             }
             "enum" => {
-                self.ident();
-                self.enum_body()?;
+                let name = self.ident();
+                self.enum_body(name)?;
             }
             other => {
                 return Err(self.error_at(0, &format!("`{other}` definitions are not read yet")));
@@ -538,7 +555,7 @@ impl<'d> DefParser<'d> {
                     let name = self.ident();
                     if self.peek() == Some(&Tok::Punct('{')) {
                         if w == "enum" {
-                            self.enum_body()?;
+                            self.enum_body(name)?;
                             return Ok((
                                 CType::Int {
                                     size: 4,
@@ -691,9 +708,16 @@ impl<'d> DefParser<'d> {
         Ok(())
     }
 
-    /// `{ A, B = 3, C }`: the enumerators, as constants.
-    fn enum_body(&mut self) -> Result<(), Box<Diagnostic>> {
+    /// `{ A, B = 3, C }`: the enumerators, as constants, and the enum
+    /// `name` (anonymous ones are named after their place) whose values
+    /// print as their names.
+    fn enum_body(&mut self, name: Option<String>) -> Result<(), Box<Diagnostic>> {
         self.expect('{')?;
+        let enum_name = name.unwrap_or_else(|| {
+            let c_name = self.anonymous_name("enum");
+            c_name["enum ".len()..].to_string()
+        });
+        let mut variants: Vec<(String, i64)> = Vec::new();
         let mut next = 0i64;
         while !self.eat('}') {
             let name = self
@@ -709,13 +733,24 @@ impl<'d> DefParser<'d> {
                 self.at += 1;
                 next = if negative { -(v as i64) } else { v as i64 };
             }
-            self.types.enumerators.insert(name, next);
+            variants.push((name, next));
             next += 1;
             if !self.eat(',') {
                 self.expect('}')?;
                 break;
             }
         }
+        let def = Arc::new(EnumDef {
+            name: enum_name.clone(),
+            variants: variants
+                .iter()
+                .map(|(n, v)| (*v as u64, n.clone()))
+                .collect(),
+        });
+        for (n, v) in variants {
+            self.types.enumerators.insert(n, (v, def.clone()));
+        }
+        self.types.enums.insert(enum_name, def);
         Ok(())
     }
 }

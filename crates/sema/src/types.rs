@@ -14,6 +14,13 @@ pub const COMM_SIZE: u32 = 16;
 pub enum Type {
     /// An integer of `size` bytes (1, 2, 4, 8).
     Int { size: u8, signed: bool },
+    /// An unsigned integer of `size` bytes whose C type is an enum (an
+    /// enumerator, `(enum foo)x`, a member of an enum type): printed as
+    /// the enumerator's name. Arithmetic on it gives a plain integer.
+    Enum {
+        size: u8,
+        def: std::sync::Arc<abi::EnumDef>,
+    },
     /// `true` or `false`: a literal, a comparison, `!`, `&&`, `||`, a
     /// `(bool)` cast. An integer in arithmetic; printed as `true`/`false`.
     Bool,
@@ -86,12 +93,15 @@ impl Type {
     };
 
     pub fn is_int(&self) -> bool {
-        matches!(self, Type::Int { .. })
+        matches!(self, Type::Int { .. } | Type::Enum { .. })
     }
 
-    /// Integers, booleans and pointers: anything that fits a register.
+    /// Integers, enums, booleans and pointers: anything that fits a register.
     pub fn is_scalar(&self) -> bool {
-        matches!(self, Type::Int { .. } | Type::Bool | Type::Pointer { .. })
+        matches!(
+            self,
+            Type::Int { .. } | Type::Enum { .. } | Type::Bool | Type::Pointer { .. }
+        )
     }
 
     pub fn is_str(&self) -> bool {
@@ -111,6 +121,10 @@ impl Type {
                 size: 8,
                 signed: *signed,
             },
+            Type::Enum { def, .. } => Type::Enum {
+                size: 8,
+                def: def.clone(),
+            },
             Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::stored).collect()),
             Type::Record(fs) => {
                 Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.stored())).collect())
@@ -125,6 +139,10 @@ impl Type {
             Type::Int { size, signed } => Layout::Int {
                 size: *size,
                 signed: *signed,
+            },
+            Type::Enum { size, def } => Layout::Enum {
+                size: *size,
+                def: def.clone(),
             },
             Type::Str { size } => Layout::Str { size: *size },
             Type::Bool => Layout::Bool,
@@ -176,7 +194,15 @@ impl Type {
         match (self, other) {
             // The same pointer type stays typed (a `$sk = (struct sock *)arg0`
             // checked again keeps its `->`).
-            (Type::Pointer { .. } | Type::Int { .. }, _) if self == other => Some(self.clone()),
+            (Type::Pointer { .. } | Type::Int { .. } | Type::Enum { .. }, _) if self == other => {
+                Some(self.clone())
+            }
+            // An enum meets an integer or another enum as an unsigned integer.
+            (Type::Enum { .. }, Type::Int { .. } | Type::Enum { .. })
+            | (Type::Int { .. }, Type::Enum { .. }) => Some(Type::Int {
+                size: 8,
+                signed: self.is_signed() || other.is_signed(),
+            }),
             (Type::Int { signed: a, .. }, Type::Int { signed: b, .. }) => Some(Type::Int {
                 size: 8,
                 signed: *a || *b,
@@ -254,6 +280,7 @@ impl fmt::Display for Type {
             Type::Int { size, signed } => {
                 write!(f, "{}int{}", if *signed { "" } else { "u" }, size * 8)
             }
+            Type::Enum { def, .. } => write!(f, "enum {}", def.name),
             Type::Str { size } => write!(f, "string[{size}]"),
             Type::Bool => f.write_str("bool"),
             Type::Pointer { c_type } => write!(f, "{c_type}"),

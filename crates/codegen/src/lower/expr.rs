@@ -489,7 +489,7 @@ impl Lower<'_> {
                 }
                 self.store(place, Src::Reg(v), Width::DW);
             }
-            Type::Bool | Type::Pointer { .. } => {
+            Type::Bool | Type::Pointer { .. } | Type::Enum { .. } => {
                 let v = self.scalar(e);
                 self.store(place, Src::Reg(v), scalar_width(dst));
             }

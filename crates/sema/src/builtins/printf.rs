@@ -129,6 +129,7 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
                         Type::Inet
                             | Type::Named(_)
                             | Type::MacAddr
+                            | Type::Enum { .. }
                             | Type::Stack { .. }
                             | Type::Sym { .. }
                             | Type::Timestamp { .. }

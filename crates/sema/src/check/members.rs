@@ -56,6 +56,10 @@ pub(super) fn member_value(t: &Type) -> Option<MemberValue> {
             size: *size,
             signed: *signed,
         },
+        Type::Enum { size, .. } => MemberValue::Int {
+            size: *size,
+            signed: false,
+        },
         Type::Pointer { .. } => MemberValue::Pointer,
         Type::Struct { .. } => MemberValue::Struct,
         Type::Array { .. } => MemberValue::Array {
@@ -456,7 +460,16 @@ impl Checker<'_> {
                 } else {
                     self.type_size(&t.base)
                 };
-                let Some(base) = base else {
+                // `sizeof(BTF_VAR_STATIC)`: an enumerator, which bpftrace
+                // gives 64 bits.
+                let enumerator = || {
+                    t.pointer_depth == 0
+                        && (self
+                            .script_types
+                            .is_some_and(|ts| ts.enumerator(&t.base).is_some())
+                            || self.btf().is_some_and(|b| b.enum_value(&t.base).is_some()))
+                };
+                let Some(base) = base.or_else(|| enumerator().then_some(8)) else {
                     self.error(diag::unknown_c_type(t.span, &t.base));
                     return Type::U64;
                 };

@@ -28,6 +28,7 @@ pub(crate) fn c_spelling(t: &Type) -> Option<String> {
         Type::Int { size, signed } => {
             Some(format!("{}int{}", if *signed { "" } else { "u" }, size * 8))
         }
+        Type::Enum { def, .. } => Some(format!("enum {}", def.name)),
         Type::Pointer { c_type } => Some(c_type.trim_end().to_string()),
         Type::Struct { c_type, .. } => Some(c_type.clone()),
         Type::Str { .. } => Some("char".into()),
@@ -46,6 +47,30 @@ pub(crate) fn pointer_to(c: &str) -> String {
 }
 
 impl Checker<'_> {
+    /// The enum `name` (of `enum name`): the script's, then the kernel's,
+    /// `size` bytes wide (the script's are 64-bit, as bpftrace makes them;
+    /// the kernel's as BTF has them unless the caller knows better).
+    pub(super) fn enum_type(&self, name: &str, size: Option<u8>) -> Option<Type> {
+        if let Some(def) = self.script_types.and_then(|t| t.enum_def(name)) {
+            return Some(Type::Enum {
+                size: size.unwrap_or(8),
+                def,
+            });
+        }
+        let btf = self.btf()?;
+        let id = btf
+            .find(kind::ENUM, name)
+            .or_else(|| btf.find(kind::ENUM64, name))?;
+        let def = abi::EnumDef {
+            name: name.to_string(),
+            variants: btf.enum_variants(id),
+        };
+        Some(Type::Enum {
+            size: size.unwrap_or(btf.size_of(id).clamp(1, 8) as u8),
+            def: std::sync::Arc::new(def),
+        })
+    }
+
     /// The value a C type spelling holds: an integer of its width, a
     /// pointer, or a struct or union (the script's, then the kernel's);
     /// `None` for `void` and types weft does not know.
@@ -69,11 +94,11 @@ impl Checker<'_> {
                 signed: true,
             });
         }
-        if name.starts_with("enum ") {
-            return Some(Type::Int {
+        if let Some(enum_name) = name.strip_prefix("enum ") {
+            return Some(self.enum_type(enum_name.trim(), None).unwrap_or(Type::Int {
                 size: 4,
                 signed: false,
-            });
+            }));
         }
         if name.starts_with("struct ") || name.starts_with("union ") {
             if self.script_types.is_some_and(|t| t.record(&name).is_some()) {
