@@ -521,13 +521,7 @@ impl<'a> Checker<'a> {
     fn expr_inner(&mut self, s: &mut Scope, e: &Expr) -> Type {
         match &e.kind {
             ExprKind::Error => Type::Void,
-            ExprKind::Int { value, .. } => {
-                if *value > i64::MAX as u64 {
-                    Type::U64
-                } else {
-                    Type::I64
-                }
-            }
+            ExprKind::Int { value, .. } => literal_type(*value),
             ExprKind::Str(bytes) => Type::Str {
                 size: bytes.len() as u32 + 1,
             },
@@ -569,7 +563,13 @@ impl<'a> Checker<'a> {
                     }
                     UnaryOp::Neg => {
                         self.expect_int(expr, &t, "`-`");
-                        Type::I64
+                        match &expr.kind {
+                            // `-4` is the smallest signed integer holding it.
+                            ExprKind::Int { value, .. } if *value <= i64::MAX as u64 => {
+                                negative_literal_type(*value)
+                            }
+                            _ => Type::I64,
+                        }
                     }
                     UnaryOp::Deref => self.deref(s, e, expr, &t),
                     UnaryOp::AddrOf => unreachable!("checked above"),
@@ -795,7 +795,7 @@ impl<'a> Checker<'a> {
                 }
             }
             ExprKind::Tuple(items) => {
-                let ts: Vec<Type> = items.iter().map(|i| self.expr(s, i).stored()).collect();
+                let ts: Vec<Type> = items.iter().map(|i| self.expr(s, i).in_tuple()).collect();
                 for (i, t) in items.iter().zip(&ts) {
                     if !is_storable(t) {
                         self.error(diag::type_mismatch(
@@ -1048,6 +1048,32 @@ fn iterator_beside_others(program: &Program, instances: &[Instance]) -> Option<D
         _ => Span::DUMMY,
     };
     Some(diag::iterator_not_alone(span, &other.resolved.name))
+}
+
+/// The type of an integer literal: the smallest signed integer that holds
+/// it, as bpftrace types literals (`sizeof(1)` is 1), or `uint64` above
+/// `i64::MAX`. In registers every integer is 64 bits; the width shows in
+/// `sizeof` and where a tuple packs it.
+fn literal_type(value: u64) -> Type {
+    let size = match value {
+        0..=0x7f => 1,
+        0x80..=0x7fff => 2,
+        0x8000..=0x7fff_ffff => 4,
+        v if v <= i64::MAX as u64 => 8,
+        _ => return Type::U64,
+    };
+    Type::Int { size, signed: true }
+}
+
+/// The type of `-value` for a literal `value` (at most `i64::MAX`).
+fn negative_literal_type(value: u64) -> Type {
+    let size = match value {
+        0..=0x80 => 1,
+        0x81..=0x8000 => 2,
+        0x8001..=0x8000_0000 => 4,
+        _ => 8,
+    };
+    Type::Int { size, signed: true }
 }
 
 /// Values that can live in a map, variable or record.

@@ -125,11 +125,21 @@ impl Type {
                 size: 8,
                 def: def.clone(),
             },
-            Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::stored).collect()),
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::in_tuple).collect()),
             Type::Record(fs) => {
                 Type::Record(fs.iter().map(|(n, t)| (n.clone(), t.stored())).collect())
             }
             other => other.clone(),
+        }
+    }
+
+    /// The type as held in a tuple: integers keep their width (a tuple is
+    /// packed as a C struct of its elements, as bpftrace lays it out, so
+    /// `((int8)1, (int16)1, (int32)1)` is 8 bytes), other values as stored.
+    pub fn in_tuple(&self) -> Type {
+        match self {
+            Type::Int { .. } | Type::Enum { .. } => self.clone(),
+            other => other.stored(),
         }
     }
 

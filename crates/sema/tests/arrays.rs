@@ -23,7 +23,7 @@ case!(
 );
 case!(
     a_cast_to_an_array_of_another_size,
-    "BEGIN { @a = (int8[4])12345; }"
+    "BEGIN { @a = (int8[4])12345; @b = (int8[4])(uint64)12345; }"
 );
 case!(
     records_and_their_fields,

@@ -27,3 +27,11 @@ case!(
     sizeof_an_enumerator_is_eight,
     "enum Foo { ONE = 1 }; BEGIN { @a = sizeof(ONE); @b = sizeof(WEFT_BELOW_ZERO); }"
 );
+case!(
+    literals_take_the_smallest_signed_type,
+    "BEGIN { $a = 1; $b = 200; $c = 70000; $d = 5000000000; $e = -128; $f = -129; $g = 0xffffffffffffffff; $h = 1 + 1; }"
+);
+case!(
+    tuples_pack_integers_at_their_width,
+    "BEGIN { @t = ((int8)1, (int16)1, (int32)1); @u = (1, \"ab\", (int64)2); @k[(int16)-1, ((int32)-2, 3)] = 1; $v = (1, 2); $v = (300, 2); }"
+);

@@ -380,15 +380,14 @@ impl Lower<'_> {
         let Some((base, index)) = self.field_of(e) else {
             return self.constant(0);
         };
-        let Some(&offset) = field_offsets(&self.ty(base).layout()).get(index) else {
+        let held = self.held_type(base);
+        let Some(&offset) = field_offsets(&held.layout()).get(index) else {
             return self.constant(0);
         };
-        let w = elems(&self.ty(base))
-            .get(index)
-            .map_or(Width::DW, super::scalar_width);
+        let elem = elems(&held).get(index).cloned();
         let (place, _) = self.mem(base);
         let r = self.asm.vreg();
-        self.load(r, place.offset(offset), w);
+        self.load_scalar(r, place.offset(offset), elem.as_ref());
         r
     }
 
@@ -513,7 +512,7 @@ impl Lower<'_> {
                     _ if Self::held_in_memory(e)
                         || self.probe.record_fields.contains_key(&e.id) =>
                     {
-                        let src_ty = self.ty(e);
+                        let src_ty = self.held_type(e);
                         let (src, _) = self.mem(e);
                         self.convert_copy(place, dst, src, &src_ty);
                         return;
@@ -526,7 +525,21 @@ impl Lower<'_> {
                 // Each field in the order written (a record's side effects too).
                 for ((item, offset), t) in items.iter().zip(field_offsets(&layout)).zip(elems(dst))
                 {
-                    self.write_into(item, place.offset(offset), &t);
+                    match t {
+                        // A tuple packs an integer at its width.
+                        Type::Int { size, signed } if size < 8 => {
+                            let v = self.scalar(item);
+                            if self.ty(item) != t {
+                                self.normalise(v, size, signed);
+                            }
+                            self.store(place.offset(offset), Src::Reg(v), width_of(size));
+                        }
+                        Type::Enum { size, .. } if size < 8 => {
+                            let v = self.scalar(item);
+                            self.store(place.offset(offset), Src::Reg(v), width_of(size));
+                        }
+                        _ => self.write_into(item, place.offset(offset), &t),
+                    }
                 }
                 self.zero_padding(place, &layout);
             }
@@ -709,10 +722,35 @@ impl Lower<'_> {
                 }
                 self.zero_padding(dst, &dl);
             }
+            // A packed integer into a wider (or narrower) one keeps its value.
+            (d, s) if d != s && d.is_int() && s.is_int() => {
+                let v = self.asm.vreg();
+                self.load_scalar(v, src, Some(s));
+                let w = match d {
+                    Type::Int { size, .. } | Type::Enum { size, .. } => width_of(*size),
+                    _ => Width::DW,
+                };
+                self.store(dst, Src::Reg(v), w);
+            }
             _ => {
                 let size = dst_ty.layout().size().min(src_ty.layout().size());
                 self.copy(dst, src, size);
             }
+        }
+    }
+
+    /// Loads a scalar of type `t` (a tuple's field) into `dst` as 64 bits:
+    /// a packed integer narrower than 8 bytes is widened by its sign.
+    pub(crate) fn load_scalar(&mut self, dst: VReg, place: Place, t: Option<&Type>) {
+        match t {
+            Some(Type::Int { size, signed }) if *size < 8 => {
+                self.load(dst, place, width_of(*size));
+                if *signed {
+                    self.normalise(dst, *size, true);
+                }
+            }
+            Some(Type::Enum { size, .. }) if *size < 8 => self.load(dst, place, width_of(*size)),
+            t => self.load(dst, place, t.map_or(Width::DW, super::scalar_width)),
         }
     }
 
@@ -936,6 +974,23 @@ impl Lower<'_> {
 
     /// Where a scratch variable lives: its stack slot, or (in a stream clause)
     /// its field in the instance's state.
+    /// The type of the value `e` as it is held in memory: a variable's
+    /// storage type, which may be wider than the type it has where it is
+    /// read (`$t = (1, 2); print($t); $t = (300, 2);` keeps 16-bit first
+    /// fields), or the expression's own type.
+    pub(crate) fn held_type(&self, e: &Expr) -> Type {
+        match &e.kind {
+            ExprKind::Var(name) => self
+                .probe
+                .vars
+                .get(self.probe.var_key(e.id, name))
+                .filter(|t| !matches!(t, Type::Void))
+                .cloned()
+                .unwrap_or_else(|| self.ty(e)),
+            _ => self.ty(e),
+        }
+    }
+
     pub(crate) fn var_place(&self, id: syntax::ast::NodeId, name: &str) -> Option<Place> {
         self.vars.get(self.probe.var_key(id, name)).copied()
     }

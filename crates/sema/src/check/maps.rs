@@ -103,7 +103,7 @@ impl Checker<'_> {
         let mut types = Vec::new();
         for k in keys {
             let t = self.expr(s, k);
-            if !is_storable(&t) || matches!(t, Type::Tuple(_)) && keys.len() > 1 {
+            if !is_storable(&t) {
                 self.error(diag::type_mismatch(
                     k.span,
                     "a map key",

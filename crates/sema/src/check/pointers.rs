@@ -320,7 +320,25 @@ impl Checker<'_> {
     /// it so).
     pub(super) fn cast_to_array(&mut self, x: &Expr, from: &Type, elem: Type, len: u32) -> Type {
         let elem_size = elem.layout().size().max(1);
+        // A literal takes the width it is cast to (`(int8[8])12345`), up
+        // to 64 bits, as bpftrace's literals do.
+        let literal = match &x.kind {
+            ExprKind::Int { .. } => true,
+            ExprKind::Unary {
+                op: syntax::ast::UnaryOp::Neg,
+                expr,
+            } => matches!(expr.kind, ExprKind::Int { .. }),
+            _ => false,
+        };
         let from_size = match from {
+            Type::Int { size, .. } if literal => {
+                let wanted = elem_size * len;
+                if len == 0 || wanted > 8 || wanted < u32::from(*size) {
+                    8
+                } else {
+                    wanted
+                }
+            }
             Type::Int { size, .. } => u32::from(*size),
             Type::Str { .. } | Type::Array { .. } => from.layout().size(),
             _ => 0,
