@@ -11,8 +11,9 @@
 //! the C rules of x86-64 and arm64 (each member at a multiple of its
 //! alignment, the size rounded up to the largest one). A struct the script
 //! defines hides the kernel's struct of that name, as in bpftrace. Not read
-//! yet (an error says so): bitfields, `typedef`, `__attribute__` packing,
-//! function pointers other than as plain pointers.
+//! yet (an error says so): bitfields, `typedef`, attributes other than
+//! `packed` and `aligned(N)` after a body, function pointers other than as
+//! plain pointers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -381,6 +382,17 @@ struct DefParser<'d> {
     at: usize,
     /// Names for anonymous records, unique per script.
     anonymous: usize,
+    /// The `__attribute__`s after the definition's body, for its record.
+    attributes: Attributes,
+}
+
+/// What `__attribute__((packed, aligned(N)))` asks of a record's layout.
+#[derive(Clone, Copy, Debug, Default)]
+struct Attributes {
+    /// Members one after another, without padding (alignment 1).
+    packed: bool,
+    /// At least this alignment.
+    aligned: Option<u32>,
 }
 
 impl<'d> DefParser<'d> {
@@ -392,6 +404,7 @@ impl<'d> DefParser<'d> {
             tokens: Vec::new(),
             at: 0,
             anonymous: 0,
+            attributes: Attributes::default(),
         }
     }
 
@@ -454,6 +467,7 @@ impl<'d> DefParser<'d> {
                     Some(n) => format!("{keyword} {n}"),
                     None => self.anonymous_name(&keyword),
                 };
+                self.attributes = self.trailing_attributes()?;
                 self.record_body(&keyword, c_name)?;
             }
             "enum" => {
@@ -479,9 +493,88 @@ impl<'d> DefParser<'d> {
         )
     }
 
+    /// Reads (and removes) the `__attribute__((...))`s after the body that
+    /// starts at the current token: `packed` and `aligned(N)`.
+    fn trailing_attributes(&mut self) -> Result<Attributes, Box<Diagnostic>> {
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, (t, _)) in self.tokens.iter().enumerate().skip(self.at) {
+            match t {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            return Ok(Attributes::default());
+        };
+        let mut attributes = Attributes::default();
+        let mut i = close + 1;
+        let punct = |i: usize, c: char, toks: &[(Tok, usize)]| {
+            toks.get(i).map(|(t, _)| t) == Some(&Tok::Punct(c))
+        };
+        while matches!(self.tokens.get(i), Some((Tok::Ident(w), _)) if w == "__attribute__") {
+            let at = self.tokens[i].1;
+            if !(punct(i + 1, '(', &self.tokens) && punct(i + 2, '(', &self.tokens)) {
+                return Err(self.error_at(at, "expected `__attribute__((...))`"));
+            }
+            i += 3;
+            loop {
+                let (name, name_at) = match self.tokens.get(i) {
+                    Some((Tok::Ident(w), o)) => (w.trim_matches('_').to_string(), *o),
+                    _ => return Err(self.error_at(at, "expected an attribute name")),
+                };
+                i += 1;
+                match name.as_str() {
+                    "packed" => attributes.packed = true,
+                    "aligned" => {
+                        let n = match (self.tokens.get(i), self.tokens.get(i + 1)) {
+                            (Some((Tok::Punct('('), _)), Some((Tok::Int(n), _)))
+                                if punct(i + 2, ')', &self.tokens) =>
+                            {
+                                i += 3;
+                                *n
+                            }
+                            // `aligned` alone: the largest alignment, 16 on x86-64.
+                            _ => 16,
+                        };
+                        if !n.is_power_of_two() || n > 1 << 16 {
+                            return Err(self.error_at(name_at, "an alignment is a power of two"));
+                        }
+                        attributes.aligned = Some(n as u32);
+                    }
+                    other => {
+                        return Err(self.error_at(
+                            name_at,
+                            &format!("the attribute `{other}` is not read (weft reads `packed` and `aligned(N)`)"),
+                        ));
+                    }
+                }
+                if !punct(i, ',', &self.tokens) {
+                    break;
+                }
+                i += 1;
+            }
+            if !(punct(i, ')', &self.tokens) && punct(i + 1, ')', &self.tokens)) {
+                return Err(self.error_at(at, "expected `))` after the attributes"));
+            }
+            i += 2;
+        }
+        self.tokens.drain(close + 1..i);
+        Ok(attributes)
+    }
+
     /// `{ members }` of a struct or union named `c_name`; registers it.
     fn record_body(&mut self, keyword: &str, c_name: String) -> Result<(), Box<Diagnostic>> {
         self.expect('{')?;
+        // Only the outermost record has the definition's attributes.
+        let attributes = std::mem::take(&mut self.attributes);
         let union = keyword == "union";
         let mut members: Vec<CMember> = Vec::new();
         let (mut size, mut align) = (0u32, 1u32);
@@ -494,6 +587,7 @@ impl<'d> DefParser<'d> {
             if anonymous_record && self.eat(';') {
                 // An anonymous struct or union member: its members are found through it.
                 let (s, a) = self.layout(&base, type_at)?;
+                let a = if attributes.packed { 1 } else { a };
                 let offset = if union { 0 } else { size.next_multiple_of(a) };
                 members.push(CMember {
                     name: String::new(),
@@ -510,6 +604,7 @@ impl<'d> DefParser<'d> {
                     return Err(self.error("bitfields are not read yet"));
                 }
                 let (s, a) = self.layout(&ty, type_at)?;
+                let a = if attributes.packed { 1 } else { a };
                 let offset = if union { 0 } else { size.next_multiple_of(a) };
                 if members.iter().any(|m| m.name == name) {
                     return Err(self.error(&format!("member `{name}` is declared twice")));
@@ -525,6 +620,12 @@ impl<'d> DefParser<'d> {
             if self.peek() != Some(&Tok::Punct('}')) {
                 self.expect(';')?;
             }
+        }
+        if attributes.packed {
+            align = 1;
+        }
+        if let Some(n) = attributes.aligned {
+            align = align.max(n);
         }
         let record = CRecord {
             c_name: c_name.clone(),
@@ -849,6 +950,28 @@ mod tests {
         assert_eq!(
             t.member(t.record("struct n").unwrap(), "p").unwrap().ty,
             CType::Pointer("void *".into())
+        );
+    }
+
+    #[test]
+    fn packed_and_aligned_attributes() {
+        let t = parse(
+            "struct foo { int x; char y; int z; }\n\
+             struct bar { int x; char y; int z; } /**/ __attribute__ /**/ ((packed))\n\
+             struct bar2 { int x; char y; int z; } __attribute__((packed)) __attribute__((aligned(1)))\n\
+             struct wide { char c; } __attribute__((__aligned__(8)));",
+        )
+        .unwrap();
+        let size = |n: &str| t.record(n).map(|r| (r.size, r.align));
+        assert_eq!(size("struct foo"), Some((12, 4)));
+        assert_eq!(size("struct bar"), Some((9, 1)));
+        assert_eq!(offsets(&t, "struct bar")[2], ("z".into(), 5));
+        assert_eq!(size("struct bar2"), Some((9, 1)));
+        assert_eq!(size("struct wide"), Some((8, 8)));
+        assert!(
+            parse("struct s { int x; } __attribute__((deprecated));")
+                .unwrap_err()
+                .contains("the attribute `deprecated` is not read")
         );
     }
 

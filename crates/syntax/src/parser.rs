@@ -477,6 +477,19 @@ impl<'a> Parser<'a> {
             self.error(d);
             self.src.len()
         });
+        // `__attribute__((packed))` after the body, as often as written,
+        // comments and spaces around (the C reader applies them).
+        loop {
+            let at = skip_c_space(&self.text, end);
+            if !self.text[at..].starts_with("__attribute__") {
+                break;
+            }
+            let open = skip_c_space(&self.text, at + "__attribute__".len());
+            match balanced_parens(&self.text, open) {
+                Some(close) => end = close,
+                None => break,
+            }
+        }
         // Optional trailing `;` (possibly after whitespace).
         let after = end + self.text[end..].len() - self.text[end..].trim_start().len();
         if self.src.get(after) == Some(&b';') {
@@ -1910,4 +1923,45 @@ fn compact(text: &str) -> String {
         }
     }
     out
+}
+
+/// The offset of the first byte at or after `at` that is neither white
+/// space nor inside a C comment.
+fn skip_c_space(text: &str, mut at: usize) -> usize {
+    loop {
+        let rest = &text[at..];
+        let trimmed = rest.trim_start();
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with("/*") {
+            at = trimmed[2..]
+                .find("*/")
+                .map_or(text.len(), |n| at + 2 + n + 2);
+        } else if trimmed.starts_with("//") {
+            at = trimmed.find('\n').map_or(text.len(), |n| at + n);
+        } else {
+            return at;
+        }
+    }
+}
+
+/// The offset just after the `)` closing the `(` at `open`, if `open`
+/// holds one and it is closed.
+fn balanced_parens(text: &str, open: usize) -> Option<usize> {
+    if text.as_bytes().get(open) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
