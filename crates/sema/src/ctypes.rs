@@ -410,8 +410,15 @@ impl<'d> DefParser<'d> {
 
     /// A diagnostic at byte `offset` of the definition.
     fn error_at(&self, offset: usize, problem: &str) -> Box<Diagnostic> {
+        // One character wide: a span never ends inside a UTF-8 sequence.
+        let width = self
+            .def
+            .text
+            .get(offset..)
+            .and_then(|rest| rest.chars().next())
+            .map_or(1, char::len_utf8) as u32;
         let start = self.def.span.start + offset as u32;
-        let span = Span::new(start, (start + 1).min(self.def.span.end));
+        let span = Span::new(start, (start + width).min(self.def.span.end));
         Box::new(diag::bad_c_definition(span, problem))
     }
 
