@@ -7,6 +7,9 @@
 //!   current release does.
 //! - `strlen()` counts to the first NUL; `strcontains()` finds a needle in the workload's paths and comm, and
 //!   in literals and variables whose NULs end them, with exact answers.
+//! - `strncmp()` compares the workload's paths, comm, literals, variables
+//!   and positional parameters up to `n` bytes (literal or run-time), never
+//!   past the shorter string: exact 0/1 answers.
 //! - `usermode` is 1 in a uprobe and in BEGIN, 0 in a tracepoint, and
 //!   mostly 1 in CPU samples of a workload spinning in user space.
 //! - `ncpus` (and `__builtin_ncpus`) is the count of possible CPUs that
@@ -148,6 +151,24 @@ fn strcontains_of_two_longest_strings_loads() {
         &[],
     );
     assert_eq!(out.stdout, "\n\n@[true]: 3\n");
+}
+
+#[test]
+fn strncmp_on_paths_comm_literals_and_lengths() {
+    require_root!();
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid && strncmp(str(args->filename), \"/dev/\", 5) == 0/ { \
+           @[strncmp(str(args->filename), \"/dev/zero\", 6), strncmp(\"/dev/nul\", str(args->filename), 8), \
+             strncmp(comm, \"weftwl\", 99), strncmp(comm, \"weftwm\", 5)] = count(); } \
+         END { $a = \"hello\"; $n = 4; $m = 5; \
+           printf(\"%d %d %d %d %d %d %d\\n\", strncmp(\"hello\", \"hell\", 5), strncmp(\"hello\", \"hell\", 4), \
+             strncmp(\"one\", \"one \", 4), strncmp(\"wow\", comm, 17), strncmp($a, \"help\", $n - 1), \
+             strncmp($a, \"help\", $m - 1), strncmp(str($1), \"3\", $1)); }",
+        "openat /dev/null 3",
+        &["3"],
+    );
+    // END's line comes before the maps printed at exit.
+    assert_eq!(out.stdout, "1 0 1 1 0 1 0\n\n\n@[1, 0, 0, 0]: 3\n");
 }
 
 /// Nanoseconds on the kernel's TAI clock, read from user space.

@@ -216,6 +216,14 @@ case!(
     "BEGIN { @l = strlen(1); @a = strcontains(\"foo\", 1); @b = strcontains(\"foo\"); @c = nsecs(moonotonic); @d = nsecs(1); @e = nsecs(boot, tai); }"
 );
 case!(
+    ok_strncmp,
+    "BEGIN { $s = \"abc\"; @a = strncmp($s, \"ab\", 2); $n = 3; @b = strncmp(comm, $s, $n); if (strncmp(\"x\", \"y\", 1) == 0) { exit(); } }"
+);
+case!(
+    err_strncmp,
+    "BEGIN { @a = strncmp(\"a\", 1, 1); @b = strncmp(\"a\", \"b\", \"c\"); @c = strncmp(\"a\", \"b\"); }"
+);
+case!(
     ok_delete_as_a_value,
     "BEGIN { @a[1] = 1; @s = 1; $x = delete(@a, 2); if (delete(@s)) { exit(); } @n = !delete(@a[1]); }"
 );

@@ -107,6 +107,7 @@ builtins! {
     pton: functions(DEF);
     names: functions(STRERROR, SIGNAL_NAME);
     macaddr: functions(DEF);
+    strncmp: functions(DEF);
 }
 
 /// The builtin function called `name`.

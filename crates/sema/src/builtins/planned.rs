@@ -4,7 +4,6 @@
 /// Functions.
 const FUNCTIONS: &[&str] = &[
     "path",
-    "strncmp",
     "sizeof",
     "kptr",
     "uptr",

@@ -148,6 +148,7 @@ lowerings! {
     pton: functions(LOWERING);
     names: functions(STRERROR, SIGNAL_NAME);
     macaddr: functions(LOWERING);
+    strncmp: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
