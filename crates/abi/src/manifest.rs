@@ -30,8 +30,19 @@ pub const ZERO_MAP: &str = "zero_value";
 /// its cgroup: probes run only for tasks in it or below it
 /// (`bpf_current_task_under_cgroup`).
 pub const CGROUP_MAP: &str = "cgroup_tree";
+/// ELF/kernel name of the per-CPU array of scratch buffers: values too large
+/// for the BPF stack (long strings, tuples holding them) live in the entry
+/// of the program that holds them, one entry per program that needs one.
+pub const SCRATCH_MAP: &str = "value_scratch";
 /// Every name above: no program or script map may take one.
-pub const OWN_MAPS: [&str; 5] = [EVENTS_MAP, COUNTERS_MAP, GLOBALS_MAP, ZERO_MAP, CGROUP_MAP];
+pub const OWN_MAPS: [&str; 6] = [
+    EVENTS_MAP,
+    COUNTERS_MAP,
+    GLOBALS_MAP,
+    ZERO_MAP,
+    CGROUP_MAP,
+    SCRATCH_MAP,
+];
 /// Keyless maps (`@x = 1`) are stored under a single `u64` key of 0.
 pub const SCALAR_KEY_SIZE: u32 = 8;
 

@@ -86,10 +86,10 @@ pub const LICENSES: &[&str] = &[
 /// The stack modes (`stack_mode`, and `kstack(mode)`/`ustack(mode)`).
 pub const STACK_MODES: &[&str] = &["bpftrace", "perf", "raw", "build_id"];
 
-/// bpftrace's default `max_strlen` is 1024 bytes; weft keeps strings on the
-/// 512-byte BPF stack, so its default is bpftrace 0.17's, and this is the most
-/// it takes.
-pub const MAX_STRLEN_LIMIT: u64 = 200;
+/// The longest `max_strlen`: strings too large for the BPF stack live in a
+/// per-CPU scratch buffer of at most 32 KiB, which a program shares among
+/// the values it holds at once.
+pub const MAX_STRLEN_LIMIT: u64 = 16 * 1024;
 
 /// The largest `perf_rb_pages` (as for `BPFTRACE_PERF_RB_PAGES`).
 pub const MAX_RB_PAGES: u64 = 1 << 18;
@@ -186,7 +186,7 @@ pub static KEYS: &[Key] = &[
         },
         default: || ConfigValue::Int(32),
         effect: Effect::Unavailable(
-            "weft places values itself: on the BPF stack, and stream records too large for it in per-CPU memory",
+            "weft places values itself: up to 256 bytes on the BPF stack, larger ones (and large stream records) in per-CPU scratch memory",
         ),
         help: "the largest value kept on the BPF stack",
     },
@@ -347,7 +347,7 @@ fn parse(key: &Key, raw: Raw<'_>) -> Result<ConfigValue, String> {
             match n {
                 Some(n) if (min..=max).contains(&n) => Ok(ConfigValue::Int(n)),
                 _ if key.name == "max_strlen" && n.is_some_and(|n| n > max) => Err(format!(
-                    "a length from {min} to {max}: weft keeps strings on the BPF stack, which holds 512 bytes"
+                    "a length from {min} to {max}: long strings live in a per-CPU scratch buffer of 32 KiB"
                 )),
                 _ => Err(format!("a number from {min} to {max}")),
             }

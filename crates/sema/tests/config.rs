@@ -99,8 +99,8 @@ case!(
     "config = { license = \"Potato\" }\nBEGIN { }"
 );
 case!(
-    max_strlen_beyond_the_stack,
-    "config = { max_strlen = 1024 }\nBEGIN { }"
+    max_strlen_beyond_the_scratch_buffer,
+    "config = { max_strlen = 16385 }\nBEGIN { }"
 );
 case!(
     env_only_key,

@@ -32,8 +32,17 @@ use source::Span;
 use alloc::{SCRATCH, allocate};
 use liveness::{Liveness, check_and_prune};
 pub use model::{
-    AluOp, AsmError, Cond, Function, Helper, Label, MAX_STACK, Reloc, Slot, Src, VReg, Width,
+    AluOp, AsmError, Cond, Function, Helper, Label, MAX_SCRATCH, MAX_STACK, Reloc, Slot, Src, VReg,
+    Width,
 };
+
+/// Where the frame and the scratch buffer end at one point of the lowering
+/// ([`Asm::stack_mark`]), to give back what is reserved after it.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameMark {
+    frame: u32,
+    scratch: u32,
+}
 use model::{Base, Op};
 
 /// The assembler.
@@ -47,6 +56,11 @@ pub struct Asm {
     frame: u32,
     /// The most frame ever reserved at once: what the function needs.
     frame_peak: u32,
+    /// The scratch memory reserved now (values too large for the frame,
+    /// kept in the program's per-CPU scratch buffer; see [`Asm::scratch`]).
+    scratch: u32,
+    /// The most scratch memory ever reserved at once.
+    scratch_peak: u32,
     error: Option<AsmError>,
 }
 
@@ -77,6 +91,8 @@ impl Asm {
             next_label: 0,
             frame: 0,
             frame_peak: 0,
+            scratch: 0,
+            scratch_peak: 0,
             error: None,
         }
     }
@@ -128,15 +144,71 @@ impl Asm {
         self.frame_peak
     }
 
-    /// Where the frame ends now, to give back what is reserved after it.
-    pub fn stack_mark(&self) -> u32 {
-        self.frame
+    /// Where the frame and the scratch buffer end now, to give back what is
+    /// reserved after them.
+    pub fn stack_mark(&self) -> FrameMark {
+        FrameMark {
+            frame: self.frame,
+            scratch: self.scratch,
+        }
     }
 
-    /// Gives back every slot reserved since `mark`: the caller promises that
-    /// nothing reads them any more (a statement's temporaries, once it is done).
-    pub fn stack_release(&mut self, mark: u32) {
-        self.frame = self.frame.min(mark);
+    /// Gives back every slot (frame or scratch) reserved since `mark`: the
+    /// caller promises that nothing reads them any more (a statement's
+    /// temporaries, once it is done).
+    pub fn stack_release(&mut self, mark: FrameMark) {
+        self.frame = self.frame.min(mark.frame);
+        self.scratch = self.scratch.min(mark.scratch);
+    }
+
+    /// Reserves `size` bytes (rounded up to 8, 8-aligned) of the program's
+    /// scratch buffer, for a value too large for the frame, and gives their
+    /// offset in it. The buffer is a per-CPU map value the lowering looks up
+    /// once per run; it holds at most [`MAX_SCRATCH`] bytes.
+    pub fn scratch(&mut self, size: u32) -> u32 {
+        let at = self.scratch;
+        self.scratch = self.scratch.saturating_add(size.max(1).next_multiple_of(8));
+        self.scratch_peak = self.scratch_peak.max(self.scratch);
+        if self.scratch > MAX_SCRATCH {
+            self.fail(AsmError::ScratchTooLarge {
+                span: self.span,
+                needed: self.scratch,
+            });
+        }
+        at.min(MAX_SCRATCH)
+    }
+
+    /// Bytes of scratch buffer the function needs (the most reserved at once).
+    pub fn scratch_size(&self) -> u32 {
+        self.scratch_peak
+    }
+
+    /// `off` as an instruction's 16-bit offset; an offset beyond it fails
+    /// the function (a value too large to address).
+    pub fn offset16(&mut self, off: i32) -> i16 {
+        i16::try_from(off).unwrap_or_else(|_| {
+            self.fail(AsmError::OffsetOutOfRange {
+                span: self.span,
+                offset: i64::from(off),
+            });
+            0
+        })
+    }
+
+    /// How many instructions are emitted so far (see [`Asm::move_to_start`]).
+    pub fn position(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Moves the instructions emitted since `position` to the start of the
+    /// function: a prologue that only the finished body shows a need for
+    /// (the scratch buffer's lookup). They must not bind labels used before.
+    pub fn move_to_start(&mut self, position: usize) {
+        let ops: Vec<Op> = self.ops.drain(position..).collect();
+        let spans: Vec<Span> = self.spans.drain(position..).collect();
+        // After `Entry`, which stays first.
+        self.ops.splice(1..1, ops);
+        self.spans.splice(1..1, spans);
     }
 
     fn fail(&mut self, e: AsmError) {

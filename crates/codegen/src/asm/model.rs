@@ -10,6 +10,10 @@ use crate::insn::{AluCode, Insn, JmpCode, Size};
 
 /// The BPF stack limit of one frame.
 pub const MAX_STACK: u32 = 512;
+/// The largest scratch buffer: a per-CPU map value holds at most 32 KiB
+/// (the kernel's `PCPU_MIN_UNIT_SIZE`), and its offsets must fit the 16
+/// bits of an instruction's.
+pub const MAX_SCRATCH: u32 = 32 * 1024;
 
 /// A virtual register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -316,6 +320,8 @@ pub enum AsmError {
     BadAtomicWidth { span: Span },
     /// Execution can run past the last instruction (a path without `ret`).
     FallsOffEnd { span: Span },
+    /// The values kept in the scratch buffer need more than [`MAX_SCRATCH`] bytes.
+    ScratchTooLarge { span: Span, needed: u32 },
 }
 
 impl AsmError {
@@ -328,7 +334,8 @@ impl AsmError {
             | AsmError::TooManyArgs { span, .. }
             | AsmError::OffsetOutOfRange { span, .. }
             | AsmError::BadAtomicWidth { span }
-            | AsmError::FallsOffEnd { span } => span,
+            | AsmError::FallsOffEnd { span }
+            | AsmError::ScratchTooLarge { span, .. } => span,
         }
     }
 }
@@ -355,6 +362,11 @@ impl fmt::Display for AsmError {
             AsmError::FallsOffEnd { .. } => {
                 write!(f, "a path through the program does not end in a return")
             }
+            AsmError::ScratchTooLarge { needed, .. } => write!(
+                f,
+                "the values this program holds at once need {needed} bytes of scratch memory, \
+                 more than the {MAX_SCRATCH} bytes a per-CPU buffer holds (lower max_strlen)"
+            ),
         }
     }
 }

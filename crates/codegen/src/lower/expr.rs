@@ -903,15 +903,8 @@ impl Lower<'_> {
             None => {
                 let (a, asize) = self.mem(lhs);
                 let (b, bsize) = self.mem(rhs);
-                let n = asize.min(bsize);
-                let d = self.asm.vreg();
                 let equal = self.asm.label();
-                for i in 0..n {
-                    self.load(c, a.offset(i), Width::B);
-                    self.load(d, b.offset(i), Width::B);
-                    self.asm.br(Cond::Ne, c, Src::Reg(d), differ);
-                    self.asm.br(Cond::Eq, c, Src::Imm(0), equal);
-                }
+                self.compare_bytes(a, b, asize.min(bsize), None, differ, equal);
                 self.asm.bind(equal);
             }
         }
@@ -921,6 +914,113 @@ impl Lower<'_> {
         self.asm.mov(out, Src::Imm(0));
         self.asm.bind(done);
         out
+    }
+
+    /// Compares the strings at `a` and `b` over their first `n` bytes (and
+    /// before a run-time `limit`): jumps to `differ` at the first byte that
+    /// differs, to `equal` when they meet a NUL together or reach the end
+    /// (falling through to `equal` too). Up to [`UNROLLED_COMPARE`] bytes
+    /// are compared unrolled. Longer strings (only ever in the scratch
+    /// buffer or a map value) go through a loop over 8 bytes at a time
+    /// that folds each byte's difference into a word without branching,
+    /// and leaves only after each 8: the verifier keeps every branch it
+    /// cannot decide for later, and gives up past 8,192 of them.
+    pub(crate) fn compare_bytes(
+        &mut self,
+        a: Place,
+        b: Place,
+        n: u32,
+        limit: Option<VReg>,
+        differ: crate::asm::Label,
+        equal: crate::asm::Label,
+    ) {
+        let (c, d) = (self.asm.vreg(), self.asm.vreg());
+        if n <= UNROLLED_COMPARE {
+            for i in 0..n {
+                if let Some(limit) = limit {
+                    self.asm.br(Cond::Le, limit, Src::Imm(i as i32), equal);
+                }
+                self.load(c, a.offset(i), Width::B);
+                self.load(d, b.offset(i), Width::B);
+                self.asm.br(Cond::Ne, c, Src::Reg(d), differ);
+                self.asm.br(Cond::Eq, c, Src::Imm(0), equal);
+            }
+            self.asm.jmp(equal);
+            return;
+        }
+        // `limit`, at most `n`, so `i - limit` below keeps its sign.
+        let limit = limit.map(|lim| {
+            let clamped = self.asm.vreg();
+            let within = self.asm.label();
+            self.asm.mov(clamped, Src::Reg(lim));
+            self.asm.br(Cond::Le, clamped, Src::Imm(n as i32), within);
+            self.asm.mov(clamped, Src::Imm(n as i32));
+            self.asm.bind(within);
+            clamped
+        });
+        let fold = FoldedCompare {
+            diff: self.asm.vreg(),
+            ended: self.asm.vreg(),
+            limit,
+            c,
+            d,
+        };
+        self.asm.mov(fold.diff, Src::Imm(0));
+        self.asm.mov(fold.ended, Src::Imm(0));
+        let (pa, pb, i) = (self.addr(a), self.addr(b), self.asm.vreg());
+        let (top, tail) = (self.asm.label(), self.asm.label());
+        let whole = n / 8 * 8;
+        self.asm.mov(i, Src::Imm(0));
+        self.asm.bind(top);
+        self.asm.br(Cond::Ge, i, Src::Imm(whole as i32), tail);
+        let (p, q) = (self.asm.vreg(), self.asm.vreg());
+        self.asm.mov(p, Src::Reg(pa));
+        self.asm.alu(AluOp::Add, p, Src::Reg(i));
+        self.asm.mov(q, Src::Reg(pb));
+        self.asm.alu(AluOp::Add, q, Src::Reg(i));
+        for k in 0..8 {
+            self.fold_byte(&fold, Place::Ptr(p, k), Place::Ptr(q, k), (i, k));
+        }
+        self.asm.br(Cond::Ne, fold.diff, Src::Imm(0), differ);
+        self.asm.br(Cond::Ne, fold.ended, Src::Imm(0), equal);
+        self.asm.alu(AluOp::Add, i, Src::Imm(8));
+        self.asm.jmp(top);
+        self.asm.bind(tail);
+        for k in whole..n {
+            // The tail's bytes are at known places; `i` holds the position.
+            self.asm.mov(i, Src::Imm(k as i32));
+            self.fold_byte(&fold, a.offset(k), b.offset(k), (i, 0));
+        }
+        self.asm.br(Cond::Ne, fold.diff, Src::Imm(0), differ);
+        self.asm.jmp(equal);
+    }
+
+    /// One byte of [`Lower::compare_bytes`]'s loop, at position `i + k`:
+    /// its difference joins `diff` while no NUL came before it (and it is
+    /// before the limit); a NUL sets `ended`.
+    fn fold_byte(&mut self, f: &FoldedCompare, a: Place, b: Place, (i, k): (VReg, i32)) {
+        self.load(f.c, a, Width::B);
+        self.load(f.d, b, Width::B);
+        self.asm.alu(AluOp::Xor, f.d, Src::Reg(f.c));
+        // All ones while no NUL came before (`ended` is 0 or 1).
+        let live = self.asm.vreg();
+        self.asm.mov(live, Src::Reg(f.ended));
+        self.asm.alu(AluOp::Sub, live, Src::Imm(1));
+        self.asm.alu(AluOp::And, f.d, Src::Reg(live));
+        if let Some(limit) = f.limit {
+            // All ones while the position is before the limit: the sign of `pos - limit`.
+            let t = self.asm.vreg();
+            self.asm.mov(t, Src::Reg(i));
+            self.asm.alu(AluOp::Add, t, Src::Imm(k));
+            self.asm.alu(AluOp::Sub, t, Src::Reg(limit));
+            self.asm.alu(AluOp::Arsh, t, Src::Imm(63));
+            self.asm.alu(AluOp::And, f.d, Src::Reg(t));
+        }
+        self.asm.alu(AluOp::Or, f.diff, Src::Reg(f.d));
+        // 1 for a NUL: a byte minus one is negative only for 0.
+        self.asm.alu(AluOp::Sub, f.c, Src::Imm(1));
+        self.asm.alu(AluOp::Rsh, f.c, Src::Imm(63));
+        self.asm.alu(AluOp::Or, f.ended, Src::Reg(f.c));
     }
 
     /// Equality of two values of the same type held in memory (arrays):
@@ -994,6 +1094,21 @@ impl Lower<'_> {
     pub(crate) fn var_place(&self, id: syntax::ast::NodeId, name: &str) -> Option<Place> {
         self.vars.get(self.probe.var_key(id, name)).copied()
     }
+}
+
+/// The longest string comparison emitted byte by byte; longer ones loop.
+const UNROLLED_COMPARE: u32 = 256;
+
+/// The registers of [`Lower::compare_bytes`]'s folded loop.
+struct FoldedCompare {
+    /// The OR of every difference seen so far (0: equal so far).
+    diff: VReg,
+    /// 1 once a NUL was seen.
+    ended: VReg,
+    /// The run-time length, at most the bytes compared.
+    limit: Option<VReg>,
+    c: VReg,
+    d: VReg,
 }
 
 /// The offset of each field of a tuple or record layout.

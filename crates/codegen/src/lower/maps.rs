@@ -35,7 +35,8 @@ impl Lower<'_> {
         self.arrays.get(index).copied().unwrap_or(false)
     }
 
-    /// Builds the key of `@m[keys]` in a stack slot. Every byte of the key is
+    /// Builds the key of `@m[keys]` in a stack slot (or the scratch buffer,
+    /// for a key too large for the stack). Every byte of the key is
     /// written, padding included: the kernel hashes every byte, and equal
     /// keys must be equal bytes (strings are zero past their terminator).
     pub(crate) fn map_key(&mut self, index: usize, keys: &[Expr]) -> Place {
@@ -46,8 +47,7 @@ impl Lower<'_> {
         }
         let key_ty = self.typed.maps[index].key.clone();
         let size = self.maps[index].key_size().next_multiple_of(8);
-        let slot = self.asm.stack(size);
-        let place = Place::Stack(slot, 0);
+        let place = self.value_place(size);
         // A key is canonical even when read for a printf argument.
         let canonical = std::mem::replace(&mut self.canonical, true);
         self.build_key(place, size, key_ty, keys);

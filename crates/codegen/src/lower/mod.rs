@@ -51,6 +51,11 @@ mod map_type {
     pub const RINGBUF: u32 = 27;
 }
 
+/// The largest value kept on the BPF stack; larger ones (long strings,
+/// tuples holding them) live in the program's scratch buffer, so the 512
+/// bytes of stack go to the small values that are most of a program.
+pub(crate) const STACK_VALUE_MAX: u32 = 256;
+
 /// Default number of keys a script map may hold (bpftrace's default is 4096).
 pub const DEFAULT_MAP_ENTRIES: u32 = 4096;
 
@@ -128,6 +133,8 @@ pub fn compile_with(
         program.expansions.fix(&mut d);
         d
     };
+    // Programs that keep values in a scratch buffer, and the largest buffer.
+    let (mut scratch_users, mut scratch_size) = (0u32, 0u32);
     for probe in &typed.probes {
         let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
@@ -135,6 +142,7 @@ pub fn compile_with(
         lower.helper_errors = options.helper_errors;
         lower.helper_site_base = helper_sites.len();
         lower.program_name = name.clone();
+        lower.scratch_index = scratch_users;
         let mut func = match (&program.items[probe.item], probe.stage) {
             (Item::Stream(st), Some(stage)) => {
                 lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
@@ -152,6 +160,10 @@ pub fn compile_with(
         let by_name: HashMap<&str, &Function> = subs.iter().map(|(n, f)| (n.as_str(), f)).collect();
         crate::link::check_stack(&func, &by_name).map_err(fail)?;
         let linked = crate::link::link(&func, &by_name);
+        if lower.scratch_size > 0 {
+            scratch_users += 1;
+            scratch_size = scratch_size.max(lower.scratch_size);
+        }
         programs.push(ProgramSpec {
             name: name.clone(),
             section: probe.resolved.section.clone(),
@@ -208,6 +220,16 @@ pub fn compile_with(
             key_size: 4,
             value_size: 4,
             max_entries: 1,
+            flags: 0,
+        });
+    }
+    if scratch_users > 0 {
+        elf_maps.push(ElfMap {
+            name: abi::SCRATCH_MAP.into(),
+            map_type: map_type::PERCPU_ARRAY,
+            key_size: 4,
+            value_size: scratch_size,
+            max_entries: scratch_users,
             flags: 0,
         });
     }
@@ -466,13 +488,16 @@ fn printf_spec(
     }
 }
 
-/// Where a value in memory lives.
+/// Where a value in memory lives. Offsets are checked to fit an
+/// instruction's 16 bits where they are used (a large record or scratch
+/// value may reach past them).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Place {
     /// A stack slot plus a byte offset.
-    Stack(Slot, i16),
-    /// A pointer held in a register (map value, ring-buffer record) plus an offset.
-    Ptr(VReg, i16),
+    Stack(Slot, i32),
+    /// A pointer held in a register (map value, ring-buffer record, the
+    /// scratch buffer) plus an offset.
+    Ptr(VReg, i32),
 }
 
 /// The widest access (at most `remaining` bytes) that is aligned at `at`, a
@@ -507,8 +532,8 @@ impl Place {
 
     pub(crate) fn offset(self, by: u32) -> Place {
         match self {
-            Place::Stack(s, o) => Place::Stack(s, o + by as i16),
-            Place::Ptr(r, o) => Place::Ptr(r, o + by as i16),
+            Place::Stack(s, o) => Place::Stack(s, o.saturating_add_unsigned(by)),
+            Place::Ptr(r, o) => Place::Ptr(r, o.saturating_add_unsigned(by)),
         }
     }
 }
@@ -568,6 +593,12 @@ pub(crate) struct Lower<'a> {
     /// `helper_site_base` (the sites of the programs lowered before).
     helper_sites: Vec<abi::HelperErrorSite>,
     helper_site_base: usize,
+    /// The program's scratch buffer (a pointer into `abi::SCRATCH_MAP`'s
+    /// entry `scratch_index`), looked up first thing when the body uses it.
+    scratch_base: VReg,
+    scratch_index: u32,
+    /// Bytes of scratch buffer the finished program needs (0: none).
+    scratch_size: u32,
 }
 
 impl<'a> Lower<'a> {
@@ -580,6 +611,7 @@ impl<'a> Lower<'a> {
         let mut asm = Asm::new();
         let ctx = asm.ctx();
         let exit = asm.label();
+        let scratch_base = asm.vreg();
         Lower {
             asm,
             typed,
@@ -601,6 +633,9 @@ impl<'a> Lower<'a> {
             helper_errors: abi::HelperErrors::Off,
             helper_sites: Vec::new(),
             helper_site_base: 0,
+            scratch_base,
+            scratch_index: 0,
+            scratch_size: 0,
         }
     }
 
@@ -616,9 +651,9 @@ impl<'a> Lower<'a> {
         self.asm.set_span(ast.span);
         for (name, t) in vars {
             let size = t.layout().size().max(8).next_multiple_of(8);
-            let slot = self.asm.stack(size);
-            self.zero(Place::Stack(slot, 0), size);
-            self.vars.insert(name, Place::Stack(slot, 0));
+            let place = self.value_place(size);
+            self.zero(place, size);
+            self.vars.insert(name, place);
         }
         self.exit_guard_prologue();
         self.task_filter_prologue();
@@ -632,6 +667,35 @@ impl<'a> Lower<'a> {
         self.asm.bind(exit);
         self.asm.set_span(ast.span);
         self.asm.ret(Src::Imm(0));
+        self.finish_function()
+    }
+
+    /// Ends the program: when its body kept values in the scratch buffer,
+    /// the buffer's lookup goes first (a program without large values pays
+    /// nothing), then registers are allocated.
+    pub(crate) fn finish_function(&mut self) -> Result<Function, AsmError> {
+        self.scratch_size = self.asm.scratch_size();
+        if self.scratch_size > 0 {
+            let start = self.asm.position();
+            self.asm.set_span(Span::DUMMY);
+            let key = self.asm.stack(8);
+            self.asm
+                .store_stack(key, 0, Src::Imm(self.scratch_index as i32), Width::DW);
+            let map = self.asm.vreg();
+            self.asm.map_ptr(map, abi::SCRATCH_MAP);
+            let key_ptr = self.asm.vreg();
+            self.asm.stack_addr(key_ptr, key, 0);
+            let base = self.scratch_base;
+            self.asm.call(
+                crate::asm::Helper::MAP_LOOKUP_ELEM,
+                &[Src::Reg(map), Src::Reg(key_ptr)],
+                Some(base),
+            );
+            // Never null for an index below the map's size; the verifier wants the check.
+            let exit = self.exit;
+            self.asm.br(crate::asm::Cond::Eq, base, Src::Imm(0), exit);
+            self.asm.move_to_start(start);
+        }
         std::mem::replace(&mut self.asm, Asm::new()).finish()
     }
 
@@ -683,6 +747,20 @@ impl<'a> Lower<'a> {
         self.asm.load(object, ctx, 8, Width::DW);
         let exit = self.exit;
         self.asm.br(crate::asm::Cond::Eq, object, Src::Imm(0), exit);
+    }
+
+    /// Memory for a value of `size` bytes that lives while the program
+    /// runs or until the statement ends: a stack slot, or for a value larger
+    /// than [`STACK_VALUE_MAX`], a place in the program's scratch buffer
+    /// (the stack holds 512 bytes in all).
+    pub(crate) fn value_place(&mut self, size: u32) -> Place {
+        let size = size.max(8).next_multiple_of(8);
+        if size > STACK_VALUE_MAX {
+            let at = self.asm.scratch(size);
+            Place::Ptr(self.scratch_base, at as i32)
+        } else {
+            Place::Stack(self.asm.stack(size), 0)
+        }
     }
 
     /// `-p PID`, `--cgroup` and `--cgroup-tree`: probes of providers whose
@@ -794,8 +872,19 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// Stores zeros over `size` bytes.
+    /// Stores zeros over `size` bytes (a long stretch in one helper call:
+    /// `bpf_probe_read_kernel` from address 0 fails at once and then zeroes
+    /// its destination, as the kernel documents).
     pub(crate) fn zero(&mut self, place: Place, size: u32) {
+        if size > STACK_VALUE_MAX {
+            let dst = self.addr(place);
+            self.asm.call(
+                crate::asm::Helper::PROBE_READ_KERNEL,
+                &[Src::Reg(dst), Src::Imm(size as i32), Src::Imm(0)],
+                None,
+            );
+            return;
+        }
         let mut off = 0;
         while off < size {
             let (w, n) = chunk(place.offset(off).base_offset(), size - off);
@@ -806,15 +895,27 @@ impl<'a> Lower<'a> {
 
     pub(crate) fn store(&mut self, place: Place, src: Src, w: Width) {
         match place {
-            Place::Stack(slot, off) => self.asm.store_stack(slot, off, src, w),
-            Place::Ptr(base, off) => self.asm.store(base, off, src, w),
+            Place::Stack(slot, off) => {
+                let off = self.asm.offset16(off);
+                self.asm.store_stack(slot, off, src, w)
+            }
+            Place::Ptr(base, off) => {
+                let off = self.asm.offset16(off);
+                self.asm.store(base, off, src, w)
+            }
         }
     }
 
     pub(crate) fn load(&mut self, dst: VReg, place: Place, w: Width) {
         match place {
-            Place::Stack(slot, off) => self.asm.load_stack(dst, slot, off, w),
-            Place::Ptr(base, off) => self.asm.load(dst, base, off, w),
+            Place::Stack(slot, off) => {
+                let off = self.asm.offset16(off);
+                self.asm.load_stack(dst, slot, off, w)
+            }
+            Place::Ptr(base, off) => {
+                let off = self.asm.offset16(off);
+                self.asm.load(dst, base, off, w)
+            }
         }
     }
 
@@ -822,20 +923,32 @@ impl<'a> Lower<'a> {
     pub(crate) fn addr(&mut self, place: Place) -> VReg {
         let r = self.asm.vreg();
         match place {
-            Place::Stack(slot, off) => self.asm.stack_addr(r, slot, off),
+            Place::Stack(slot, off) => {
+                let off = self.asm.offset16(off);
+                self.asm.stack_addr(r, slot, off)
+            }
             Place::Ptr(base, off) => {
                 self.asm.mov(r, Src::Reg(base));
                 if off != 0 {
-                    self.asm
-                        .alu(crate::asm::AluOp::Add, r, Src::Imm(off as i32));
+                    self.asm.alu(crate::asm::AluOp::Add, r, Src::Imm(off));
                 }
             }
         }
         r
     }
 
-    /// Copies `size` bytes from one place to another with loads and stores.
+    /// Copies `size` bytes from one place to another with loads and stores
+    /// (a long stretch in one `bpf_probe_read_kernel`).
     pub(crate) fn copy(&mut self, dst: Place, src: Place, size: u32) {
+        if size > STACK_VALUE_MAX {
+            let (to, from) = (self.addr(dst), self.addr(src));
+            self.asm.call(
+                crate::asm::Helper::PROBE_READ_KERNEL,
+                &[Src::Reg(to), Src::Imm(size as i32), Src::Reg(from)],
+                None,
+            );
+            return;
+        }
         let tmp = self.asm.vreg();
         let mut off = 0;
         while off < size {
@@ -854,9 +967,7 @@ impl<'a> Lower<'a> {
     /// A new stack slot big enough for `t` (not zeroed: what is written into
     /// it writes every byte, see [`Lower::write_into`]).
     pub(crate) fn temp(&mut self, t: &Type) -> Place {
-        let size = t.layout().size().max(8).next_multiple_of(8);
-        let slot = self.asm.stack(size);
-        Place::Stack(slot, 0)
+        self.value_place(t.layout().size())
     }
 
     pub(crate) fn ty(&self, e: &syntax::ast::Expr) -> Type {

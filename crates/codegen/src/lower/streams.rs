@@ -289,7 +289,7 @@ impl<'a> Lower<'a> {
         self.asm.bind(exit);
         self.asm.set_span(clause.span);
         self.asm.ret(Src::Imm(0));
-        std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
+        self.finish_function()
     }
 
     /// Records a hit of stage `index`: its first time (every hit's with
@@ -381,7 +381,7 @@ impl<'a> Lower<'a> {
         let exit = self.exit;
         self.asm.bind(exit);
         self.asm.ret(Src::Imm(0));
-        std::mem::replace(&mut self.asm, crate::asm::Asm::new()).finish()
+        self.finish_function()
     }
 
     /// `link KEY`s: writes each key into its slot's place in the record
@@ -456,7 +456,7 @@ impl<'a> Lower<'a> {
             self.asm.mov(bit, Src::Reg(filed));
             self.asm.alu(AluOp::And, bit, Src::Reg(mask));
             self.asm.br(Cond::Eq, bit, Src::Imm(0), next);
-            let key = Place::Ptr(record, link.key_offset as i16);
+            let key = Place::Ptr(record, link.key_offset as i32);
             let value = self.lookup_named(&link.map, key);
             self.asm.br(Cond::Eq, value, Src::Imm(0), next);
             let (a, b) = (self.asm.vreg(), self.asm.vreg());
@@ -690,7 +690,7 @@ impl<'a> Lower<'a> {
         self.vars.clear();
         for f in &spec.fields {
             self.vars
-                .insert(f.name.clone(), Place::Ptr(state, f.field.offset as i16));
+                .insert(f.name.clone(), Place::Ptr(state, f.field.offset as i32));
         }
         self.stream_record = Some((state, spec.clone()));
     }
@@ -826,12 +826,12 @@ impl<'a> Lower<'a> {
     pub(crate) fn stream_arg_place(&mut self, arg: &StreamArg) -> Option<Place> {
         let (state, spec) = self.stream_record.clone()?;
         match arg {
-            StreamArg::Comm => Some(Place::Ptr(state, STREAM_COMM_OFFSET as i16)),
+            StreamArg::Comm => Some(Place::Ptr(state, STREAM_COMM_OFFSET as i32)),
             StreamArg::Field(name) => spec
                 .fields
                 .iter()
                 .find(|f| &f.name == name)
-                .map(|f| Place::Ptr(state, f.field.offset as i16)),
+                .map(|f| Place::Ptr(state, f.field.offset as i32)),
             _ => None,
         }
     }

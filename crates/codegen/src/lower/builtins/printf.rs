@@ -67,7 +67,7 @@ pub(super) fn emit_formatted(l: &mut Lower<'_>, site: usize, args: &[syntax::ast
             for (((arg, t), field), scalar) in
                 args.iter().zip(&types).zip(&spec.args).zip(scalars)
             {
-                let place = Place::Ptr(rec, field.field.offset as i16);
+                let place = Place::Ptr(rec, field.field.offset as i32);
                 match scalar {
                     Some(v) => l.store(place, Src::Reg(v), scalar_width(t)),
                     None => l.write_into(arg, place, t),

@@ -1,10 +1,12 @@
 //! `strncmp(s1, s2, n)` (rule in `sema::builtins::strncmp`): 0 when the
 //! strings agree in their first `n` bytes or up to a NUL both share, else 1.
 //!
-//! The bytes are compared one by one, unrolled over the shorter string's
-//! buffer (bpftrace never reads past it) or a literal `n` when smaller; a
-//! literal string is compared against immediates, never materialised. A
-//! run-time `n` ends the comparison at each byte it does not reach.
+//! The bytes are compared one by one over the shorter string's buffer
+//! (bpftrace never reads past it) or a literal `n` when smaller, as `==`
+//! compares strings (`Lower::compare_bytes`: unrolled, or a loop for long
+//! strings); a literal string is compared against immediates, never
+//! materialised. A run-time `n` ends the comparison at the first byte it
+//! does not reach.
 
 use syntax::ast::ExprKind;
 
@@ -34,7 +36,7 @@ fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
     };
     let out = l.asm.vreg();
     let (differ, equal, done) = (l.asm.label(), l.asm.label(), l.asm.label());
-    let (c, d) = (l.asm.vreg(), l.asm.vreg());
+    let c = l.asm.vreg();
     match (literal(first), literal(second)) {
         (Some(a), Some(b)) => {
             // Both known: the answer is too (a run-time `n` still decides how far).
@@ -76,15 +78,7 @@ fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
             let (a, asize) = l.mem(first);
             let (b, bsize) = l.mem(second);
             let count = asize.min(bsize).min(limit);
-            for i in 0..count {
-                if let Some(n) = runtime_n {
-                    l.asm.br(Cond::Le, n, Src::Imm(i as i32), equal);
-                }
-                l.load(c, a.offset(i), Width::B);
-                l.load(d, b.offset(i), Width::B);
-                l.asm.br(Cond::Ne, c, Src::Reg(d), differ);
-                l.asm.br(Cond::Eq, c, Src::Imm(0), equal);
-            }
+            l.compare_bytes(a, b, count, runtime_n, differ, equal);
         }
     }
     l.asm.bind(equal);
