@@ -411,6 +411,9 @@ pub struct RunSettings {
     /// `log_size`: bytes of the buffer the kernel's verifier writes its log
     /// to when a program fails to load; `None`: as large as the log needs.
     pub log_size: Option<u32>,
+    /// `str_trunc_trailer`: printed after a string that fills its buffer
+    /// without a NUL (one `str()` cut at `max_strlen`).
+    pub str_trunc_trailer: String,
 }
 
 impl Default for RunSettings {
@@ -420,6 +423,7 @@ impl Default for RunSettings {
             print_maps_on_exit: true,
             max_cat_bytes: 10240,
             log_size: None,
+            str_trunc_trailer: "..".into(),
         }
     }
 }

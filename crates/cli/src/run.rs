@@ -115,6 +115,7 @@ pub fn run(
     mut opts: RunOptions<'_>,
 ) -> Result<u8, RunError> {
     let manifest = session.manifest().clone();
+    output::set_string_trailer(manifest.settings.str_trunc_trailer.as_bytes());
     let target = opts.pid.map(ProcessWatch::new);
     let mut pump = Pump {
         manifest: &manifest,

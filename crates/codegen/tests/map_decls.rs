@@ -136,6 +136,7 @@ fn config_license_and_run_settings() {
             print_maps_on_exit: false,
             max_cat_bytes: 7,
             log_size: Some(4096),
+            str_trunc_trailer: "..".into(),
         }
     );
     // libbpf still opens it.

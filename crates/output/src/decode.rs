@@ -16,6 +16,33 @@ const MAX_LHIST_BUCKETS: usize = 1002;
 /// page or so); also bounds what garbage specs can allocate.
 const MAX_ARRAY_LEN: usize = 1 << 16;
 
+/// What follows a string that fills its buffer without a NUL: bpftrace's
+/// sign that `str()` cut it (`str_trunc_trailer`, `..` by default). One
+/// setting for the process, made once the script's config is known
+/// ([`set_string_trailer`]), so every decoder (printf arguments, map keys
+/// and values, stream fields; text and JSON alike) marks such strings.
+static STRING_TRAILER: std::sync::RwLock<Vec<u8>> = std::sync::RwLock::new(Vec::new());
+/// Whether [`STRING_TRAILER`] was set (until then the default, `..`).
+static STRING_TRAILER_SET: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Sets what follows a string cut at its size (`str_trunc_trailer`).
+pub fn set_string_trailer(trailer: &[u8]) {
+    if let Ok(mut t) = STRING_TRAILER.write() {
+        *t = trailer.to_vec();
+        STRING_TRAILER_SET.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+fn string_trailer() -> Vec<u8> {
+    if !STRING_TRAILER_SET.load(std::sync::atomic::Ordering::Acquire) {
+        return b"..".to_vec();
+    }
+    STRING_TRAILER
+        .read()
+        .map_or_else(|_| b"..".to_vec(), |t| t.clone())
+}
+
 /// Decodes one value laid out as `layout` at the start of `bytes`.
 pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
     match layout {
@@ -36,8 +63,16 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
         }
         Layout::Str { size } => {
             let buf = field(bytes, 0, *size as usize);
-            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-            Value::Str(buf[..end].to_vec())
+            match buf.iter().position(|&b| b == 0) {
+                Some(end) => Value::Str(buf[..end].to_vec()),
+                // No NUL: a string `str()` cut at its size (see `set_string_trailer`).
+                None if buf.len() == *size as usize && *size > 0 => {
+                    let mut text = buf.to_vec();
+                    text.extend_from_slice(&string_trailer());
+                    Value::Str(text)
+                }
+                None => Value::Str(buf.to_vec()),
+            }
         }
         Layout::Bool => Value::Bool(bytes.first().is_some_and(|&b| b != 0)),
         Layout::Pointer => Value::Pointer(read_uint(bytes, 8)),

@@ -43,7 +43,7 @@ pub mod value;
 
 pub use decode::{
     decode, decode_key, decode_map, decode_map_with, map_kind, merge_entry, merge_into,
-    merge_value, merged_value_size,
+    merge_value, merged_value_size, set_string_trailer,
 };
 pub use flat::{FlatMap, RawEntries};
 pub use json::JsonSink;

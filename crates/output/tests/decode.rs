@@ -91,11 +91,14 @@ fn integers_sign_extend_and_strings_stop_at_nul() {
         decode(&Layout::Str { size: 8 }, b"ab\0cd\0\0\0"),
         Value::str("ab")
     );
-    // Unterminated: the buffer size bounds it.
+    // Unterminated: the buffer size bounds it, and bpftrace's trailer says
+    // it was cut (`..` unless `str_trunc_trailer` says; the cli sets it).
     assert_eq!(
         decode(&Layout::Str { size: 3 }, b"abcdef"),
-        Value::str("abc")
+        Value::str("abc..")
     );
+    // A short record (missing bytes read as zero) is not a cut string.
+    assert_eq!(decode(&Layout::Str { size: 8 }, b"abc"), Value::str("abc"));
 }
 
 #[test]

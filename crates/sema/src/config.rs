@@ -225,7 +225,7 @@ pub static KEYS: &[Key] = &[
         name: "str_trunc_trailer",
         kind: Kind::Text,
         default: || ConfigValue::Str("..".into()),
-        effect: Effect::Unavailable("weft does not mark the strings str() truncates yet"),
+        effect: Effect::Applied,
         help: "what is printed after a string str() truncated",
     },
     Key {

@@ -223,6 +223,11 @@ case!(
     err_strncmp,
     "BEGIN { @a = strncmp(\"a\", 1, 1); @b = strncmp(\"a\", \"b\", \"c\"); @c = strncmp(\"a\", \"b\"); }"
 );
+// A script struct's `char[5]` is a 6-byte string: five characters print whole.
+case!(
+    ok_script_char_array_has_room_for_its_nul,
+    "struct F { char s[5]; } BEGIN { $p = (struct F *)0; $a = $p->s; $b = str($p, 3); $c = str($p); }"
+);
 case!(
     ok_delete_as_a_value,
     "BEGIN { @a[1] = 1; @s = 1; $x = delete(@a, 2); if (delete(@s)) { exit(); } @n = !delete(@a[1]); }"

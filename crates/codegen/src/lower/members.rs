@@ -161,12 +161,19 @@ impl Lower<'_> {
             return;
         };
         let src = self.member_addr(e);
-        // The helper stops at the NUL and leaves the rest as it was.
+        // The helper stops at the NUL and leaves the rest as it was. A
+        // `char[N]` of a script's struct is a string of N + 1 bytes: all N
+        // characters and a NUL (the read may look at the byte after the
+        // array, and puts the NUL over it).
         self.zero_range(place, 0, size);
         let dst = self.addr(place);
         self.checked_call(
             Helper::PROBE_READ_STR,
-            &[Src::Reg(dst), Src::Imm(len.min(size) as i32), Src::Reg(src)],
+            &[
+                Src::Reg(dst),
+                Src::Imm((len + 1).min(size) as i32),
+                Src::Reg(src),
+            ],
             true,
         );
     }

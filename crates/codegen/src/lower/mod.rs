@@ -310,6 +310,7 @@ pub fn compile_with(
             print_maps_on_exit: typed.config.print_maps_on_exit(),
             max_cat_bytes: typed.config.max_cat_bytes(),
             log_size: typed.config.log_size(),
+            str_trunc_trailer: typed.config.str_trunc_trailer(),
         },
     };
     Ok(Compiled {
@@ -970,7 +971,15 @@ impl<'a> Lower<'a> {
         self.value_place(t.layout().size())
     }
 
+    /// The type of `e`'s value; for a variable, the type it is stored as
+    /// (the widest of its assignments: a read where it holds a shorter
+    /// string is typed narrower, but the bytes are laid out as stored).
     pub(crate) fn ty(&self, e: &syntax::ast::Expr) -> Type {
+        if let syntax::ast::ExprKind::Var(name) = &e.kind
+            && let Some(t) = self.probe.vars.get(self.probe.var_key(e.id, name))
+        {
+            return t.clone();
+        }
         self.probe.types.get(&e.id).cloned().unwrap_or(Type::I64)
     }
 

@@ -1,9 +1,11 @@
 //! `str(ptr[, len])`: the NUL-terminated string at `ptr`.
 //!
-//! What it does: reads at most `len` bytes (default and most `max_strlen`:
-//! 64, bpftrace 0.17's, unless the config or `BPFTRACE_MAX_STRLEN` says) of
-//! a string from kernel or user memory, stopping at its NUL; a string value
-//! gives itself, cut to `len`.
+//! What it does: reads a string from kernel or user memory, stopping at its
+//! NUL: up to `max_strlen` characters (64, bpftrace 0.17's size, unless the
+//! config or `BPFTRACE_MAX_STRLEN` says; up to 16384), and a string that
+//! long prints with the truncation trailer (`..`), as in bpftrace's current
+//! release; with `len`, at most `len` bytes, its NUL included. A string
+//! value gives itself, cut to `len`.
 //!
 //! Example: `tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }`
 //!

@@ -405,9 +405,12 @@ impl Checker<'_> {
                     signed: true,
                 },
             ),
-            CType::Array { elem, len } if **elem == CType::Char => {
-                (MemberValue::Chars { len: *len }, Type::Str { size: *len })
-            }
+            // A byte more than the array, as bpftrace has it: a `char[N]`
+            // holding N characters prints whole, never as a cut string.
+            CType::Array { elem, len } if **elem == CType::Char => (
+                MemberValue::Chars { len: *len },
+                Type::Str { size: *len + 1 },
+            ),
             t @ CType::Array { .. } if let Some(t) = self.script_value_type(t, 0) => (
                 MemberValue::Array {
                     size: t.layout().size(),
