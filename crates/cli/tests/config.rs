@@ -5,7 +5,8 @@
 //! - `print_maps_on_exit`: the maps are not printed at exit (bpftrace's two
 //!   newlines still are).
 //! - `license`: the programs load under another GPL-compatible licence.
-//! - `max_strlen`: `str()` keeps at most that many bytes, NUL included.
+//! - `max_strlen`: `str()` keeps at most that many characters; a longer
+//!   string prints cut, with bpftrace's `..` trailer.
 //! - `max_cat_bytes`: `cat()` prints at most that many bytes of the file.
 //! - `stack_mode`: `raw` prints addresses; the environment's `perf` wins
 //!   over the script's `raw`; `build_id` gives the workload's build id and
@@ -89,22 +90,22 @@ static CASES: &[Case] = &[
     },
     Case {
         name: "max_strlen",
-        script: "config = { max_strlen = 8 } tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev/nu\"/ { @[str(args->filename)] = count(); }",
+        script: "config = { max_strlen = 8 } tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev/nul\"/ { @[str(args->filename)] = count(); }",
         steps: "openat /dev/null 3",
         env: &[],
         check: |out| {
             ok(out);
-            assert_eq!(out.stdout, "\n\n@[/dev/nu]: 3\n");
+            assert_eq!(out.stdout, "\n\n@[/dev/nul..]: 3\n");
         },
     },
     Case {
         name: "BPFTRACE_MAX_STRLEN wins over the script",
-        script: "config = { max_strlen = 8 } tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev\"/ { @[str(args->filename)] = count(); }",
+        script: "config = { max_strlen = 8 } tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args->filename) == \"/dev/\"/ { @[str(args->filename)] = count(); }",
         steps: "openat /dev/null 3",
         env: &[("BPFTRACE_MAX_STRLEN", "5")],
         check: |out| {
             ok(out);
-            assert_eq!(out.stdout, "\n\n@[/dev]: 3\n");
+            assert_eq!(out.stdout, "\n\n@[/dev/..]: 3\n");
         },
     },
     Case {

@@ -626,7 +626,8 @@ fn builtins_and_str_length() {
         &format!("openat {p} 2"),
         &[],
     );
-    let prefix: String = p.chars().take(5).collect();
+    // `str(s, 5)` reads 5 bytes with the NUL, as bpftrace's current release does.
+    let prefix: String = p.chars().take(4).collect();
     assert!(
         out.stdout
             .contains(&format!("@[{prefix}, 0, 0, true, true]: 2\n")),

@@ -87,3 +87,36 @@ fn variables_and_keys_keep_the_widest_string() {
          @[hi, (hellolongstr, 2)]: 1\n@[hellolongstr, (hi, 5)]: 2\n"
     );
 }
+
+#[test]
+fn string_bytes_and_strings_behind_pointers_to_pointers() {
+    require_root!();
+    // `s[i]` is a char; a run-time index past the buffer reads 0.
+    let out = run_weft(
+        &[
+            "-q",
+            "-e",
+            "BEGIN { $a = \"foo\"; $i = (uint64)10; $j = (uint64)1; \
+               printf(\"%c%c|%d|%d\\n\", $a[0], $a[$j], $a[$i], $a[3]); }",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "fo|0|0\n\n\n");
+    // `args.argv` is a `const char *const *`: its elements are strings,
+    // cut by a literal or a run-time length (bytes with the NUL).
+    let out = run_weft(
+        &[
+            "-q",
+            "-c",
+            "/bin/true zztest",
+            "-e",
+            "tracepoint:syscalls:sys_enter_execve /pid == cpid/ { $n = (uint16)5; \
+               printf(\"%s|%s|%s|%s\\n\", str(args.argv[0]), str(args.argv[1], 5), \
+                 str(args->argv[1], $n), str(args.argv[1])); }",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "/bin/true|zzte|zzte|zztest\n\n\n");
+}

@@ -726,6 +726,13 @@ impl<'a> Checker<'a> {
                 if let Type::Array { elem, len } = &base {
                     return self.array_index(s, e, index, elem, *len);
                 }
+                // A string's byte, a `char` (0 past the string's buffer).
+                if base.is_str() {
+                    return Type::Int {
+                        size: 1,
+                        signed: true,
+                    };
+                }
                 let field = s.probe.fields.get(&expr.id).map(|f| f.field.clone());
                 match (field, &index.kind) {
                     (Some(f), ExprKind::Int { value, .. })

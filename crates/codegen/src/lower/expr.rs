@@ -124,6 +124,9 @@ impl Lower<'_> {
             ExprKind::Index { .. } if self.probe.members.contains_key(&e.id) => {
                 self.member_scalar(e)
             }
+            ExprKind::Index { expr, index } if self.ty(expr).is_str() => {
+                self.string_byte(expr, index)
+            }
             ExprKind::Index { expr, index } => {
                 let ExprKind::Int { value, .. } = index.kind else {
                     return self.constant(0);
@@ -371,6 +374,31 @@ impl Lower<'_> {
                 l
             }
         }
+    }
+
+    /// `s[i]`: the string's byte at `i` as a `char`, or 0 past its buffer
+    /// (a run-time index is checked against it, which the verifier needs).
+    fn string_byte(&mut self, string: &Expr, index: &Expr) -> VReg {
+        let (place, size) = self.mem(string);
+        let r = self.asm.vreg();
+        match index.kind {
+            ExprKind::Int { value, .. } if value < u64::from(size) => {
+                self.load(r, place.offset(value as u32), Width::B)
+            }
+            ExprKind::Int { .. } => self.asm.mov(r, Src::Imm(0)),
+            _ => {
+                let i = self.scalar(index);
+                let done = self.asm.label();
+                self.asm.mov(r, Src::Imm(0));
+                self.asm.br(Cond::Ge, i, Src::Imm(size as i32), done);
+                let at = self.addr(place);
+                self.asm.alu(AluOp::Add, at, Src::Reg(i));
+                self.asm.load(r, at, 0, Width::B);
+                self.asm.bind(done);
+            }
+        }
+        self.normalise(r, 1, true);
+        r
     }
 
     /// `args->field` (plus `extra` bytes, for `args->array[i]`) loaded from the tracepoint record.

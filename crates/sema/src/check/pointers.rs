@@ -76,9 +76,14 @@ impl Checker<'_> {
     /// `None` for `void` and types weft does not know.
     pub(super) fn c_value_type(&self, c: &str) -> Option<Type> {
         let c = c.trim();
-        if c.ends_with('*') {
+        // A pointer, qualifiers after its last `*` dropped (`const char *const`).
+        if let Some(star) = c.rfind('*')
+            && c[star + 1..]
+                .split_whitespace()
+                .all(|w| matches!(w, "const" | "volatile" | "restrict" | "__restrict"))
+        {
             return Some(Type::Pointer {
-                c_type: c.to_string(),
+                c_type: c[..=star].to_string(),
             });
         }
         let name = unqualified(c);
