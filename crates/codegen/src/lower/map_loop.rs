@@ -203,9 +203,9 @@ impl Lower<'_> {
             asm.load(r, anchor, CARRIED_WORDS + 8 * i as i16, Width::DW);
             reloaded.insert(v.0, r);
         }
-        let from_context = |slot: Slot, off: i16| {
-            let at = slot.offset() + off as i32 - context.offset();
-            Place::Ptr(anchor, at as i16)
+        let from_context = |slot: Slot, off: i32| {
+            let at = slot.offset() + off - context.offset();
+            Place::Ptr(anchor, at)
         };
         let vars = self
             .vars
@@ -261,7 +261,18 @@ impl Lower<'_> {
         self.asm.bind(stop);
         self.asm.ret(Src::Imm(1));
 
+        // A value too long for the stack lives in the program's scratch
+        // buffer, which the callback has no pointer to: refused here rather
+        // than loaded wrong.
+        let scratch = self.asm.scratch_size();
+        let span = self.asm.span();
         let inner = self.swap_function(outer);
+        if scratch > 0 {
+            return Err(AsmError::StackTooLarge {
+                span,
+                needed: crate::asm::MAX_STACK + scratch,
+            });
+        }
         inner.asm.finish()
     }
 }
