@@ -37,8 +37,12 @@ const REG_NAMES: [&str; 21] = [
     "orig_ax", "ip", "cs", "flags", "sp", "ss",
 ];
 
-/// The offset in `struct pt_regs` of the register `reg("NAME")` reads.
+/// The offset in `struct pt_regs` of the register `reg("NAME")` reads;
+/// `pc` is `ip`, as bpftrace names it on every architecture.
 pub fn reg_offset(name: &str) -> Option<u32> {
+    if name == "pc" {
+        return Some(IP_OFFSET);
+    }
     REG_NAMES
         .iter()
         .position(|n| *n == name)
@@ -150,5 +154,13 @@ mod tests {
         for (i, n) in ["rdi", "rsi", "rdx", "rcx", "r8", "r9"].iter().enumerate() {
             assert_eq!(register(n).map(|r| r.offset), Some(ARG_OFFSETS[i]));
         }
+    }
+
+    /// `reg("pc")` is the instruction pointer, as in bpftrace.
+    #[test]
+    fn pc_is_ip() {
+        assert_eq!(reg_offset("pc"), Some(IP_OFFSET));
+        assert_eq!(reg_offset("ip"), Some(IP_OFFSET));
+        assert_eq!(reg_offset("rip"), None);
     }
 }

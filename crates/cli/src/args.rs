@@ -52,6 +52,8 @@ OPTIONS:
                       reads too): the first failure of each call as it happens, counts at exit
     -I DIR            look for #include'd headers in DIR first (repeatable)
     --include FILE    read FILE as if the script began with #include \"FILE\" (repeatable)
+    --debuginfo DIR   look for user binaries' separate debug files (NAME.debug, by debug link or
+                      build id) and split DWARF (.dwo, .dwp) in DIR too (repeatable)
     -q                quiet: no 'Attached N probes' line
     --no-warnings     print no warnings (errors still)
     --dry-run         compile, load and attach every probe, then detach and exit
@@ -151,6 +153,9 @@ pub struct Args {
     pub helper_errors: abi::HelperErrors,
     /// `-I DIR` and `--include FILE`.
     pub includes: sema::Includes,
+    /// `--debuginfo DIR` (repeatable): where user binaries' separate debug
+    /// files and split DWARF (`.dwo`, `.dwp`) are looked for too.
+    pub debuginfo: Vec<String>,
     pub verbose: bool,
     /// `--stats`: BPF run statistics and weft's own cost, reported at exit.
     pub stats: bool,
@@ -234,6 +239,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "--emit-elf",
     "-I",
     "--include",
+    "--debuginfo",
     "--probe-filter",
     "--mode",
 ];
@@ -409,6 +415,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
             "-kk" => out.helper_errors = abi::HelperErrors::WithReads,
             "-I" => out.includes.dirs.push(value(&mut i, "-I")?),
             "--include" => out.includes.files.push(value(&mut i, "--include")?),
+            "--debuginfo" => out.debuginfo.push(value(&mut i, "--debuginfo")?),
             "--stats" => out.stats = true,
             "-v" | "--verbose" => out.verbose = true,
             "--info" => out.info = true,

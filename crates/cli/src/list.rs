@@ -25,7 +25,7 @@ use source::SourceMap;
 use crate::args::{Args, ListTarget};
 
 pub fn run(target: &ListTarget, args: &Args) -> ExitCode {
-    let kernel = SysKernelInfo::new();
+    let kernel = SysKernelInfo::with_debuginfo_dirs(args.debuginfo.clone());
     let lines = match target {
         ListTarget::Search(search) => search_lines(search, args, &kernel),
         ListTarget::Script => script_lines(args, &kernel),

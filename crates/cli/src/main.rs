@@ -139,7 +139,7 @@ fn agent_command(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
 fn trace(args: &Args) -> Result<u8, String> {
     let mut sources = SourceMap::new();
     let file = read_script(args, &mut sources)?;
-    let kernel = SysKernelInfo::new();
+    let kernel = SysKernelInfo::with_debuginfo_dirs(args.debuginfo.clone());
     let emit_only = args.dump.is_some() || args.emit_elf.is_some();
     if let (Some(pid), false) = (args.pid, emit_only) {
         process_exists(pid).map_err(|e| format!("ERROR: {e}"))?;

@@ -88,6 +88,12 @@ pub trait KernelInfo {
         Vec::new()
     }
 
+    /// Directories given with `--debuginfo`, where a user binary's separate
+    /// debug file, `.dwo` and `.dwp` files are looked for too.
+    fn debuginfo_dirs(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The kernel's BTF (`/sys/kernel/btf/vmlinux`), read on first use:
     /// fentry/fexit parameters, typed raw tracepoint arguments, struct layouts.
     fn btf(&self) -> Result<&Btf, KernelInfoError> {

@@ -164,6 +164,10 @@ impl crate::KernelInfo for Memoized<'_> {
         self.inner.executable_search_path()
     }
 
+    fn debuginfo_dirs(&self) -> Vec<String> {
+        self.inner.debuginfo_dirs()
+    }
+
     fn btf(&self) -> Result<&crate::Btf, crate::KernelInfoError> {
         self.inner.btf()
     }

@@ -13,12 +13,22 @@ use crate::tracefs::Tracefs;
 
 /// The live kernel. Reads nothing until asked; tracefs is found (or mounted)
 /// on the first tracepoint question.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SysKernelInfo;
+#[derive(Debug, Default, Clone)]
+pub struct SysKernelInfo {
+    /// `--debuginfo DIR`s: where separate and split debug files are looked for too.
+    debuginfo_dirs: Vec<String>,
+}
 
 impl SysKernelInfo {
     pub fn new() -> SysKernelInfo {
-        SysKernelInfo
+        SysKernelInfo::default()
+    }
+
+    /// The same, with `--debuginfo` directories to find user binaries' DWARF in.
+    pub fn with_debuginfo_dirs(dirs: Vec<String>) -> SysKernelInfo {
+        SysKernelInfo {
+            debuginfo_dirs: dirs,
+        }
     }
 
     fn tracefs(&self) -> Result<&'static Tracefs, KernelInfoError> {
@@ -133,6 +143,10 @@ impl KernelInfo for SysKernelInfo {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    fn debuginfo_dirs(&self) -> Vec<String> {
+        self.debuginfo_dirs.clone()
     }
 
     fn executable_search_path(&self) -> Vec<String> {

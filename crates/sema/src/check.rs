@@ -32,6 +32,36 @@ mod stream_checks;
 mod values;
 
 use items::{Instance, Items, Role, apply_decls};
+
+/// True when the script uses `args` or names a struct or union type (in a
+/// cast, `sizeof`, `offsetof` or a declaration): what a user binary's DWARF
+/// types are read for.
+fn needs_c_types(program: &Program) -> bool {
+    use syntax::visit::{VisitMut, walk_expr};
+    struct Finder(bool);
+    impl VisitMut for Finder {
+        fn visit_expr(&mut self, e: &mut Expr) {
+            if matches!(&e.kind, ExprKind::Ident(n) if n == "args") {
+                self.0 = true;
+            }
+            walk_expr(self, e);
+        }
+        fn visit_type(&mut self, t: &mut TypeName) {
+            if t.base.starts_with("struct ") || t.base.starts_with("union ") {
+                self.0 = true;
+            }
+            syntax::visit::walk_type(self, t);
+        }
+    }
+    let mut finder = Finder(false);
+    // The walk takes the tree mutably; it changes nothing.
+    let mut items = program.items.clone();
+    syntax::visit::walk_items(&mut finder, &mut items);
+    finder.0
+}
+
+/// A uprobe's parameters read as `args` fields, and those left out with why.
+type UprobeArgs = (ktypes::TracepointFormat, Vec<(String, String)>);
 pub(crate) mod members;
 
 pub use call::CallCheck;
@@ -137,7 +167,7 @@ pub fn check(
     let range_iter = std::cell::OnceCell::new();
     // The script's C definitions; kernel structs they hold by value are
     // sized through BTF, read only when there are definitions.
-    let script_types = if program
+    let mut script_types = if program
         .items
         .iter()
         .any(|i| matches!(i, Item::StructDef(_)))
@@ -148,6 +178,27 @@ pub fn check(
     } else {
         crate::ctypes::ScriptTypes::default()
     };
+    // The structs and unions of each uprobe binary's DWARF, below the
+    // script's own, read when the script names a struct or uses `args`.
+    let has_uprobes = instances
+        .iter()
+        .any(|i| matches!(i.resolved.context, Context::Uprobe { .. }));
+    let wanted = has_uprobes && needs_c_types(program);
+    let mut user_binaries: Vec<&str> = instances
+        .iter()
+        .filter(|_| wanted)
+        .filter_map(|i| match (&i.resolved.context, &i.resolved.attach) {
+            (Context::Uprobe { .. }, abi::Attach::Uprobe { path, .. }) => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    user_binaries.sort_unstable();
+    user_binaries.dedup();
+    for path in user_binaries {
+        if let Ok(info) = crate::providers::debuginfo::debug_info(path, kernel) {
+            script_types.add_debug_records(&info);
+        }
+    }
     let kallsyms = crate::builtins::kaddr::Kallsyms::new();
     for _ in 0..4 {
         let mut checker = Checker::new(
@@ -357,6 +408,7 @@ impl<'a> Checker<'a> {
                     builtins: HashMap::new(),
                     calls: HashMap::new(),
                     fields: HashMap::new(),
+                    args_fields: Vec::new(),
                     members: HashMap::new(),
                     maps: HashMap::new(),
                     vars: Default::default(),
@@ -457,9 +509,9 @@ impl<'a> Checker<'a> {
             self.error(diag::unknown_c_type(t.span, base));
             return None;
         }
-        if let (0, Some(len)) = (t.pointer_depth, t.array_len) {
-            // `int8[8]`; `int8[]` (length 0 here) takes its length from
-            // what is cast (see `Checker::cast_to_array`).
+        if let Some(len) = t.array_len {
+            // `int8[8]`, `struct Foo *[2]`; `int8[]` (length 0 here) takes
+            // its length from what is cast (see `Checker::cast_to_array`).
             let elem = self.type_name(
                 s,
                 &TypeName {
@@ -475,10 +527,6 @@ impl<'a> Checker<'a> {
                 elem: Box::new(elem),
                 len,
             });
-        }
-        if t.pointer_depth > 0 {
-            self.error(diag::not_supported_yet(t.span, "arrays of pointers"));
-            return None;
         }
         let int = |size: u8, signed: bool| Some(Type::Int { size, signed });
         match t.base.as_str() {
@@ -624,6 +672,11 @@ impl<'a> Checker<'a> {
                 }
             },
             ExprKind::Field { expr, name, arrow } => {
+                if matches!(&expr.kind, ExprKind::Ident(n) if n == "args")
+                    && let Some(args) = self.uprobe_args(s)
+                {
+                    return self.uprobe_arg_field(s, e, args, name);
+                }
                 let base = self.expr(s, expr);
                 match (&base, &s.probe.resolved.context) {
                     (
@@ -847,9 +900,99 @@ impl<'a> Checker<'a> {
         Type::I64
     }
 
+    /// A uprobe's parameters as `args` fields (with the ones left out and
+    /// why), from the binary's DWARF; `None` outside uprobes.
+    fn uprobe_args(&self, s: &Scope) -> Option<Result<UprobeArgs, String>> {
+        let resolved = &s.probe.resolved;
+        let Context::Uprobe { retprobe, func } = &resolved.context else {
+            return None;
+        };
+        let abi::Attach::Uprobe { path, .. } = &resolved.attach else {
+            return None;
+        };
+        if *retprobe {
+            return Some(Err("a uretprobe runs when the function returns, when its argument registers hold other values: read `args` in a uprobe on the same function (keep what you need in a map keyed by tid)".into()));
+        }
+        if !resolved.name.ends_with(&format!(":{func}")) {
+            return Some(Err(format!(
+                "`args` are the parameters at the entry of a function, and this probe is not at the entry of `{func}`"
+            )));
+        }
+        let kernel = self.kernel?;
+        let debuginfo = crate::providers::debuginfo::debug_info(path, kernel);
+        Some(debuginfo.and_then(|info| {
+            info.functions
+                .get(func.as_str())
+                .map(crate::providers::debuginfo::uprobe_args)
+                .ok_or_else(|| {
+                    format!("the DWARF of {path} does not describe the function `{func}`")
+                })
+        }))
+    }
+
+    /// `args.NAME` / `args->NAME` in a uprobe: the parameter's register.
+    fn uprobe_arg_field(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        args: Result<UprobeArgs, String>,
+        name: &str,
+    ) -> Type {
+        let probe = s.probe.resolved.name.clone();
+        let (format, left_out) = match args {
+            Ok(a) => a,
+            Err(why) => {
+                self.error(diag::uprobe_args_unknown(e.span, &probe, &why));
+                return Type::I64;
+            }
+        };
+        if let Some(field) = format.field(name) {
+            let t = field_type(field);
+            let field = field.clone();
+            s.probe.fields.insert(e.id, FieldAccess { field });
+            return t;
+        }
+        if let Some((_, why)) = left_out.iter().find(|(n, _)| n == name) {
+            self.error(diag::member_not_supported(e.span, "args", name, why));
+            return Type::I64;
+        }
+        let mut names: Vec<&str> = format.fields.iter().map(|f| f.name.as_str()).collect();
+        names.extend(left_out.iter().map(|(n, _)| n.as_str()));
+        self.error(diag::no_such_field(e.span, name, &probe, &names));
+        Type::I64
+    }
+
     fn ident(&mut self, s: &mut Scope, e: &Expr, name: &str) -> Type {
         // `__builtin_comm` is `comm` (bpftrace's standard library wraps each builtin so).
         let name = name.strip_prefix("__builtin_").unwrap_or(name);
+        // A uprobe's `args` as a value: a record of its parameters.
+        if name == "args"
+            && let Some(args) = self.uprobe_args(s)
+        {
+            return match args {
+                Ok((format, _)) => {
+                    let var = crate::typed::BuiltinVar {
+                        name: "args",
+                        index: 0,
+                    };
+                    s.probe.builtins.insert(e.id, var);
+                    let t = Type::Record(
+                        format
+                            .fields
+                            .iter()
+                            .map(|f| (f.name.clone(), field_type(f).stored()))
+                            .collect(),
+                    );
+                    s.probe.args_fields = format.fields;
+                    t
+                }
+                Err(why) => {
+                    let probe = s.probe.resolved.name.clone();
+                    self.error(diag::uprobe_args_unknown(e.span, &probe, &why));
+                    Type::I64
+                }
+            };
+        }
         match crate::builtins::variable_def(name) {
             Some((def, index)) => match (def.ty)(&s.probe.resolved.context, index, self.config) {
                 Ok(t) => {

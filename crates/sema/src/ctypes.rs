@@ -175,6 +175,50 @@ impl ScriptTypes {
         (types, diags)
     }
 
+    /// Adds the structs and unions of a user binary's DWARF that the script
+    /// does not define itself (its own definitions hide them, as in
+    /// bpftrace): a uprobe's `args`, casts and members then use them as the
+    /// script's own. Bitfield members are left out (not read yet).
+    pub fn add_debug_records(&mut self, info: &uelf::dwarf::DebugInfo) {
+        for record in info.records.values() {
+            let c_name = normalise(&record.c_name);
+            if self.records.contains_key(&c_name) {
+                continue;
+            }
+            let members: Vec<CMember> = record
+                .members
+                .iter()
+                .filter(|m| m.bit_size == 0)
+                .map(|m| CMember {
+                    name: m.name.clone(),
+                    offset: m.offset,
+                    ty: debug_ctype(&m.ty),
+                })
+                .collect();
+            let align = if record.size >= 8 {
+                8
+            } else {
+                record.size.next_power_of_two().max(1)
+            };
+            self.records.insert(
+                c_name.clone(),
+                CRecord {
+                    c_name,
+                    size: record.size,
+                    align,
+                    members,
+                },
+            );
+        }
+        for (alias, c_name) in &info.aliases {
+            if !self.records.contains_key(alias)
+                && let Some(r) = self.records.get(&normalise(c_name)).cloned()
+            {
+                self.records.insert(alias.clone(), r);
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.records.is_empty() && self.enumerators.is_empty()
     }
@@ -301,6 +345,42 @@ impl ScriptTypes {
         let btf = btf?;
         let id = btf.find(kind::TYPEDEF, &base)?;
         Some(btf.size_of(id))
+    }
+}
+
+/// A DWARF type as the type of a member: a plain `char` array is a string,
+/// as for the script's own definitions; what weft does not read (floats,
+/// functions) is kept as bytes.
+fn debug_ctype(t: &uelf::dwarf::DebugType) -> CType {
+    use uelf::dwarf::TypeKind;
+    let bytes = |size: u32| CType::Array {
+        elem: Box::new(CType::Int {
+            size: 1,
+            signed: false,
+        }),
+        len: size,
+    };
+    match &t.kind {
+        TypeKind::Int { size, signed } => match u8::try_from(*size) {
+            Ok(size) => CType::Int {
+                size,
+                signed: *signed,
+            },
+            Err(_) => bytes(*size),
+        },
+        TypeKind::Char { signed: true } => CType::Char,
+        TypeKind::Char { signed: false } => CType::Int {
+            size: 1,
+            signed: false,
+        },
+        TypeKind::Float { size } => bytes(*size),
+        TypeKind::Pointer => CType::Pointer(t.c_type.clone()),
+        TypeKind::Array { elem, len } => CType::Array {
+            elem: Box::new(debug_ctype(elem)),
+            len: *len,
+        },
+        TypeKind::Record { .. } => CType::Record(t.c_type.clone()),
+        TypeKind::Void | TypeKind::Function => bytes(0),
     }
 }
 

@@ -184,6 +184,22 @@ pub fn builtin_not_in_probe(span: Span, name: &str, probe: &str, help: &str) -> 
         .with_help(help.to_string())
 }
 
+/// `uprobe:BIN@FILE:LINE` whose line has no code (or no line table).
+pub fn source_line_unknown(span: Span, probe: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("cannot attach {probe}: {why}"))
+        .with_code(Code::E0219)
+        .with_label(span, "no address for this source line")
+}
+
+/// `args` in a uprobe whose parameters weft cannot know (no DWARF, a
+/// uretprobe, a probe inside the function).
+pub fn uprobe_args_unknown(span: Span, probe: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("the arguments of {probe} are unknown: {why}"))
+        .with_code(Code::E0218)
+        .with_label(span, "`args` needs the function's parameters")
+        .with_help("arg0..argN read the argument registers without debug information")
+}
+
 pub fn not_supported_yet(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(format!("{what} is not supported by weft yet"))
         .with_code(Code::E0206)

@@ -109,6 +109,9 @@ pub struct TypedProbe {
     /// Builtin function calls, by call expression.
     pub calls: HashMap<NodeId, Call>,
     pub fields: HashMap<NodeId, FieldAccess>,
+    /// What `args` as a value is made of (a uprobe's parameters, from
+    /// DWARF): one record field per entry, read from the context.
+    pub args_fields: Vec<TpField>,
     /// `ptr->member` and `value.member` resolved through BTF.
     pub members: HashMap<NodeId, crate::check::members::MemberAccess>,
     /// Map index of every map expression.

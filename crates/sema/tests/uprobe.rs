@@ -152,6 +152,31 @@ case!(
     "uprobe:/opt/lib/libifunc.so:slow_len { }"
 );
 case!(err_unknown_binary, "uprobe:nosuchthing:marker { }");
+// A binary without DWARF: `args` and `@FILE:LINE` say what to install or pass.
+case!(
+    err_args_without_dwarf,
+    "uprobe:/opt/app:marker { @ = args.n; }"
+);
+case!(
+    err_args_value_without_dwarf,
+    "uprobe:/opt/app:marker { print(args); }"
+);
+case!(
+    err_args_in_uretprobe,
+    "uretprobe:/opt/app:marker { @ = args.n; }"
+);
+case!(
+    err_args_inside_a_function,
+    "uprobe:/opt/app:marker+4 { @ = args.n; }"
+);
+case!(
+    err_source_line_without_dwarf,
+    "uprobe:/opt/app@app.c:12 { }"
+);
+case!(
+    err_source_line_not_a_number,
+    "uprobe:/opt/app@app.c:twelve { }"
+);
 case!(err_unknown_symbol, "uprobe:/opt/app:markr { }");
 case!(err_wildcard_matches_nothing, "uprobe:/opt/app:zz* { }");
 case!(err_offset_on_uretprobe, "uretprobe:/opt/app:marker+4 { }");

@@ -148,6 +148,8 @@ codes! {
     E0208: "unknown macro",
     E0209: "macro called with the wrong number of arguments",
     E0215: "header not found",
+    E0218: "uprobe arguments unknown",
+    E0219: "source line not found",
     // E03xx: types and values.
     E0301: "wrong number of arguments",
     E0302: "type mismatch",

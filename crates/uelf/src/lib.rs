@@ -7,11 +7,15 @@
 //! only where an instruction begins. Nothing here opens a file: callers
 //! pass bytes/text.
 //!
+//! Functions' parameters and C types, and the source line table, come
+//! from DWARF ([`dwarf`]).
+//!
 //! Only 64-bit little-endian ELF and x86_64 argument specs are understood.
 
 #![forbid(unsafe_code)]
 
 mod binary;
+pub mod dwarf;
 mod ldcache;
 mod procmaps;
 pub mod testing;

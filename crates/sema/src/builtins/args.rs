@@ -1,11 +1,13 @@
 //! `args`: the probe's named arguments, read as `args->NAME`: a
 //! tracepoint's fields, a raw tracepoint's or an fentry/fexit function's
 //! parameters typed by BTF, a stream instance's record in a `stream:NAME`
-//! handler. `weft -lv PROBE` lists them.
+//! handler, a uprobe's parameters typed by the binary's DWARF (resolved by
+//! the checker, `Checker::uprobe_args`, which needs the probe's binary;
+//! there `args` is also a record value). `weft -lv PROBE` lists them.
 //!
-//! Why it is limited: kprobes and uprobes have registers, not names (use
+//! Why it is limited: kprobes have registers, not names (use
 //! `arg0`..`argN`); an fexit that runs as a kretprobe (no BPF trampolines)
-//! no longer has the values at entry.
+//! and a uretprobe no longer have the values at entry.
 //!
 //! Lowering: none of its own: `args->NAME` is a field read (`codegen::lower::expr`).
 
@@ -21,7 +23,7 @@ pub const DEF: VariableDef = VariableDef {
     ty,
 };
 
-const IN_KPROBES: &str = "`args` exists in tracepoint, rawtracepoint, fentry and fexit probes; in kprobes use arg0..argN";
+const IN_KPROBES: &str = "`args` exists in tracepoint, rawtracepoint, fentry, fexit and uprobe probes; in kprobes use arg0..argN";
 
 fn ty(context: &Context, _: u8, _: &ScriptConfig) -> Result<Type, &'static str> {
     match context {

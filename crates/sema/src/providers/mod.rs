@@ -10,6 +10,7 @@
 //! reuses the software perf event) is one file here and one line in
 //! `providers!` below.
 
+pub mod debuginfo;
 mod listing;
 mod missing;
 mod perf_event;

@@ -59,21 +59,37 @@ fn list(q: &ListQuery<'_>, kernel: &dyn KernelInfo) -> Result<Vec<String>, Strin
     let provider = q.provider.name;
     let (users, pattern) = userbin::open_to_list(provider, q.pattern, q.pid, kernel)?;
     let mut probes: Vec<String> = Vec::new();
+    // With -v, each function's parameters from DWARF (when the binary has it).
+    let mut params: std::collections::HashMap<String, Vec<String>> = Default::default();
     for user in users {
         let mut user = std::rc::Rc::unwrap_or_clone(user);
         user.load_debug_symbols(kernel);
         let shown = &user.shown;
-        probes.extend(
-            user.binary
-                .functions
-                .iter()
-                .filter(|f| glob_match(pattern, &f.name))
-                .map(|f| format!("{provider}:{shown}:{}", f.name)),
-        );
+        let dwarf = if q.verbose {
+            super::debuginfo::debug_info(&user.path, kernel).ok()
+        } else {
+            None
+        };
+        for f in user.binary.functions.iter().filter(|f| glob_match(pattern, &f.name)) {
+            let name = format!("{provider}:{shown}:{}", f.name);
+            if let Some(d) = dwarf.as_ref().and_then(|d| d.functions.get(&f.name)) {
+                params.insert(name.clone(), super::debuginfo::param_lines(d));
+            }
+            probes.push(name);
+        }
     }
     probes.sort();
     probes.dedup();
-    Ok(probes)
+    if params.is_empty() {
+        return Ok(probes);
+    }
+    Ok(probes
+        .into_iter()
+        .flat_map(|p| {
+            let lines = params.remove(&p).unwrap_or_default();
+            std::iter::once(p).chain(lines)
+        })
+        .collect())
 }
 
 /// Resolves a uprobe (`retprobe == false`) or uretprobe attach point.
@@ -89,6 +105,11 @@ pub fn resolve(
         "uprobe:BINARY:FUNCTION, uprobe:BINARY:FUNCTION+OFFSET or uprobe:BINARY:0xADDRESS"
             .to_string()
     };
+    if !retprobe
+        && let Some((binary, file)) = ap.parts.first().and_then(|b| b.rsplit_once('@'))
+    {
+        return resolve_source_line(ap, kernel, pid, binary, file);
+    }
     let [binary, target] = ap.parts else {
         return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
     };
@@ -278,6 +299,58 @@ fn resolve_in(
         placement::check(ap.span, binary, bytes, &func, extra, ap.unchecked)?;
     }
     probe(name, target, at + extra).map(|p| vec![p])
+}
+
+/// `uprobe:BINARY@FILE:LINE[:COLUMN]`: where the code of that source line
+/// begins, by the binary's DWARF line table.
+fn resolve_source_line(
+    ap: &AttachPointRef<'_>,
+    kernel: &dyn KernelInfo,
+    pid: Option<u32>,
+    binary: &str,
+    file: &str,
+) -> Result<Vec<ResolvedProbe>, Diagnostic> {
+    let usage = "uprobe:BINARY@FILE:LINE or uprobe:BINARY@FILE:LINE:COLUMN";
+    let number = |i: usize| ap.parts.get(i).and_then(|t| t.parse::<u64>().ok());
+    let (Some(line), column) = (number(1), number(2)) else {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    };
+    if file.is_empty() || ap.parts.len() > 3 || (ap.parts.len() == 3 && column.is_none()) {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    }
+    if binary.contains(['*', '?']) || binary.is_empty() {
+        return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
+    }
+    let user = userbin::open_with_debug_symbols(binary, pid, kernel, ap.span)?;
+    let address =
+        super::debuginfo::line_address(&user.path, kernel, file, line, column.unwrap_or(0))
+            .map_err(|why| diag::source_line_unknown(ap.span, ap.raw, &why))?;
+    let offset = user
+        .binary
+        .file_offset(address)
+        .ok_or_else(|| diag::address_not_mapped(ap.span, &user.path, address))?;
+    let func = placement::function_holding(&user.binary, address)
+        .map_or_else(|| format!("{address:#x}"), |s| s.name.clone());
+    let place = &ap.raw[ap.raw.find(':').map_or(0, |i| i + 1)..];
+    let place = place.split_once('@').map_or(place, |(_, p)| p);
+    Ok(vec![ResolvedProbe {
+        provider: UPROBE.name,
+        attach: abi::Attach::Uprobe {
+            path: user.path.clone(),
+            offset,
+            retprobe: false,
+            pid,
+            ref_ctr_offset: 0,
+            from_wildcard: false,
+        },
+        section: "uprobe".to_string(),
+        name: format!("uprobe:{}@{place}", user.shown),
+        context: Context::Uprobe {
+            retprobe: false,
+            func: func.clone(),
+        },
+        short: func,
+    }])
 }
 
 /// A decimal or `0x` hexadecimal number.
