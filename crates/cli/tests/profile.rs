@@ -970,6 +970,12 @@ fn progress_on_a_terminal() {
     require_root!();
     let _serial = one_at_a_time();
     let path = scratch("progress.folded");
+    // Something to sample: on a quiet machine only the idle task runs, and
+    // a run without samples ends with status 1.
+    let mut spin = Command::new(workload())
+        .args(["spin-cpu", "3500"])
+        .spawn()
+        .unwrap();
     let (status, screen) = common::pty::run_on_pty(&[
         "profile",
         "-F",
@@ -979,6 +985,8 @@ fn progress_on_a_terminal() {
         "-o",
         path.to_str().unwrap(),
     ]);
+    let _ = spin.kill();
+    let _ = spin.wait();
     let _ = std::fs::remove_file(&path);
     assert_eq!(status, Some(0), "{screen}");
     // `\rweft: N samples, T s (Ctrl-C to stop)\x1b[K`, redrawn in place.
