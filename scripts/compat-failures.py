@@ -72,7 +72,7 @@ def main() -> int:
         f"kernel (kprobes, fentry, watchpoints, hardware events). Leaving out the {identity} "
         f"cases that test bpftrace's own identity, {status['PASS']} of {counted} pass "
         f"({100 * status['PASS'] / max(counted, 1):.1f} %). Counted by `scripts/suite.sh`, which "
-        f"tells the runner the features weft has (bounded loops, per-CPU reads, iterators, ...).",
+        f"tells the runner the features weft has (bounded loops, per-CPU reads, iterators, DWARF, ...).",
         "",
         "| case | why it fails |",
         "|---|---|",

@@ -20,6 +20,6 @@ python3 "$runner" --tests "$suite/tests/runtime" --tool weft --bin "$weft" \
     --testprogs "$suite/built/testprogs" --testlibs "$suite/built/testlibs" \
     --assume-feature btf --assume-feature uprobe_multi --assume-feature loop \
     --assume-feature get_func_ip --assume-feature libpath_resolv \
-    --assume-feature lookup_percpu_elem --assume-feature iter \
+    --assume-feature lookup_percpu_elem --assume-feature iter --assume-feature dwarf \
     --results "$results" "$@" || true  # non-zero whenever a case fails
 python3 "$(dirname "$0")/compat-failures.py" "$results"
