@@ -716,18 +716,7 @@ impl<'a> Lower<'a> {
 
     /// Sets a `u64` of the globals map (see [`Lower::global`]).
     pub(crate) fn set_global(&mut self, offset: u32, value: i32) {
-        let key = self.asm.stack(8);
-        self.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
-        let map = self.asm.vreg();
-        self.asm.map_ptr(map, abi::GLOBALS_MAP);
-        let kp = self.asm.vreg();
-        self.asm.stack_addr(kp, key, 0);
-        let g = self.asm.vreg();
-        self.asm.call(
-            crate::asm::Helper::MAP_LOOKUP_ELEM,
-            &[Src::Reg(map), Src::Reg(kp)],
-            Some(g),
-        );
+        let g = self.globals_value();
         let none = self.asm.label();
         self.asm.br(crate::asm::Cond::Eq, g, Src::Imm(0), none);
         self.asm.store(g, offset as i16, Src::Imm(value), Width::DW);
@@ -837,9 +826,8 @@ impl<'a> Lower<'a> {
         self.asm.jmp(exit);
     }
 
-    /// The `u64` at `offset` of the globals user space writes at load
-    /// (`abi::GLOBALS_MAP`); 0 if the lookup fails (it cannot: an array).
-    pub(crate) fn global(&mut self, offset: u32) -> VReg {
+    /// A pointer to the globals map's one value, or 0 if the lookup fails.
+    fn globals_value(&mut self) -> VReg {
         let key = self.asm.stack(8);
         self.asm.store_stack(key, 0, Src::Imm(0), Width::DW);
         let map = self.asm.vreg();
@@ -852,6 +840,13 @@ impl<'a> Lower<'a> {
             &[Src::Reg(map), Src::Reg(kp)],
             Some(g),
         );
+        g
+    }
+
+    /// The `u64` at `offset` of the globals user space writes at load
+    /// (`abi::GLOBALS_MAP`); 0 if the lookup fails (it cannot: an array).
+    pub(crate) fn global(&mut self, offset: u32) -> VReg {
+        let g = self.globals_value();
         let value = self.asm.vreg();
         self.asm.mov(value, Src::Imm(0));
         let none = self.asm.label();
