@@ -36,8 +36,11 @@ IDENTITY = {
     "call.iter:task_vma": "expects a task with the comm `bpftrace` among those visited",
 }
 
-# Cases whose failure has a cause outside weft, said in one line.
+# Cases whose failure has a cause outside weft, or comes from a difference
+# weft chose (docs/compat.md's feature table says why), said in one line.
 ENVIRONMENT = {
+    "intcast.Sum casted retval": "different on purpose: nothing runs after exit() in weft (an in-kernel "
+    "flag), so the 220 calls after the first are not counted; bpftrace counts until it detaches",
     "basic.defines work": "the runner's /bin/sh (dash) expands `\\n` in `echo` into a raw newline inside the "
     "string, which bpftrace 0.17 rejects too; under bash (bpftrace's CI) the script is valid",
 }
