@@ -135,9 +135,12 @@ pub fn compile_with(
     };
     // Programs that keep values in a scratch buffer, and the largest buffer.
     let (mut scratch_users, mut scratch_size) = (0u32, 0u32);
+    // Asked once: every program of a script that calls exit() is guarded.
+    let calls_exit = typed.calls_exit();
     for probe in &typed.probes {
         let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
+        lower.exit_guard = calls_exit;
         lower.arrays = &arrays;
         lower.helper_errors = options.helper_errors;
         lower.helper_site_base = helper_sites.len();
@@ -581,6 +584,8 @@ pub(crate) struct Lower<'a> {
     loop_context: Option<VReg>,
     /// Per map: kept in a one-entry per-CPU array (`sema::MapInfo::array_backed`).
     pub(crate) arrays: &'a [bool],
+    /// The script calls `exit()`: event probes check its flag first.
+    pub(crate) exit_guard: bool,
     /// In a stream clause or handler: the instance's state (its record) and layout.
     stream_record: Option<(VReg, abi::StreamSpec)>,
     /// Whether strings written now must be zero past their terminator (and
@@ -629,6 +634,7 @@ impl<'a> Lower<'a> {
             map_loops: 0,
             loop_context: None,
             arrays: &[],
+            exit_guard: false,
             stream_record: None,
             canonical: true,
             helper_errors: abi::HelperErrors::Off,
@@ -705,7 +711,7 @@ impl<'a> Lower<'a> {
     /// at once: nothing is printed or counted after `exit()`. BEGIN, END and
     /// what user space runs are not guarded.
     fn exit_guard_prologue(&mut self) {
-        if !self.typed.calls_exit() || self.probe.resolved.attach.is_run_by_user_space() {
+        if !self.exit_guard || self.probe.resolved.attach.is_run_by_user_space() {
             return;
         }
         let exiting = self.global(abi::GLOBAL_EXITING);
