@@ -22,6 +22,29 @@ fn other_cpu() -> u64 {
         .expect("a CPU number")
 }
 
+/// What `sum(cpu + 1)`, `max(cpu * 10 + 5)` and `avg(cpu * 100)` merge to
+/// over 30 calls on CPU 0 and 70 on `other`.
+struct Merged {
+    sum: u64,
+    max: u64,
+    avg: u64,
+}
+
+/// Runs `script` on the workload's 30 calls on CPU 0, then 70 on `other`.
+fn on_both_cpus(script: &str, other: u64) -> (common::Outcome, Merged) {
+    let out = trace_workload(
+        script,
+        &format!("on-cpu 0 getppid 30 on-cpu {other} getppid 70"),
+        &[],
+    );
+    let merged = Merged {
+        sum: 30 + 70 * (other + 1),
+        max: other * 10 + 5,
+        avg: 70 * other * 100 / 100,
+    };
+    (out, merged)
+}
+
 #[test]
 fn reads_merge_every_cpu() {
     require_root!();
@@ -32,14 +55,7 @@ fn reads_merge_every_cpu() {
         @last = (@c, @s, @mn, @mx, @a, @neg, (bool)@c); \
         if (@c == 30) { @at30 = (@s, @mx); } \
         @by[@c % 2 == 0] = count(); }";
-    let out = trace_workload(
-        script,
-        &format!("on-cpu 0 getppid 30 on-cpu {other} getppid 70"),
-        &[],
-    );
-    let sum = 30 + 70 * (other + 1);
-    let max = other * 10 + 5;
-    let avg = 70 * other * 100 / 100;
+    let (out, Merged { sum, max, avg }) = on_both_cpus(script, other);
     common::expect_lines(
         &out.stdout,
         &out.stderr,
@@ -82,14 +98,7 @@ fn map_loops_over_aggregations_merge_every_cpu() {
         for ($kv : @s) { @ls[$kv.0.0, $kv.0.1] = $kv.1; } \
         for ($kv : @mn) { @lmn = $kv.1; } for ($kv : @mx) { @lmx = $kv.1; } \
         for ($kv : @a) { @la = $kv.1; } }";
-    let out = trace_workload(
-        script,
-        &format!("on-cpu 0 getppid 30 on-cpu {other} getppid 70"),
-        &[],
-    );
-    let sum = 30 + 70 * (other + 1);
-    let max = other * 10 + 5;
-    let avg = 70 * other * 100 / 100;
+    let (out, Merged { sum, max, avg }) = on_both_cpus(script, other);
     common::expect_lines(
         &out.stdout,
         &out.stderr,
