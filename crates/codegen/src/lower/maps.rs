@@ -76,16 +76,29 @@ impl Lower<'_> {
 
     /// `bpf_map_lookup_elem(&map, key)`: a pointer to the value, or 0.
     pub(crate) fn lookup(&mut self, index: usize, key: Place) -> VReg {
+        self.lookup_with(index, key, None)
+    }
+
+    /// [`Lower::lookup`], or with `cpu` `bpf_map_lookup_percpu_elem`: that
+    /// CPU's value of a per-CPU map.
+    fn lookup_with(&mut self, index: usize, key: Place, cpu: Option<VReg>) -> VReg {
         let map = self.asm.vreg();
         let symbol = self.maps[index].bpf_name.clone();
         self.asm.map_ptr(map, &symbol);
         let key_ptr = self.addr(key);
         let value = self.asm.vreg();
-        self.asm.call(
-            Helper::MAP_LOOKUP_ELEM,
-            &[Src::Reg(map), Src::Reg(key_ptr)],
-            Some(value),
-        );
+        match cpu {
+            None => self.asm.call(
+                Helper::MAP_LOOKUP_ELEM,
+                &[Src::Reg(map), Src::Reg(key_ptr)],
+                Some(value),
+            ),
+            Some(cpu) => self.asm.call(
+                Helper::MAP_LOOKUP_PERCPU_ELEM,
+                &[Src::Reg(map), Src::Reg(key_ptr), Src::Reg(cpu)],
+                Some(value),
+            ),
+        }
         value
     }
 
@@ -144,40 +157,19 @@ impl Lower<'_> {
         let count = self.asm.vreg();
         self.asm.mov(acc, Src::Imm(0));
         self.asm.mov(count, Src::Imm(0));
-        let Some(kf) = self.probe.range_iter else {
+        if self.probe.range_iter.is_none() {
             return acc;
-        };
+        }
         let signed = agg.read_signedness().unwrap_or(false);
         let iter = self.asm.stack(8);
         let ncpus = self.global(abi::GLOBAL_NCPUS);
         let zero = self.asm.vreg();
         self.asm.mov(zero, Src::Imm(0));
-        let it = self.asm.vreg();
-        self.asm.stack_addr(it, iter, 0);
-        self.asm.call_kfunc(
-            kf.new,
-            &[Src::Reg(it), Src::Reg(zero), Src::Reg(ncpus)],
-            None,
-        );
+        self.start_range_iter(iter, zero, ncpus);
         let (top, done) = (self.asm.label(), self.asm.label());
         self.asm.bind(top);
-        let it = self.asm.vreg();
-        self.asm.stack_addr(it, iter, 0);
-        let cur = self.asm.vreg();
-        self.asm.call_kfunc(kf.next, &[Src::Reg(it)], Some(cur));
-        self.asm.br(Cond::Eq, cur, Src::Imm(0), done);
-        let cpu = self.asm.vreg();
-        self.asm.load(cpu, cur, 0, Width::W);
-        let map = self.asm.vreg();
-        let symbol = self.maps[index].bpf_name.clone();
-        self.asm.map_ptr(map, &symbol);
-        let key_ptr = self.addr(key);
-        let value = self.asm.vreg();
-        self.asm.call(
-            Helper::MAP_LOOKUP_PERCPU_ELEM,
-            &[Src::Reg(map), Src::Reg(key_ptr), Src::Reg(cpu)],
-            Some(value),
-        );
+        let cpu = self.next_range_value(iter, done);
+        let value = self.lookup_with(index, key, Some(cpu));
         self.asm.br(Cond::Eq, value, Src::Imm(0), top);
         let field = self.asm.vreg();
         match agg {
@@ -216,9 +208,7 @@ impl Lower<'_> {
         }
         self.asm.jmp(top);
         self.asm.bind(done);
-        let it = self.asm.vreg();
-        self.asm.stack_addr(it, iter, 0);
-        self.asm.call_kfunc(kf.destroy, &[Src::Reg(it)], None);
+        self.destroy_range_iter(iter);
         if matches!(agg, Aggregation::Avg { .. }) {
             let none = self.asm.label();
             let out = self.asm.vreg();

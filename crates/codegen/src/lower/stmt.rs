@@ -4,7 +4,7 @@ use sema::Type;
 use syntax::ast::{AssignOp, Block, Expr, ExprKind, ForIter, NodeId, Stmt, StmtKind};
 
 use super::{LoopLabels, Lower};
-use crate::asm::{AluOp, Cond, Src, Width};
+use crate::asm::{AluOp, Cond, Label, Src, VReg, Width};
 
 impl Lower<'_> {
     pub(crate) fn block(&mut self, block: &Block) {
@@ -121,26 +121,17 @@ impl Lower<'_> {
     /// kernel's 8M-iteration cap), `bpf_iter_num_next` until it gives NULL,
     /// then `bpf_iter_num_destroy`, which `return` and `exit()` call too.
     fn for_range(&mut self, id: NodeId, var: &str, start: &Expr, end: &Expr, body: &Block) {
-        let (Some(kf), Some(place)) = (self.probe.range_iter, self.var_place(id, var)) else {
+        let (Some(_), Some(place)) = (self.probe.range_iter, self.var_place(id, var)) else {
             return;
         };
         let iter = self.asm.stack(8);
         let from = self.scalar(start);
         let to = self.scalar(end);
-        let it = self.asm.vreg();
-        self.asm.stack_addr(it, iter, 0);
-        self.asm
-            .call_kfunc(kf.new, &[Src::Reg(it), Src::Reg(from), Src::Reg(to)], None);
+        self.start_range_iter(iter, from, to);
         let (top, brk) = (self.asm.label(), self.asm.label());
         self.asm.bind(top);
-        let it = self.asm.vreg();
-        self.asm.stack_addr(it, iter, 0);
-        let cur = self.asm.vreg();
-        self.asm.call_kfunc(kf.next, &[Src::Reg(it)], Some(cur));
-        self.asm.br(Cond::Eq, cur, Src::Imm(0), brk);
         // The iterator's `int`, sign-extended.
-        let value = self.asm.vreg();
-        self.asm.load(value, cur, 0, Width::W);
+        let value = self.next_range_value(iter, brk);
         self.asm.alu(AluOp::Lsh, value, Src::Imm(32));
         self.asm.alu(AluOp::Arsh, value, Src::Imm(32));
         self.store(place, Src::Reg(value), Width::DW);
@@ -152,6 +143,34 @@ impl Lower<'_> {
         self.asm.jmp(top);
         self.asm.bind(brk);
         self.destroy_range_iter(iter);
+    }
+
+    /// Starts the numeric iterator in `iter` over [from, to).
+    pub(crate) fn start_range_iter(&mut self, iter: crate::asm::Slot, from: VReg, to: VReg) {
+        let Some(kf) = self.probe.range_iter else {
+            return;
+        };
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        self.asm
+            .call_kfunc(kf.new, &[Src::Reg(it), Src::Reg(from), Src::Reg(to)], None);
+    }
+
+    /// The iterator's next `int` (its 32 bits, not sign-extended), or a
+    /// jump to `done` when it has none left.
+    pub(crate) fn next_range_value(&mut self, iter: crate::asm::Slot, done: Label) -> VReg {
+        let Some(kf) = self.probe.range_iter else {
+            self.asm.jmp(done);
+            return self.asm.vreg();
+        };
+        let it = self.asm.vreg();
+        self.asm.stack_addr(it, iter, 0);
+        let cur = self.asm.vreg();
+        self.asm.call_kfunc(kf.next, &[Src::Reg(it)], Some(cur));
+        self.asm.br(Cond::Eq, cur, Src::Imm(0), done);
+        let value = self.asm.vreg();
+        self.asm.load(value, cur, 0, Width::W);
+        value
     }
 
     /// Ends a range loop's iterator (the verifier wants each one ended).
