@@ -201,6 +201,14 @@ impl Lower<'_> {
         self.asm.br(Cond::Eq, v, Src::Imm(0), done);
         self.asm.mov(x, Src::Reg(v));
         self.asm.mov(idx, Src::Imm(2));
+        self.add_floor_log2(x, idx);
+        self.asm.bind(done);
+        idx
+    }
+
+    /// Adds floor(log2(x)) of a positive `x` to `acc` by binary search
+    /// (shifts of 32, 16, ... 1); `x` is shifted down to 1 on the way.
+    fn add_floor_log2(&mut self, x: VReg, acc: VReg) {
         for shift in [32, 16, 8, 4, 2, 1] {
             let skip = self.asm.label();
             let bound = match i32::try_from(1i64 << shift) {
@@ -213,11 +221,9 @@ impl Lower<'_> {
             };
             self.asm.br(Cond::Lt, x, bound, skip);
             self.asm.alu(AluOp::Rsh, x, Src::Imm(shift));
-            self.asm.alu(AluOp::Add, idx, Src::Imm(shift));
+            self.asm.alu(AluOp::Add, acc, Src::Imm(shift));
             self.asm.bind(skip);
         }
-        self.asm.bind(done);
-        idx
     }
 
     /// `hist(n, bits)` bucket, as bpftrace's `log2(n, k)`: 0 for negative,
@@ -239,21 +245,7 @@ impl Lower<'_> {
         self.asm.bind(large);
         self.asm.mov(x, Src::Reg(v));
         self.asm.mov(l, Src::Imm(0));
-        for shift in [32, 16, 8, 4, 2, 1] {
-            let skip = self.asm.label();
-            let bound = match i32::try_from(1i64 << shift) {
-                Ok(k) => Src::Imm(k),
-                Err(_) => {
-                    let r = self.asm.vreg();
-                    self.asm.imm64(r, 1i64 << shift);
-                    Src::Reg(r)
-                }
-            };
-            self.asm.br(Cond::Lt, x, bound, skip);
-            self.asm.alu(AluOp::Rsh, x, Src::Imm(shift));
-            self.asm.alu(AluOp::Add, l, Src::Imm(shift));
-            self.asm.bind(skip);
-        }
+        self.add_floor_log2(x, l);
         // l >= bits here, since v > mask.
         self.asm.alu(AluOp::Sub, l, Src::Imm(i32::from(bits)));
         self.asm.mov(x, Src::Reg(v));
