@@ -238,6 +238,10 @@ pub enum PrintfAction {
     Error,
     /// `warnf(fmt, ...)`: the same as a warning, which `--no-warnings` hides.
     Warning,
+    /// A warning about the program's own run (a division by zero): as
+    /// `Warning`, with the script's line and `~` under the place, as
+    /// bpftrace shows its runtime errors.
+    RuntimeWarning,
 }
 
 /// Where and how a program attaches.

@@ -97,7 +97,9 @@ fn place_messages(sources: &SourceMap, compiled: &mut Compiled) {
     for spec in &mut compiled.manifest.printfs {
         if !matches!(
             spec.action,
-            abi::PrintfAction::Error | abi::PrintfAction::Warning
+            abi::PrintfAction::Error
+                | abi::PrintfAction::Warning
+                | abi::PrintfAction::RuntimeWarning
         ) {
             continue;
         }

@@ -787,10 +787,13 @@ fn print_text(
         abi::PrintfAction::Error => {
             return sink.source_message(output::Severity::Error, text, &spec.origin);
         }
-        abi::PrintfAction::Warning if no_warnings => return Ok(()),
+        abi::PrintfAction::Warning | abi::PrintfAction::RuntimeWarning if no_warnings => {
+            return Ok(());
+        }
         abi::PrintfAction::Warning => {
             return sink.source_message(output::Severity::Warning, text, &spec.origin);
         }
+        abi::PrintfAction::RuntimeWarning => return sink.runtime_warning(text, &spec.origin),
         abi::PrintfAction::System => {
             // What the command printed so far goes first.
             sink.flush()?;

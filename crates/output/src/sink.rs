@@ -35,6 +35,11 @@ pub trait Sink {
         text: &[u8],
         origin: &[abi::SourcePlace],
     ) -> io::Result<()>;
+    /// A warning about the program's own run (a division by zero) and where
+    /// in the script it happened. By default as a `warnf()`.
+    fn runtime_warning(&mut self, text: &[u8], origin: &[abi::SourcePlace]) -> io::Result<()> {
+        self.source_message(Severity::Warning, text, origin)
+    }
     /// The contents of the file one `cat()` names (empty when it cannot be read).
     fn cat(&mut self, text: &[u8]) -> io::Result<()>;
     /// The `strftime` output of one `time()` call, formatted by the caller.

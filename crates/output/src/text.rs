@@ -90,6 +90,11 @@ impl<W: Write> Sink for TextSink<W> {
         self.message(&message)
     }
 
+    fn runtime_warning(&mut self, text: &[u8], origin: &[abi::SourcePlace]) -> io::Result<()> {
+        let message = runtime_message_text(text, origin);
+        self.message(&message)
+    }
+
     fn time(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
     }
@@ -147,6 +152,19 @@ pub fn source_message_text(severity: Severity, text: &[u8], origin: &[abi::Sourc
             out.push_str(line);
             out.push('\n');
         }
+    }
+    out
+}
+
+/// A warning about the program's run as bpftrace writes its runtime errors
+/// on stderr: as [`source_message_text`], with the place's line and `~`
+/// under it after the message.
+pub fn runtime_message_text(text: &[u8], origin: &[abi::SourcePlace]) -> String {
+    let mut out = source_message_text(Severity::Warning, text, origin);
+    if let Some(place) = origin.first() {
+        let first_line = out.find('\n').map_or(out.len(), |n| n + 1);
+        let context: String = place.context.iter().map(|l| format!("{l}\n")).collect();
+        out.insert_str(first_line, &context);
     }
     out
 }

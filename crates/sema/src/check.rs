@@ -23,12 +23,14 @@ use crate::typed::{FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
 mod call;
+mod division;
 mod items;
 mod maps;
 mod pointers;
 mod scopes;
 mod stmts;
 mod stream_checks;
+mod tuples;
 mod values;
 
 use items::{Instance, Items, Role, apply_decls};
@@ -419,6 +421,7 @@ impl<'a> Checker<'a> {
                     record_fields: HashMap::new(),
                     var_keys: HashMap::new(),
                     range_iter: None,
+                    divisions: HashMap::new(),
                 },
                 loop_depth: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),
@@ -627,7 +630,13 @@ impl<'a> Checker<'a> {
                 let (l, r) = (self.expr(s, lhs), self.expr(s, rhs));
                 match self.pointer_arithmetic(s, e, *op, &l, &r) {
                     Some(t) => t,
-                    None => self.binary(e, *op, &l, &r),
+                    None => {
+                        let t = self.binary(e, *op, &l, &r);
+                        if t.is_int() {
+                            self.note_division(s, e.id, *op, rhs, e.span);
+                        }
+                        t
+                    }
                 }
             }
             ExprKind::Ternary { cond, then, else_ } => {
@@ -640,6 +649,8 @@ impl<'a> Checker<'a> {
                 let f = self.expr(s, else_);
                 match t.stored().unify(&f.stored()) {
                     Some(u) if is_storable(&u) => u,
+                    // `c ? printf(..) : exit()`: a choice of effects, a statement.
+                    Some(Type::Void) => Type::Void,
                     _ => {
                         self.error(diag::bad_operands(e.span, "?:", &t, &f));
                         Type::I64
@@ -778,6 +789,9 @@ impl<'a> Checker<'a> {
                 }
                 if let Type::Array { elem, len } = &base {
                     return self.array_index(s, e, index, elem, *len);
+                }
+                if let Type::Tuple(fields) = &base {
+                    return self.tuple_index(s, e, index, fields);
                 }
                 // A string's byte, a `char` (0 past the string's buffer).
                 if base.is_str() {
@@ -1061,6 +1075,8 @@ impl<'a> Checker<'a> {
             Eq | Ne if l.is_str() && r.is_str() => bool_ty,
             // Byte for byte, as bpftrace compares arrays.
             Eq | Ne if matches!(l, Type::Array { len, .. } if *len > 0) && l == r => bool_ty,
+            // Length and bytes (the bytes past the length are zero).
+            Eq | Ne if matches!(l, Type::Buf { .. }) && matches!(r, Type::Buf { .. }) => bool_ty,
             LogAnd | LogOr | Eq | Ne | Lt | Le | Gt | Ge if l.is_scalar() && r.is_scalar() => {
                 bool_ty
             }

@@ -1096,6 +1096,19 @@ pub fn unknown_c_type(span: Span, name: &str) -> Diagnostic {
         )
 }
 
+/// `$t[index]` past the last of a tuple's `len` fields, in bpftrace's words.
+pub fn tuple_index_out_of_range(span: Span, index: i64, len: usize) -> Diagnostic {
+    Diagnostic::error(format!(
+        "Invalid tuple index: {index}. Found {len} elements in tuple."
+    ))
+    .with_code(Code::E0370)
+    .with_label(span, "no such field")
+    .with_help(format!(
+        "a field of this tuple is 0 to {}",
+        len.saturating_sub(1)
+    ))
+}
+
 pub fn index_out_of_bounds(span: Span, index: u64, len: u32) -> Diagnostic {
     Diagnostic::error(format!(
         "the index {index} is out of bounds for array of size {len}"

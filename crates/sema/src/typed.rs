@@ -129,7 +129,8 @@ pub struct TypedProbe {
     /// `ptr + n` and `ptr - n` (the binary node), `ptr++`, `@p += n` (the
     /// node that changes it) and `ptr[i]` (the index node).
     pub scales: HashMap<NodeId, u32>,
-    /// `record.name`: the field's position in its record, by `Field` node.
+    /// `record.name` and `tuple[N]`: the field's position in its record or
+    /// tuple, by `Field` or `Index` node.
     pub record_fields: HashMap<NodeId, u32>,
     /// The key in `vars` of each `$x`, `let` and `for` variable whose key
     /// is not its name (a later declaration of the name in another scope).
@@ -137,6 +138,10 @@ pub struct TypedProbe {
     /// `for ($i : a..b)`: the kernel's numeric iterator kfuncs, by their
     /// vmlinux BTF ids (one set for the program; `None` without ranges).
     pub range_iter: Option<RangeIter>,
+    /// `a / b`, `a % b` (the binary node) and `x /= b`, `x %= b` (the
+    /// target's node) whose divisor may be zero: the printf site of the
+    /// warning printed when it is (`check::division`).
+    pub divisions: HashMap<NodeId, usize>,
 }
 
 /// The BTF ids of `bpf_iter_num_new`, `bpf_iter_num_next` and

@@ -226,6 +226,10 @@ impl Type {
             (Type::Str { size: a }, Type::Str { size: b }) => {
                 Some(Type::Str { size: (*a).max(*b) })
             }
+            // A buffer holds its length: a shorter one fits in a longer one.
+            (Type::Buf { size: a }, Type::Buf { size: b }) => {
+                Some(Type::Buf { size: (*a).max(*b) })
+            }
             (Type::Tuple(a), Type::Tuple(b)) if a.len() == b.len() => a
                 .iter()
                 .zip(b)

@@ -190,6 +190,7 @@ codes! {
     E0358: "unknown type",
     E0359: "array index out of bounds",
     E0360: "no such record field",
+    E0370: "tuple index out of range",
     E0380: "unknown config key",
     E0381: "config key not supported",
     E0382: "invalid config value",

@@ -4,7 +4,10 @@
 //! - in an attach point, as text (`interval:ms:$1`, `BEG$1`, or a whole
 //!   `$1`), the parts split again;
 //! - in `str($N)`, as a string literal of the text, digits too (`str($1)` of
-//!   `1` is `"1"`; a missing parameter is `""`);
+//!   `1` is `"1"`; a missing parameter is `""`); `str($N + k)` skips the
+//!   text's first `k` bytes. As bpftrace, `str()` of a literal is folded
+//!   into a string literal (`str(5)` is `"5"`, `str("abc", 2)` is `"ab"`),
+//!   and so is `"text" + k`, so `kaddr(str($1))` names a symbol;
 //! - anywhere else, a parameter that reads as an integer (decimal, `0x` hex,
 //!   `0` octal, a leading `-`) becomes that integer literal, so it serves
 //!   where a literal is needed: `unroll($1)`, `lhist(n, $1, $2, $3)`,
@@ -111,12 +114,32 @@ impl VisitMut for Substitute<'_> {
     fn visit_expr(&mut self, e: &mut Expr) {
         match &mut e.kind {
             ExprKind::Call { name, args, .. } if name == "str" => {
-                if let Some(arg) = args.first_mut()
+                // `str($N)` and `str($N + k)` take the parameter's text, digits too.
+                let param = match args.first_mut().map(|a| &mut a.kind) {
+                    Some(ExprKind::Binary {
+                        op: BinaryOp::Add,
+                        lhs,
+                        ..
+                    }) => Some(&mut **lhs),
+                    Some(_) => args.first_mut(),
+                    None => None,
+                };
+                if let Some(arg) = param
                     && let ExprKind::Positional(n) = arg.kind
                 {
                     let text = self.text(n).unwrap_or_default();
                     arg.kind = ExprKind::Str(text.as_bytes().to_vec());
                 }
+                walk_expr(self, e);
+                fold_str_call(e);
+                return;
+            }
+            ExprKind::Binary {
+                op: BinaryOp::Add, ..
+            } => {
+                walk_expr(self, e);
+                fold_string_offset(e);
+                return;
             }
             ExprKind::Positional(n) => {
                 let Some(value) = self.text(*n).and_then(positional_int) else {
@@ -151,4 +174,47 @@ impl VisitMut for Substitute<'_> {
         }
         walk_expr(self, e);
     }
+}
+
+/// `"text" + k` (either order) is the text from its byte `k` on, as
+/// bpftrace folds it: `str($1 + 1)` of `hello` is `ello`.
+fn fold_string_offset(e: &mut Expr) {
+    let ExprKind::Binary { lhs, rhs, .. } = &e.kind else {
+        return;
+    };
+    let (text, skip) = match (&lhs.kind, &rhs.kind) {
+        (ExprKind::Str(t), ExprKind::Int { value, .. })
+        | (ExprKind::Int { value, .. }, ExprKind::Str(t)) => (t, *value),
+        _ => return,
+    };
+    let rest = usize::try_from(skip)
+        .ok()
+        .and_then(|k| text.get(k..))
+        .unwrap_or_default()
+        .to_vec();
+    e.kind = ExprKind::Str(rest);
+}
+
+/// `str(LITERAL[, n])` is the literal's text (an integer's digits), cut to
+/// `n` bytes, as bpftrace folds it: `kaddr(str($1))` then names a symbol.
+fn fold_str_call(e: &mut Expr) {
+    let ExprKind::Call { args, .. } = &e.kind else {
+        return;
+    };
+    let mut text = match args.first().map(|a| &a.kind) {
+        Some(ExprKind::Str(t)) => t.clone(),
+        Some(ExprKind::Int { value, .. }) => value.to_string().into_bytes(),
+        _ => return,
+    };
+    match args.get(1).map(|a| &a.kind) {
+        None => {}
+        Some(ExprKind::Int { value, .. }) => {
+            text.truncate(usize::try_from(*value).unwrap_or(usize::MAX));
+        }
+        Some(_) => return,
+    }
+    if args.len() > 2 {
+        return;
+    }
+    e.kind = ExprKind::Str(text);
 }

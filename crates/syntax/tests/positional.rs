@@ -107,3 +107,33 @@ fn expressions_take_integers_and_str_takes_the_text() {
     // `-3` is `-(3)`: one new node.
     assert_eq!(program.node_count, before + 1);
 }
+
+#[test]
+fn str_of_literals_and_string_offsets_fold_to_literals() {
+    // As bpftrace folds them: `str($1)` is the parameter's text itself (so
+    // `kaddr(str($1))` names a symbol), `str($2 + 1)` skips a byte, `str()`
+    // of a number is its digits, a length cuts; `str(arg0)` stays a call.
+    let (mut program, diags) = parse_text(
+        r#"BEGIN { @k = kaddr(str($1)); @a = str($2 + 1); @b = str($2 + 9); @c = str(42); @d = str("abcdef", 2); @e = "xyz" + 1; @f = str(arg0); @g = str($3); }"#,
+        0,
+    );
+    assert!(diags.is_empty());
+    substitute_positionals(&mut program, &params(&["vfs_read", "hello", "7"]));
+    let ast = print_ast(&program);
+    for want in [
+        "Call kaddr",
+        "Str \"vfs_read\"",
+        "Str \"ello\"",
+        "Str \"\"",
+        "Str \"42\"",
+        "Str \"ab\"",
+        "Str \"yz\"",
+        "Call str",
+        "Str \"7\"",
+    ] {
+        assert!(ast.contains(want), "{want} missing in\n{ast}");
+    }
+    // Only `str(arg0)` is left as a call of `str`.
+    assert_eq!(ast.matches("Call str").count(), 1, "{ast}");
+    assert!(!ast.contains("Positional"), "{ast}");
+}

@@ -2,7 +2,7 @@
 
 use ktypes::FieldKind;
 use sema::Type;
-use syntax::ast::{BinaryOp, Expr, ExprKind, IncDecOp, UnaryOp};
+use syntax::ast::{BinaryOp, Expr, ExprKind, IncDecOp, NodeId, UnaryOp};
 
 use super::{Lower, Place, scalar_width};
 use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
@@ -86,7 +86,9 @@ impl Lower<'_> {
                 out
             }
             ExprKind::IncDec { op, prefix, target } => self.inc_dec(*op, *prefix, target),
-            ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+            ExprKind::Field { .. } | ExprKind::Index { .. }
+                if self.probe.record_fields.contains_key(&e.id) =>
+            {
                 self.tuple_field_scalar(e)
             }
             ExprKind::Block(b) => {
@@ -307,7 +309,7 @@ impl Lower<'_> {
             }
             return eq;
         }
-        if matches!(lt, Type::Array { .. }) {
+        if matches!(lt, Type::Array { .. } | Type::Buf { .. }) {
             let eq = self.bytes_equal(lhs, rhs);
             self.set_span(e.span);
             if op == Ne {
@@ -370,10 +372,33 @@ impl Lower<'_> {
                     }
                     _ => AluOp::Add,
                 };
-                self.asm.alu(alu, l, Src::Reg(r));
+                if matches!(op, Div | Mod) {
+                    self.divide(alu, l, r, e.id);
+                } else {
+                    self.asm.alu(alu, l, Src::Reg(r));
+                }
                 l
             }
         }
+    }
+
+    /// `l = l / r` or `l = l % r` (`alu`) for the division at `node`. When
+    /// the divisor may be zero (`sema::check::division`), a zero divisor
+    /// gives 1 and sends the division's warning, as bpftrace does.
+    pub(crate) fn divide(&mut self, alu: AluOp, l: VReg, r: VReg, node: NodeId) {
+        let Some(&site) = self.probe.divisions.get(&node) else {
+            self.asm.alu(alu, l, Src::Reg(r));
+            return;
+        };
+        let (nonzero, done) = (self.asm.label(), self.asm.label());
+        self.asm.br(Cond::Ne, r, Src::Imm(0), nonzero);
+        self.asm.mov(l, Src::Imm(1));
+        let size = self.printfs[site].size;
+        self.emit_event(abi::EventKind::Printf, site as u32, |_, _| {}, size);
+        self.asm.jmp(done);
+        self.asm.bind(nonzero);
+        self.asm.alu(alu, l, Src::Reg(r));
+        self.asm.bind(done);
     }
 
     /// `s[i]`: the string's byte at `i` as a `char`, or 0 past its buffer
@@ -423,7 +448,8 @@ impl Lower<'_> {
     fn field_of<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, usize)> {
         match &e.kind {
             ExprKind::TupleIndex { expr, index } => Some((expr, *index as usize)),
-            ExprKind::Field { expr, .. } => {
+            // `.name` of a record, `[N]` of a tuple.
+            ExprKind::Field { expr, .. } | ExprKind::Index { expr, .. } => {
                 let i = *self.probe.record_fields.get(&e.id)?;
                 Some((expr, i as usize))
             }
@@ -588,7 +614,9 @@ impl Lower<'_> {
                         let (src, n) = self.mem(e);
                         self.copy(place, src, n.min(size));
                     }
-                    ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+                    ExprKind::Field { .. } | ExprKind::Index { .. }
+                        if self.probe.record_fields.contains_key(&e.id) =>
+                    {
                         let (src, n) = self.mem(e);
                         self.copy(place, src, n.min(size));
                     }
@@ -668,7 +696,9 @@ impl Lower<'_> {
                     self.write_literal(b"", place, size);
                 }
             }
-            ExprKind::Field { .. } if self.probe.record_fields.contains_key(&e.id) => {
+            ExprKind::Field { .. } | ExprKind::Index { .. }
+                if self.probe.record_fields.contains_key(&e.id) =>
+            {
                 let (src, src_size) = self.mem(e);
                 self.copy_string(place, size, src, src_size);
             }
@@ -1051,11 +1081,14 @@ impl Lower<'_> {
         self.asm.alu(AluOp::Or, f.ended, Src::Reg(f.c));
     }
 
-    /// Equality of two values of the same type held in memory (arrays):
-    /// every byte, in the widest loads alignment allows.
+    /// Equality of two values held in memory (arrays of one type, buffers
+    /// of any sizes): every byte, in the widest loads alignment allows.
     fn bytes_equal(&mut self, lhs: &Expr, rhs: &Expr) -> VReg {
         let (a, n) = self.mem(lhs);
-        let (b, _) = self.mem(rhs);
+        let (b, m) = self.mem(rhs);
+        // Buffers of two sizes: equal lengths are at most the smaller size,
+        // and both are zero past their length.
+        let n = n.min(m);
         let (c, d, out) = (self.asm.vreg(), self.asm.vreg(), self.asm.vreg());
         let (differ, done) = (self.asm.label(), self.asm.label());
         let mut off = 0;

@@ -302,7 +302,11 @@ impl Lower<'_> {
                     BinaryOp::Shr => AluOp::Rsh,
                     _ => AluOp::Add,
                 };
-                self.asm.alu(alu, new, Src::Reg(r));
+                if matches!(op, BinaryOp::Div | BinaryOp::Mod) {
+                    self.divide(alu, new, r, target.id);
+                } else {
+                    self.asm.alu(alu, new, Src::Reg(r));
+                }
             }
             None => self.asm.alu(AluOp::Add, new, Src::Imm(delta)),
         }

@@ -245,6 +245,19 @@ impl Lower<'_> {
             ExprKind::Call { .. } => {
                 self.builtin_effect(e);
             }
+            // `c ? printf(..) : printf(..)`: one effect or the other.
+            ExprKind::Ternary { cond, then, else_ } if !self.ty(e).is_scalar() => {
+                let c = self.scalar(cond);
+                let (other, done) = (self.asm.label(), self.asm.label());
+                self.asm.br(Cond::Eq, c, Src::Imm(0), other);
+                if let Some(t) = then {
+                    self.effect(t);
+                }
+                self.asm.jmp(done);
+                self.asm.bind(other);
+                self.effect(else_);
+                self.asm.bind(done);
+            }
             ExprKind::IncDec { .. } => {
                 self.scalar(e);
             }

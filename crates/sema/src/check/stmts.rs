@@ -330,6 +330,7 @@ impl Checker<'_> {
                     &vt,
                     &format!("`{}`", AssignOp::Compound(bop).as_str()),
                 );
+                self.note_division(s, target.id, bop, value, target.span.to(value.span));
                 let key = self.map_key(s, keys);
                 let t = match bop {
                     BinaryOp::Add | BinaryOp::Sub => self.updated_map_value(name),
@@ -362,6 +363,7 @@ impl Checker<'_> {
                     &vt,
                     &format!("`{}`", AssignOp::Compound(bop).as_str()),
                 );
+                self.note_division(s, target.id, bop, value, target.span.to(value.span));
                 if let Some(key) = self.var_in_scope(s, target.id, name, target.span) {
                     let t = self.var_type(s, &key);
                     if !matches!(t, Type::Void) {

@@ -1,0 +1,41 @@
+//! Language pieces of bpftrace's current dialect: buffers compared and
+//! chosen by a ternary, a ternary of two effects, a tuple's field by a
+//! constant index; and what is refused, with its help.
+
+#[macro_use]
+mod common;
+
+case!(
+    ok_buffers_compare_and_unify_in_a_ternary,
+    r#"BEGIN { $a = buf("hi", 2); $b = buf("bye", 3); @eq = $a == $b; @ne = $a != $a; $t = nsecs ? buf("hi", 2) : buf("bye", 3); }"#
+);
+case!(
+    err_buffer_compared_with_a_string,
+    r#"BEGIN { $a = buf("hi", 2); @eq = $a == "hi"; }"#
+);
+case!(
+    ok_ternary_of_two_effects,
+    r#"BEGIN { nsecs ? printf("yes\n") : printf("no\n"); }"#
+);
+case!(
+    err_ternary_of_effects_has_no_value,
+    r#"BEGIN { $x = nsecs ? printf("yes\n") : printf("no\n"); }"#
+);
+case!(
+    ok_tuple_index_by_constant,
+    r#"BEGIN { $a = (1, "two", (3, 4)); @x = $a[1 + 1]; @s = $a[1]; @n = $a[0]; }"#
+);
+case!(
+    err_tuple_index_past_the_end,
+    r#"BEGIN { $a = (1, 2, 3); @x = $a[3]; }"#
+);
+case!(
+    err_tuple_index_not_constant,
+    r#"BEGIN { $a = (1, 2, 3); @x = $a[nsecs]; }"#
+);
+case!(
+    ok_divisions_that_may_divide_by_zero_get_a_warning,
+    // `/ 2` and `% 3` cannot: only the divisions by a variable, a map and
+    // a literal 0 (and `/=`) carry the warning.
+    r#"BEGIN { $z = 0; @a = 10 / $z; @b = 10 % @a; @c = 10 / 0; $z /= $z; @d = 10 / 2 + 10 % 3; }"#
+);
