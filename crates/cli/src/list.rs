@@ -182,7 +182,8 @@ fn probe_lines(part: &str, args: &Args, kernel: &SysKernelInfo) -> Result<Vec<St
 fn script_lines(args: &Args, kernel: &SysKernelInfo) -> Result<Vec<String>, String> {
     let mut sources = SourceMap::new();
     let file = crate::read_script(args, &mut sources)?;
-    let (program, diags) = syntax::parse(sources.file(file));
+    let (program, diags) =
+        syntax::parse_with_imports(&mut sources, file, &|_| false, &crate::imports::DiskFiles);
     if diags.has_errors() {
         return Err(source::render_all(diags.iter(), &sources));
     }

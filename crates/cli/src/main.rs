@@ -10,6 +10,7 @@ mod child_exit;
 mod export;
 mod flamegraph_cmd;
 mod helper_errors;
+mod imports;
 mod info;
 mod list;
 mod overhead;
@@ -186,7 +187,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     let as_written = ktypes::AsWritten(&kernel);
     let compile_for: &dyn ktypes::KernelInfo = if emit_only { &as_written } else { &kernel };
     let result = pipeline::compile(
-        &sources,
+        &mut sources,
         file,
         compile_for,
         &opts,
@@ -491,7 +492,7 @@ pub(crate) fn read_script(args: &Args, sources: &mut SourceMap) -> Result<source
 
 /// An I/O error as the C library words it (`No such file or directory`),
 /// without Rust's `(os error 2)`.
-fn io_reason(e: &io::Error) -> String {
+pub(crate) fn io_reason(e: &io::Error) -> String {
     let text = e.to_string();
     match text.rfind(" (os error ") {
         Some(at) => text[..at].to_string(),

@@ -24,7 +24,7 @@ pub struct Output {
 
 /// Runs every stage; a stage with errors stops the pipeline.
 pub fn compile(
-    sources: &SourceMap,
+    sources: &mut SourceMap,
     file: source::FileId,
     kernel: &dyn KernelInfo,
     opts: &CheckOptions,
@@ -33,7 +33,9 @@ pub fn compile(
     dumps: &mut String,
 ) -> Result<Output, Diagnostics> {
     let predefined = |name: &str| sema::predefined_macro(kernel, name);
-    let (mut program, mut diags) = syntax::parse_with(sources.file(file), &predefined);
+    // Imported files join `sources`, so diagnostics can name their lines.
+    let (mut program, mut diags) =
+        syntax::parse_with_imports(sources, file, &predefined, &crate::imports::DiskFiles);
     syntax::substitute_positionals(&mut program, &opts.positional);
     let (named, named_diags) = syntax::substitute_named(&mut program, &opts.named);
     diags.extend(named_diags);

@@ -1,12 +1,15 @@
 //! Kernel tests of language pieces of bpftrace's current dialect (issue 14)
 //! that bpftrace's runtime suite exercises: buffers compared and chosen by
-//! a ternary, a ternary of two effects, division by zero at run time. weft
+//! a ternary, a ternary of two effects, division by zero at run time, and
+//! `import` of scripts, headers and directories. weft
 //! traces the workload (`-c`, filtered by `cpid`) and the output is what
 //! bpftrace's current release prints for the same script.
 
 mod common;
 
-use common::trace_workload;
+use std::time::Duration;
+
+use common::{run_weft, scratch, trace_workload, workload};
 
 const GETPPID: &str = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/";
 
@@ -68,4 +71,58 @@ fn division_by_zero_gives_one_and_warns_where() {
     };
     let once = place("10 / $z") + &place("10 % $z") + &place("$v /= $z");
     assert_eq!(out.stderr, format!("{once}{once}"));
+}
+
+#[test]
+fn imported_scripts_headers_and_directories_run_with_the_script() {
+    require_root!();
+    // The script imports a file beside it (whose probe counts first, as an
+    // import comes before the script's own probes) and a directory holding
+    // a macro and a C header; the file imported twice counts once.
+    let dir = scratch("imports");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("counting.bt"),
+        "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @order = @order * 10 + 1; @n++; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lib/macros.bt"), "macro twice(x) { x * 2 }\n").unwrap();
+    std::fs::write(dir.join("lib/pair.h"), "struct pair { int a; long b; };\n").unwrap();
+    std::fs::write(
+        dir.join("main.bt"),
+        "import \"counting.bt\";\nimport \"lib\";\nimport \"counting.bt\";\n\
+         tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @order = @order * 10 + 2; @t = sum(twice(sizeof(struct pair))); }\n",
+    )
+    .unwrap();
+    let cmd = format!("{} getppid 2", workload().display());
+    let main = dir.join("main.bt");
+    let out = run_weft(
+        &["-q", "-c", &cmd, main.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout, "\n\n@n: 2\n@order: 1212\n@t: 64\n",
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_import_that_is_not_found_names_the_line_and_the_paths_checked() {
+    // No kernel needed: the script stops at compiling.
+    let out = run_weft(
+        &["-e", "import \"no_such_helpers.bt\";\nbegin { }"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(1));
+    assert_eq!(
+        out.stderr,
+        "stdin:1:1-29: ERROR: Unable to find suitable path for import\n\
+         import \"no_such_helpers.bt\";\n\
+         ~~~~~~~~~~~~~~~~~~~~~~~~~~~~ no such file or directory\n\
+         HINT: checked: no_such_helpers.bt\n\
+         CODE: E0070\n"
+    );
 }

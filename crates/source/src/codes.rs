@@ -137,6 +137,15 @@ codes! {
     // E006x: named program parameters.
     E0060: "invalid getopt() call",
     E0061: "unknown config() field",
+    // E007x: imports.
+    E0070: "import not found",
+    E0071: "import unreadable",
+    E0072: "unknown import type",
+    E0073: "BPF C import",
+    E0074: "import from a world-writable place",
+    E0075: "config in an imported script",
+    E0076: "imported header holds more than C definitions",
+    E0077: "imports nested too deep",
     // E02xx: names.
     E0201: "unknown function",
     E0202: "unknown identifier",

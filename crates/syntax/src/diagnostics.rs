@@ -357,3 +357,77 @@ pub fn unknown_config_field(span: Span, key: &str) -> Diagnostic {
         .with_label(span, "not a config key")
         .with_help("its fields are bpftrace's config keys: max_strlen, stack_mode, license, ...")
 }
+
+/// `import "name"` that no directory searched holds (`checked`).
+pub fn import_not_found(span: Span, name: &str, checked: &[std::path::PathBuf]) -> Diagnostic {
+    let listed: Vec<String> = checked.iter().map(|p| p.display().to_string()).collect();
+    let d = Diagnostic::error("Unable to find suitable path for import")
+        .with_code(Code::E0070)
+        .with_label(span, "no such file or directory")
+        .with_help(format!("checked: {}", listed.join(",")));
+    if name.starts_with("stdlib") {
+        return d.with_note(
+            "bpftrace's standard library is built into weft: its functions and macros need no import",
+        );
+    }
+    d
+}
+
+/// An import whose file or directory cannot be read.
+pub fn import_unreadable(span: Span, path: &std::path::Path, why: &str) -> Diagnostic {
+    Diagnostic::error(format!("error reading import '{}': {why}", path.display()))
+        .with_code(Code::E0071)
+        .with_label(span, "imported here")
+}
+
+/// An import of a file that is neither `.bt` nor `.h` (nor BPF C).
+pub fn import_unknown_type(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!("unknown import type: \"{name}\""))
+        .with_code(Code::E0072)
+        .with_label(span, "not a script or a header")
+        .with_help("import a bpftrace script (`.bt`), a C header (`.h`) or a directory of them")
+}
+
+/// `import "x.bpf.c"` or `"x.bpf.o"`.
+pub fn import_needs_c_compiler(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "weft cannot import `{name}`: BPF C needs a C compiler and linker, which weft does not have"
+    ))
+    .with_code(Code::E0073)
+    .with_label(span, "BPF C source or object")
+    .with_help("write the function as a bpftrace `macro` in a `.bt` file and import that")
+}
+
+/// An import of a file or directory every user may write.
+pub fn import_world_writable(span: Span, path: &std::path::Path) -> Diagnostic {
+    Diagnostic::error(format!(
+        "cowardly refusing to import from a directory with global write permissions: \"{}\"",
+        path.display()
+    ))
+    .with_code(Code::E0074)
+    .with_label(span, "any user could change what this imports")
+    .with_help("remove the write permission for others (`chmod o-w`) or move the file")
+}
+
+/// `config = { ... }` in an imported script.
+pub fn config_in_import(span: Span) -> Diagnostic {
+    Diagnostic::error("invalid `config` within import")
+        .with_code(Code::E0075)
+        .with_label(span, "only the main script may configure the run")
+        .with_help("move the keys into the main script's `config` block")
+}
+
+/// A probe, macro or other script item in an imported `.h` header.
+pub fn header_import_not_c(span: Span) -> Diagnostic {
+    Diagnostic::error("an imported header may only hold C definitions")
+        .with_code(Code::E0076)
+        .with_label(span, "not a struct, union, enum or preprocessor line")
+        .with_help("put probes and macros in a `.bt` file and import that")
+}
+
+/// A chain of imports deeper than `max`.
+pub fn import_too_deep(span: Span, max: usize) -> Diagnostic {
+    Diagnostic::error(format!("imports nested more than {max} deep"))
+        .with_code(Code::E0077)
+        .with_label(span, "imported here")
+}

@@ -89,6 +89,13 @@ impl<'a> Parser<'a> {
         p
     }
 
+    /// The parser with node ids from `first` on (an imported file's nodes
+    /// follow those of the files parsed before it).
+    pub(crate) fn starting_at(mut self, first: u32) -> Parser<'a> {
+        self.next_id = first;
+        self
+    }
+
     // ---- token plumbing -------------------------------------------------
 
     /// Makes the token at (or after trivia from) `pos` current.

@@ -259,7 +259,7 @@ fn start(
     let opts = sema::CheckOptions::default();
     let mut dumps = String::new();
     let out = crate::pipeline::compile(
-        &sources,
+        &mut sources,
         file,
         kernel,
         &opts,

@@ -136,7 +136,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     };
     let mut dumps = String::new();
     let out = crate::pipeline::compile(
-        &sources,
+        &mut sources,
         file,
         &kernel,
         &opts,
