@@ -126,3 +126,18 @@ fn an_import_that_is_not_found_names_the_line_and_the_paths_checked() {
          CODE: E0070\n"
     );
 }
+
+#[test]
+fn a_block_whose_value_is_an_aggregation_folds_into_the_map() {
+    require_root!();
+    // The block's statements run, then its aggregation updates the map.
+    let script = format!(
+        r#"{GETPPID} {{ @avg = {{ let $a = 100; avg($a) }}; @n[comm] = {{ $k = 3; sum($k) }}; }}"#
+    );
+    let out = trace_workload(&script, "getppid 2", &[]);
+    assert_eq!(
+        out.stdout, "\n\n@avg: 100\n@n[weftwl]: 6\n",
+        "{}",
+        out.stderr
+    );
+}

@@ -39,3 +39,11 @@ case!(
     // a literal 0 (and `/=`) carry the warning.
     r#"BEGIN { $z = 0; @a = 10 / $z; @b = 10 % @a; @c = 10 / 0; $z /= $z; @d = 10 / 2 + 10 % 3; }"#
 );
+case!(
+    ok_a_block_whose_value_is_an_aggregation_folds_into_the_map,
+    r#"BEGIN { @a = { let $a = 100; avg($a) }; @c[1] = { $x = 2; count() }; }"#
+);
+case!(
+    err_an_aggregation_in_a_block_assigned_to_a_variable,
+    r#"BEGIN { $v = { let $a = 100; avg($a) }; }"#
+);

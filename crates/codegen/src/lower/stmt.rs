@@ -187,7 +187,7 @@ impl Lower<'_> {
         match (&target.kind, op) {
             (ExprKind::Map { keys, .. }, AssignOp::Assign) => {
                 // An aggregation folds into the element; any other value is stored.
-                let folded = self.builtin_aggregate(value, target, keys);
+                let folded = self.aggregate_into(value, target, keys);
                 if !folded {
                     self.map_store(target, keys, value);
                 }
@@ -216,6 +216,20 @@ impl Lower<'_> {
             }
             _ => {}
         }
+    }
+
+    /// Folds the aggregation `value` into the map element `target[keys]`:
+    /// a call, or a block whose value is one (its statements first). False
+    /// when `value` is no aggregation.
+    fn aggregate_into(&mut self, value: &Expr, target: &Expr, keys: &[Expr]) -> bool {
+        if let ExprKind::Block(b) = &value.kind
+            && let Some(tail) = &b.tail
+            && matches!(self.ty(value), Type::Agg(_))
+        {
+            self.statements(b);
+            return self.aggregate_into(tail, target, keys);
+        }
+        self.builtin_aggregate(value, target, keys)
     }
 
     fn assign_var(&mut self, id: syntax::ast::NodeId, name: &str, value: &Expr) {

@@ -12,6 +12,16 @@ use crate::types::Type;
 impl Checker<'_> {
     /// A block in its own scope; its value is its tail's (`Void` without one).
     pub(super) fn block(&mut self, s: &mut Scope, block: &Block) -> Type {
+        self.block_with(s, block, |this, s, tail| this.expr(s, tail))
+    }
+
+    /// [`Checker::block`] with its tail checked by `tail`.
+    fn block_with(
+        &mut self,
+        s: &mut Scope,
+        block: &Block,
+        tail: impl FnOnce(&mut Self, &mut Scope, &Expr) -> Type,
+    ) -> Type {
         s.scopes.push();
         let mut ended: Option<Span> = None;
         for stmt in &block.stmts {
@@ -27,11 +37,41 @@ impl Checker<'_> {
             self.error(diag::unreachable_statement(tail.span, end));
         }
         let t = match &block.tail {
-            Some(tail) => self.expr(s, tail),
+            Some(t) => tail(self, s, t),
             None => Type::Void,
         };
         s.scopes.pop();
         t
+    }
+
+    /// The aggregation `@m = value` folds into the map: a call of one
+    /// (`count()`), or a block whose value is one (`{ let $a = 1; avg($a) }`,
+    /// its statements run first). `None` when `value` is no aggregation;
+    /// `Some(None)` when its rule refused it (and said why).
+    fn map_aggregation(&mut self, s: &mut Scope, value: &Expr) -> Option<Option<Type>> {
+        match &value.kind {
+            ExprKind::Call { name: f, args, .. } => {
+                let def = crate::builtins::function_def(f).filter(|def| def.aggregates)?;
+                Some(match self.builtin_call(s, value, def, args, true) {
+                    t @ Type::Agg(_) => {
+                        s.probe.types.insert(value.id, t.clone());
+                        Some(t)
+                    }
+                    // The rule said why.
+                    _ => None,
+                })
+            }
+            ExprKind::Block(b) if b.tail.as_ref().is_some_and(|t| aggregates(t)) => {
+                let mut found = None;
+                let t = self.block_with(s, b, |this, s, tail| {
+                    found = this.map_aggregation(s, tail).flatten();
+                    found.clone().unwrap_or(Type::Void)
+                });
+                s.probe.types.insert(value.id, t);
+                Some(found)
+            }
+            _ => None,
+        }
     }
 
     pub(super) fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
@@ -291,21 +331,10 @@ impl Checker<'_> {
     pub(super) fn assign(&mut self, s: &mut Scope, target: &Expr, op: AssignOp, value: &Expr) {
         match (&target.kind, op) {
             (ExprKind::Map { name, keys }, AssignOp::Assign) => {
-                let aggregation = match &value.kind {
-                    ExprKind::Call { name: f, args, .. } => crate::builtins::function_def(f)
-                        .filter(|def| def.aggregates)
-                        .map(|def| (def, args)),
-                    _ => None,
-                };
-                let value_ty = match aggregation {
-                    Some((def, args)) => match self.builtin_call(s, value, def, args, true) {
-                        t @ Type::Agg(_) => {
-                            s.probe.types.insert(value.id, t.clone());
-                            t
-                        }
-                        // The rule said why.
-                        _ => return,
-                    },
+                let value_ty = match self.map_aggregation(s, value) {
+                    Some(Some(t)) => t,
+                    // The rule said why.
+                    Some(None) => return,
                     None => {
                         let t = self.expr(s, value);
                         if !is_storable(&t) {
@@ -417,6 +446,17 @@ fn ends_probe(stmt: &Stmt) -> bool {
         StmtKind::Expr(e) | StmtKind::Discard(e) => {
             matches!(&e.kind, ExprKind::Call { name, .. } if name == "exit")
         }
+        _ => false,
+    }
+}
+
+/// Whether `e` is an aggregation call, or a block whose value is one.
+pub(super) fn aggregates(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { name, .. } => {
+            crate::builtins::function_def(name).is_some_and(|def| def.aggregates)
+        }
+        ExprKind::Block(b) => b.tail.as_ref().is_some_and(|t| aggregates(t)),
         _ => false,
     }
 }
