@@ -316,3 +316,17 @@ fn what_args_cannot_read_is_one_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn variables_declared_with_struct_and_struct_array_types_hold_them() {
+    require_root!();
+    let bin = target();
+    // `let $ps: struct P[1]` (the script's struct) and `let $c: struct
+    // point` (the binary's) hold copies; `$s.ps` reads through the pointer.
+    let out = trace(&format!(
+        "struct P {{ int x; int y; }}; struct S {{ int id; char name[8]; struct P ps[1]; }}; \
+         uprobe:{bin}:take /pid == cpid/ {{ let $s: struct S *; let $ps: struct P[1]; let $c: struct point; \
+         $s = (struct S *)arg2; $ps = $s.ps; $c = args.s.corner; printf(\"%d %d %d\\n\", $ps[0].x, $ps[0].y, $c.y); }}"
+    ));
+    assert_eq!(out.trim_end(), ["1 2 20"; 3].join("\n"));
+}

@@ -553,13 +553,21 @@ impl<'a> Checker<'a> {
                 }
                 found
             }
-            _ => {
-                self.error(diag::not_supported_yet(
-                    t.span,
-                    &format!("the type `{}`", t.base),
-                ));
-                None
-            }
+            // `let $s: struct W`, `struct W[10]`, a typedef: a C type held by value.
+            base => match self.c_value_type(base) {
+                Some(c) => Some(c),
+                None if base.starts_with("struct ") || base.starts_with("union ") => {
+                    self.error(diag::unknown_c_type(t.span, base));
+                    None
+                }
+                None => {
+                    self.error(diag::not_supported_yet(
+                        t.span,
+                        &format!("the type `{}`", t.base),
+                    ));
+                    None
+                }
+            },
         }
     }
 

@@ -47,3 +47,11 @@ case!(
     err_an_aggregation_in_a_block_assigned_to_a_variable,
     r#"BEGIN { $v = { let $a = 100; avg($a) }; }"#
 );
+case!(
+    ok_variables_declared_with_struct_types,
+    "struct W { int a; char b[2]; }; BEGIN { let $w: struct W[2]; let $v: struct W; @a = $w[1].a + $v.a; }"
+);
+case!(
+    err_variable_declared_with_an_unknown_type,
+    "BEGIN { let $w: struct Nowhere[2]; }"
+);
