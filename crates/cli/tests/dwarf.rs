@@ -330,3 +330,30 @@ fn variables_declared_with_struct_and_struct_array_types_hold_them() {
     ));
     assert_eq!(out.trim_end(), ["1 2 20"; 3].join("\n"));
 }
+
+#[test]
+fn floating_point_members_print_as_null() {
+    require_root!();
+    let bin = target();
+    // BPF has no floating point: as bpftrace, a struct holding a `float`
+    // or `double` prints it `null`, in text and JSON.
+    let script = format!(
+        "union N {{ int i; float f; }}; struct F {{ int id; union N n; double d; }}; \
+         uprobe:{bin}:take /pid == cpid/ {{ print(*(struct F *)arg2); }}"
+    );
+    let out = trace(&script);
+    // `name` is "square": its first four bytes read as an int.
+    let i = i32::from_le_bytes(*b"squa");
+    assert_eq!(
+        out.trim_end(),
+        vec![format!("{{ .id = 7, .n = {{ .i = {i}, .f = null }}, .d = null }}"); 3].join("\n")
+    );
+    let cmd = format!("{} 1", target());
+    let out = weft_ok(&["-q", "-f", "json", "-c", &cmd, "-e", &script]);
+    assert_eq!(
+        out.trim_end(),
+        format!(
+            r#"{{"type": "value", "data": {{"id": 7, "n": {{"i": {i}, "f": null}}, "d": null}}}}"#
+        )
+    );
+}

@@ -117,6 +117,12 @@ pub enum CType {
     /// A struct or union by its C name (`struct qstr`), the script's or the
     /// kernel's.
     Record(String),
+    /// `float`, `double`, `long double` (of `size` bytes): BPF has no
+    /// floating point, so as in bpftrace a struct holding one prints it as
+    /// `null` and it cannot be read on its own.
+    Float {
+        size: u32,
+    },
 }
 
 /// A member of a script-defined struct or union.
@@ -297,6 +303,7 @@ impl ScriptTypes {
             CType::Int { size, .. } => Ok((u32::from(*size), u32::from(*size))),
             CType::Char => Ok((1, 1)),
             CType::Pointer(_) => Ok((8, 8)),
+            CType::Float { size } => Ok((*size, *size)),
             CType::Array { elem, len } => {
                 let (size, align) = self.size_align(elem, btf)?;
                 Ok((size.saturating_mul(*len), align))
@@ -349,8 +356,8 @@ impl ScriptTypes {
 }
 
 /// A DWARF type as the type of a member: a plain `char` array is a string,
-/// as for the script's own definitions; what weft does not read (floats,
-/// functions) is kept as bytes.
+/// as for the script's own definitions; a float is printed `null`, as
+/// bpftrace does; what weft does not read (functions) is kept as bytes.
 fn debug_ctype(t: &uelf::dwarf::DebugType) -> CType {
     use uelf::dwarf::TypeKind;
     let bytes = |size: u32| CType::Array {
@@ -373,7 +380,7 @@ fn debug_ctype(t: &uelf::dwarf::DebugType) -> CType {
             size: 1,
             signed: false,
         },
-        TypeKind::Float { size } => bytes(*size),
+        TypeKind::Float { size } => CType::Float { size: *size },
         TypeKind::Pointer => CType::Pointer(t.c_type.clone()),
         TypeKind::Array { elem, len } => CType::Array {
             elem: Box::new(debug_ctype(elem)),
@@ -774,7 +781,7 @@ impl<'d> DefParser<'d> {
                     }
                     return Ok((CType::Record(format!("{w} {name}")), false));
                 }
-                "unsigned" | "signed" | "short" | "long" | "int" | "char" => {
+                "unsigned" | "signed" | "short" | "long" | "int" | "char" | "float" | "double" => {
                     words.push(w);
                     self.at += 1;
                 }
@@ -789,8 +796,12 @@ impl<'d> DefParser<'d> {
             return Err(self.error("expected a type"));
         }
         let spelled = words.join(" ");
-        if spelled == "char" {
-            return Ok((CType::Char, false));
+        match spelled.as_str() {
+            "char" => return Ok((CType::Char, false)),
+            "float" => return Ok((CType::Float { size: 4 }, false)),
+            "double" => return Ok((CType::Float { size: 8 }, false)),
+            "long double" => return Ok((CType::Float { size: 16 }, false)),
+            _ => {}
         }
         match int_type(&spelled) {
             Some((size, signed)) => Ok((CType::Int { size, signed }, false)),
@@ -953,6 +964,9 @@ fn c_spelling(ty: &CType) -> String {
         CType::Pointer(p) => p.clone(),
         CType::Array { elem, .. } => c_spelling(elem),
         CType::Record(name) => name.clone(),
+        CType::Float { size: 4 } => "float".into(),
+        CType::Float { size: 8 } => "double".into(),
+        CType::Float { .. } => "long double".into(),
     }
 }
 

@@ -55,3 +55,7 @@ case!(
     err_variable_declared_with_an_unknown_type,
     "BEGIN { let $w: struct Nowhere[2]; }"
 );
+case!(
+    err_a_floating_point_member_cannot_be_read,
+    "union N { int i; float f; }; struct Foo { int m; union N n; double d; }; BEGIN { $s = *(struct Foo *)0; @i = $s.n.i; @f = ((struct Foo *)0)->d; }"
+);

@@ -420,6 +420,8 @@ impl Checker<'_> {
             other => {
                 let what = match other {
                     CType::Array { .. } => "an array".to_string(),
+                    // BPF has no floating point; printed in a struct, it is `null`.
+                    CType::Float { .. } => "a floating-point number".to_string(),
                     _ => "an integer of that width".to_string(),
                 };
                 self.error(diag::member_not_supported(

@@ -40,11 +40,15 @@ impl Checker<'_> {
             let mut fields = Vec::new();
             for name in types.member_names(record) {
                 let found = types.member(record, name)?;
-                let t = self.script_value_type(&found.ty, depth + 1)?;
+                let layout = match &found.ty {
+                    // Printed `null`, as bpftrace prints what it cannot read.
+                    CType::Float { .. } => Layout::None,
+                    ty => self.script_value_type(ty, depth + 1)?.layout(),
+                };
                 fields.push(NamedField {
                     name: name.to_string(),
                     offset: found.offset,
-                    layout: t.layout(),
+                    layout,
                 });
             }
             return (record.size <= MAX_VALUE_SIZE).then_some(Layout::Record {
@@ -64,11 +68,15 @@ impl Checker<'_> {
             if m.bitfield_size != 0 {
                 return None;
             }
-            let t = self.btf_value_type(btf, m.type_id, depth + 1)?;
+            let layout = if btf.kind_of(btf.skip_aliases(m.type_id)) == Some(kind::FLOAT) {
+                Layout::None
+            } else {
+                self.btf_value_type(btf, m.type_id, depth + 1)?.layout()
+            };
             fields.push(NamedField {
                 name: name.to_string(),
                 offset: m.bit_offset / 8,
-                layout: t.layout(),
+                layout,
             });
         }
         Some(Layout::Record { fields, size })
@@ -143,6 +151,7 @@ impl Checker<'_> {
                     layout,
                 })
             }
+            CType::Float { .. } => None,
         }
     }
 }
