@@ -141,3 +141,14 @@ fn a_block_whose_value_is_an_aggregation_folds_into_the_map() {
         out.stderr
     );
 }
+
+#[test]
+fn the_address_of_a_tuple_reads_the_tuple_back() {
+    require_root!();
+    let script = format!(
+        r#"{GETPPID} {{ $a = (1, "hello", cpid - pid + 2); print(*(&$a)); $p = &$a; printf("%s %d\n", (*$p).1, (*$p).2); }}"#
+    );
+    let out = trace_workload(&script, "getppid 2", &[]);
+    let once = "(1, hello, 2)\nhello 2\n";
+    assert_eq!(out.stdout, format!("{once}{once}\n\n"), "{}", out.stderr);
+}

@@ -336,6 +336,9 @@ struct Checker<'a> {
     known_vars: Vec<scopes::BodyFacts>,
     /// Each instance's variable types at the end of this round.
     instance_vars: Vec<scopes::BodyFacts>,
+    /// The values `&$t` points to that C cannot spell (tuples, records), by
+    /// the spelling their pointer type is given (`(int8, string[6]) *`).
+    value_pointees: HashMap<String, Type>,
 }
 
 /// Per-program state while checking one body.
@@ -391,6 +394,7 @@ impl<'a> Checker<'a> {
             script_types: None,
             known_vars: Vec::new(),
             instance_vars: Vec::new(),
+            value_pointees: HashMap::new(),
         }
     }
 

@@ -59,3 +59,7 @@ case!(
     err_a_floating_point_member_cannot_be_read,
     "union N { int i; float f; }; struct Foo { int m; union N n; double d; }; BEGIN { $s = *(struct Foo *)0; @i = $s.n.i; @f = ((struct Foo *)0)->d; }"
 );
+case!(
+    ok_the_address_of_a_tuple_points_to_the_tuple,
+    r#"BEGIN { $a = (1, "hello", 2); $p = &$a; @t = *$p; @s = (*$p).1; }"#
+);

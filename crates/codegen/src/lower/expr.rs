@@ -563,6 +563,11 @@ impl Lower<'_> {
                         self.zero_padding(place, &layout);
                         return;
                     }
+                    // `*p` of a pointer `&$t` made: the tuple's bytes.
+                    _ if self.probe.members.contains_key(&e.id) => {
+                        self.member_bytes(e, place, layout.size());
+                        return;
+                    }
                     _ if Self::held_in_memory(e)
                         || self.probe.record_fields.contains_key(&e.id) =>
                     {

@@ -220,6 +220,11 @@ impl Checker<'_> {
     /// How the value a pointer `c_type` points to (spelled `p`) is read, or
     /// `None` after saying why it cannot be.
     fn pointee_value(&mut self, e: &Expr, c_type: &str, p: &str) -> Option<(MemberValue, Type)> {
+        if let Some(t) = self.value_pointees.get(p.trim()) {
+            // A tuple or record `&$t` pointed at: its bytes, copied.
+            let size = t.layout().size();
+            return Some((MemberValue::Array { size }, t.clone()));
+        }
         match self.c_value_type(p) {
             Some(Type::Int { size, signed }) if matches!(size, 1 | 2 | 4 | 8) => Some((
                 MemberValue::Int { size, signed },
@@ -273,6 +278,14 @@ impl Checker<'_> {
             Some(c) => Type::Pointer {
                 c_type: pointer_to(&c),
             },
+            // `&$t` of a tuple: `*` reads the tuple back.
+            None if matches!(t, Type::Tuple(_) | Type::Record(_)) => {
+                let spelled = t.to_string();
+                self.value_pointees.insert(spelled.clone(), t);
+                Type::Pointer {
+                    c_type: pointer_to(&spelled),
+                }
+            }
             None => Type::Pointer {
                 c_type: "void *".into(),
             },
