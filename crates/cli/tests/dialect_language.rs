@@ -152,3 +152,20 @@ fn the_address_of_a_tuple_reads_the_tuple_back() {
     let once = "(1, hello, 2)\nhello 2\n";
     assert_eq!(out.stdout, format!("{once}{once}\n\n"), "{}", out.stderr);
 }
+
+#[test]
+fn division_by_zero_in_json_is_a_runtime_error_record() {
+    require_root!();
+    let script = format!("{GETPPID} {{ $z = pid - pid; @q = sum(10 / $z); }}");
+    let out = trace_workload(&script, "getppid 1", &["-f", "json"]);
+    let col = script.find("10 / $z").unwrap() + 1;
+    assert_eq!(
+        out.stdout,
+        format!(
+            "{{\"type\": \"runtime_error\", \"msg\": \"Divide or modulo by 0 detected. This can lead to unexpected results. 1 is being used as the result.\", \"filename\": \"stdin\", \"line\": 1, \"col\": {col}}}\n\
+             {{\"type\": \"map\", \"data\": {{\"@q\": 1}}}}\n"
+        ),
+        "{}",
+        out.stderr
+    );
+}

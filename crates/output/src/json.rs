@@ -97,6 +97,20 @@ impl<W: Write> Sink for JsonSink<W> {
         )
     }
 
+    /// bpftrace's `runtime_error` record, naming the top place only.
+    fn runtime_warning(&mut self, text: &[u8], origin: &[abi::SourcePlace]) -> io::Result<()> {
+        write!(self.out, "{{\"type\": \"runtime_error\", \"msg\": \"")?;
+        self.out.write_all(&escape(text))?;
+        let place = origin.first().cloned().unwrap_or_default();
+        write!(self.out, "\", \"filename\": \"")?;
+        self.out.write_all(&escape(place.file.as_bytes()))?;
+        writeln!(
+            self.out,
+            "\", \"line\": {}, \"col\": {}}}",
+            place.line, place.column
+        )
+    }
+
     fn system(&mut self, output: &[u8]) -> io::Result<()> {
         self.message("syscall", output)
     }
