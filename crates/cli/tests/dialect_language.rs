@@ -169,3 +169,21 @@ fn division_by_zero_in_json_is_a_runtime_error_record() {
         out.stderr
     );
 }
+
+#[test]
+fn the_address_of_a_string_reads_the_string_back() {
+    require_root!();
+    // `*(&$s)` is the string (bpftrace's pointer to a string), while a cast
+    // to `int8 *` still walks its characters.
+    let script = format!(
+        r#"{GETPPID} {{ $a = comm; $b = &$a; $c = (int8 *)&$a; printf("%s %s %c%c\n", *$b, str($b), *$c, *($c + 1)); @[*$b] = count(); }}"#
+    );
+    let out = trace_workload(&script, "getppid 2", &[]);
+    let once = "weftwl weftwl we\n";
+    assert_eq!(
+        out.stdout,
+        format!("{once}{once}\n\n@[weftwl]: 2\n"),
+        "{}",
+        out.stderr
+    );
+}

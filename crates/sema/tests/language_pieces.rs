@@ -63,3 +63,7 @@ case!(
     ok_the_address_of_a_tuple_points_to_the_tuple,
     r#"BEGIN { $a = (1, "hello", 2); $p = &$a; @t = *$p; @s = (*$p).1; }"#
 );
+case!(
+    ok_the_address_of_a_string_points_to_the_string,
+    r#"BEGIN { $a = "hello"; $p = &$a; @s = *$p; $c = (int8 *)&$a; @c = *$c; }"#
+);

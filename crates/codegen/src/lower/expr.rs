@@ -722,6 +722,10 @@ impl Lower<'_> {
             ExprKind::Block(_) | ExprKind::If { .. } => {
                 self.write_into(e, place, &Type::Str { size });
             }
+            // `*p` of a pointer `&$s` made.
+            ExprKind::Unary { .. } if self.probe.members.contains_key(&e.id) => {
+                self.member_string(e, place, size)
+            }
             ExprKind::Ternary { cond, then, else_ } => {
                 let c = self.scalar(cond);
                 let (other, done) = (self.asm.label(), self.asm.label());

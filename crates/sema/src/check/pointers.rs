@@ -221,9 +221,15 @@ impl Checker<'_> {
     /// `None` after saying why it cannot be.
     fn pointee_value(&mut self, e: &Expr, c_type: &str, p: &str) -> Option<(MemberValue, Type)> {
         if let Some(t) = self.value_pointees.get(p.trim()) {
-            // A tuple or record `&$t` pointed at: its bytes, copied.
+            // What `&$t` pointed at: a string read as one, a tuple's bytes copied.
             let size = t.layout().size();
-            return Some((MemberValue::Array { size }, t.clone()));
+            let value = match t {
+                Type::Str { size } => MemberValue::Chars {
+                    len: size.saturating_sub(1),
+                },
+                _ => MemberValue::Array { size },
+            };
+            return Some((value, t.clone()));
         }
         match self.c_value_type(p) {
             Some(Type::Int { size, signed }) if matches!(size, 1 | 2 | 4 | 8) => Some((
@@ -275,17 +281,18 @@ impl Checker<'_> {
             return Type::U64;
         }
         match c_spelling(&t) {
-            Some(c) => Type::Pointer {
-                c_type: pointer_to(&c),
-            },
-            // `&$t` of a tuple: `*` reads the tuple back.
-            None if matches!(t, Type::Tuple(_) | Type::Record(_)) => {
+            // `&$t` of a string, tuple or record: `*` reads it back whole
+            // (bpftrace's pointer to a string is no `char *`).
+            _ if matches!(t, Type::Str { .. } | Type::Tuple(_) | Type::Record(_)) => {
                 let spelled = t.to_string();
                 self.value_pointees.insert(spelled.clone(), t);
                 Type::Pointer {
                     c_type: pointer_to(&spelled),
                 }
             }
+            Some(c) => Type::Pointer {
+                c_type: pointer_to(&c),
+            },
             None => Type::Pointer {
                 c_type: "void *".into(),
             },
