@@ -104,3 +104,18 @@ case!(
     len_and_has_key,
     "BEGIN { @a[1] = 1; @n = len(@a); @h = has_key(@a, 2); }"
 );
+
+/// `pid`, `tid` and the pid a user stack keeps, compiled for a weft running
+/// in a nested pid namespace (dev 4, inode 4026532000): read through
+/// `bpf_get_ns_current_pid_tgid`; `pid(init)`/`tid(init)` stay the kernel's.
+#[test]
+fn pid_and_tid_in_a_nested_pid_namespace() {
+    let src = "tracepoint:syscalls:sys_enter_getppid { @[pid, tid(curr_ns), pid(init), tid(init)] = count(); @s[ustack(2)] = count(); }";
+    let kernel = ktypes::FixtureKernel::typical().with_pid_namespace(4, 4026532000);
+    let out = common::disasm(&common::compile_on(src, &kernel));
+    insta::assert_snapshot!("pid_and_tid_in_a_nested_pid_namespace", out, src);
+}
+case!(
+    pid_and_tid_in_the_initial_pid_namespace,
+    "tracepoint:syscalls:sys_enter_getppid { @[pid, tid(curr_ns), pid(init), tid(init)] = count(); }"
+);

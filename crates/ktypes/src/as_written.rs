@@ -52,6 +52,10 @@ impl KernelInfo for AsWritten<'_> {
         self.0.kernel_functions()
     }
 
+    fn pid_namespace(&self) -> Option<crate::PidNamespace> {
+        self.0.pid_namespace()
+    }
+
     fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
         self.0.cgroup_id(path)
     }

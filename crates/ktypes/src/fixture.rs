@@ -20,6 +20,7 @@ pub struct FixtureKernel {
     tracing_features: Option<TracingFeatures>,
     /// Cgroup directory → id.
     cgroups: BTreeMap<String, u64>,
+    pid_namespace: Option<crate::PidNamespace>,
 }
 
 impl FixtureKernel {
@@ -31,6 +32,13 @@ impl FixtureKernel {
     pub fn with_tracepoint(mut self, category: &str, name: &str, format: &str) -> FixtureKernel {
         self.tracepoints
             .insert((category.into(), name.into()), format.into());
+        self
+    }
+
+    /// Makes weft run in a nested pid namespace (`dev`, `ino` of its
+    /// `/proc/self/ns/pid`).
+    pub fn with_pid_namespace(mut self, dev: u64, ino: u64) -> FixtureKernel {
+        self.pid_namespace = Some(crate::PidNamespace { dev, ino });
         self
     }
 
@@ -225,6 +233,10 @@ impl KernelInfo for FixtureKernel {
             )));
         }
         Ok(names)
+    }
+
+    fn pid_namespace(&self) -> Option<crate::PidNamespace> {
+        self.pid_namespace
     }
 
     fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {

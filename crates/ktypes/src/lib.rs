@@ -48,6 +48,25 @@ impl std::fmt::Display for KernelInfoError {
 
 impl std::error::Error for KernelInfoError {}
 
+/// The pid namespace weft runs in, as `stat /proc/self/ns/pid` names it
+/// (what `bpf_get_ns_current_pid_tgid` takes to give pids as seen there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PidNamespace {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl PidNamespace {
+    /// The inode of the initial pid namespace (`PROC_PID_INIT_INO` in the
+    /// kernel's `proc_ns.h`): every other one is a nested namespace.
+    pub const INIT_INO: u64 = 0xefff_fffc;
+
+    /// Whether this is the initial pid namespace.
+    pub fn is_init(&self) -> bool {
+        self.ino == PidNamespace::INIT_INO
+    }
+}
+
 /// What the compiler may ask about the kernel it compiles for.
 pub trait KernelInfo {
     /// The argument layout of `tracepoint:category:name`.
@@ -128,5 +147,13 @@ pub trait KernelInfo {
         Err(KernelInfoError::Unavailable(format!(
             "cannot look up the cgroup id of {path} here"
         )))
+    }
+
+    /// The pid namespace weft itself runs in, when it is not the initial
+    /// one: then `pid`, `tid` and the pids of user stacks are the ones seen
+    /// from there, as bpftrace gives them. `None`: the initial namespace
+    /// (or unknown), where the kernel's own ids are those.
+    fn pid_namespace(&self) -> Option<PidNamespace> {
+        None
     }
 }

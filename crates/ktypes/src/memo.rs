@@ -180,6 +180,10 @@ impl crate::KernelInfo for Memoized<'_> {
         self.inner.kernel_functions()
     }
 
+    fn pid_namespace(&self) -> Option<crate::PidNamespace> {
+        self.inner.pid_namespace()
+    }
+
     fn cgroup_id(&self, path: &str) -> Result<u64, crate::KernelInfoError> {
         self.inner.cgroup_id(path)
     }

@@ -120,6 +120,20 @@ impl KernelInfo for SysKernelInfo {
             .clone()
     }
 
+    /// `stat /proc/self/ns/pid`, as bpftrace reads it (once per process).
+    fn pid_namespace(&self) -> Option<ktypes::PidNamespace> {
+        static NAMESPACE: OnceLock<Option<ktypes::PidNamespace>> = OnceLock::new();
+        *NAMESPACE.get_or_init(|| {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata("/proc/self/ns/pid").ok()?;
+            let ns = ktypes::PidNamespace {
+                dev: m.dev(),
+                ino: m.ino(),
+            };
+            (!ns.is_init()).then_some(ns)
+        })
+    }
+
     fn cgroup_id(&self, path: &str) -> Result<u64, KernelInfoError> {
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {}

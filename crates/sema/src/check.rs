@@ -264,6 +264,7 @@ pub fn check(
         positional: opts.positional.clone(),
         cpid: opts.cpid,
         pid_filter: opts.pid_filter,
+        pid_namespace: kernel.pid_namespace(),
         cgroup_filter: opts.cgroup_filter.clone(),
         cgroup_path_filters: checker.cgroup_path_filters,
         config: config.clone(),

@@ -497,6 +497,20 @@ pub fn unknown_clock(span: Span, name: &str, clocks: &[&str]) -> Diagnostic {
     with_suggestion(d, name, clocks)
 }
 
+pub fn unknown_pid_namespace(span: Span, function: &str, name: &str) -> Diagnostic {
+    let d = Diagnostic::error(if name.is_empty() {
+        format!("{function}() takes `curr_ns` or `init`")
+    } else {
+        format!("unknown pid namespace `{name}`")
+    })
+    .with_code(Code::E0342)
+    .with_label(span, "not a pid namespace")
+    .with_help(format!(
+        "`{function}(curr_ns)` is the id seen from weft's pid namespace (what `{function}` gives), `{function}(init)` the id in the initial one"
+    ));
+    with_suggestion(d, name, &["curr_ns", "init"])
+}
+
 // User-space probes (uprobe, uretprobe, usdt): E0440–E0449.
 
 pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {

@@ -182,6 +182,10 @@ pub struct TypedProgram {
     pub cpid: Option<u32>,
     /// `-p PID`: the process every event probe is limited to.
     pub pid_filter: Option<u32>,
+    /// The pid namespace weft runs in when it is not the initial one:
+    /// `pid`, `tid` (and `-p`, `cpid` and user stacks, which compare or
+    /// keep them) are read as seen from there.
+    pub pid_namespace: Option<ktypes::PidNamespace>,
     /// `--cgroup`/`--cgroup-tree`: the cgroup every event probe is limited to.
     pub cgroup_filter: Option<abi::CgroupFilter>,
     /// The hierarchy filter of each distinct `cgroup_path(id, filter)`.

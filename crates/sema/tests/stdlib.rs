@@ -51,3 +51,11 @@ case!(
     probetype_is_a_string_in_every_form,
     "BEGIN { @a = probetype; @b = probetype(); @c = __builtin_probetype; }"
 );
+case!(
+    pid_and_tid_take_a_pid_namespace,
+    "BEGIN { @a = pid(curr_ns); @b = pid(init); @c = tid(curr_ns) + tid(init) + pid() + tid() + pid + tid; }"
+);
+case!(
+    pid_namespace_is_curr_ns_or_init,
+    "BEGIN { @a = pid(inti); @b = tid(1); @c = pid(init, curr_ns); }"
+);

@@ -188,6 +188,7 @@ codes! {
     E0329: "invalid BPFTRACE_DUMMY_TS_MAP",
     E0340: "invalid stack argument",
     E0341: "unknown clock",
+    E0342: "unknown pid namespace",
     E0350: "unknown struct",
     E0351: "struct members need BTF",
     E0352: "no such member",

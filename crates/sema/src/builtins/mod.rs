@@ -64,7 +64,7 @@ macro_rules! builtins {
 }
 
 builtins! {
-    task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
+    task: functions(PID_FN, TID_FN) variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
     cpu: variables(DEF, NCPUS, BUILTIN_NCPUS);
     numaid: variables(DEF);

@@ -105,7 +105,7 @@ macro_rules! lowerings {
 }
 
 lowerings! {
-    task: variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
+    task: functions(PID_FN, TID_FN) variables(PID, TID, UID, GID, COMM, CURTASK, CGROUP);
     clock: functions(NSECS_FN) variables(NSECS, ELAPSED, JIFFIES);
     cpu: variables(LOWERING, NCPUS, BUILTIN_NCPUS);
     numaid: variables(LOWERING);

@@ -13,7 +13,7 @@ use sema::Type;
 use super::{CallSite, Lowering, VariableLowering};
 use abi::CounterIndex;
 
-use crate::asm::{AluOp, Cond, Helper, Src, Width};
+use crate::asm::{Cond, Helper, Src, Width};
 use crate::lower::{Lower, Place};
 
 pub(crate) const KSTACK_VAR: VariableLowering = VariableLowering {
@@ -67,7 +67,7 @@ fn write_sym(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
     let v = l.scalar(addr);
     l.store(place, Src::Reg(v), Width::DW);
     if user {
-        let pid = l.current_pid();
+        let pid = l.pid();
         l.store(place.offset(8), Src::Reg(pid), Width::DW);
     }
 }
@@ -95,7 +95,7 @@ impl Lower<'_> {
         self.store(place, Src::Reg(id), Width::DW);
         self.count_stack_loss(id);
         if user {
-            let pid = self.current_pid();
+            let pid = self.pid();
             self.store(place.offset(8), Src::Reg(pid), Width::DW);
         }
     }
@@ -116,13 +116,5 @@ impl Lower<'_> {
         self.asm.br(Cond::Ne, id, Src::Imm(-ENOMEM), done);
         self.count_loss(CounterIndex::StackMapFull);
         self.asm.bind(done);
-    }
-
-    /// The current process id, for symbolizing user addresses.
-    pub(crate) fn current_pid(&mut self) -> crate::asm::VReg {
-        let pid = self.asm.vreg();
-        self.asm.call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid));
-        self.asm.alu(AluOp::Rsh, pid, Src::Imm(32));
-        pid
     }
 }

@@ -1,0 +1,60 @@
+//! Kernel tests of the builtins about the current task that bpftrace's
+//! current release added (issue 14), on the workload:
+//!
+//! - In a nested pid namespace (`unshare --pid`), `pid`, `tid(curr_ns)`,
+//!   `cpid` and a user stack's pid are the ids seen from weft's namespace
+//!   (the workload weft starts there is pid 2), `pid(init)` the kernel's
+//!   own; the stack still resolves its symbols from that namespace's /proc.
+//! - Outside one, `pid(curr_ns)` and `pid(init)` are the same.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{trace_workload, weft, workload};
+
+/// `weft -q -c '<workload> steps' -e script` run as pid 1 of a new pid
+/// namespace with its own /proc.
+fn trace_in_pid_namespace(script: &str, steps: &str) -> common::Outcome {
+    let cmd = format!("{} {steps}", workload().display());
+    let out = common::run(
+        Command::new("unshare")
+            .args(["--fork", "--pid", "--mount-proc"])
+            .arg(weft())
+            .args(["-q", "-c", &cmd, "-e", script]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        out.status,
+        Some(0),
+        "weft failed\nstdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}
+
+#[test]
+fn pids_in_a_nested_namespace_are_seen_from_it() {
+    require_root!();
+    let wl = workload();
+    let script = format!(
+        "uprobe:{}:weft_workload_marker /pid == cpid/ {{ @[ustack(1), pid, tid(curr_ns), pid(init) == pid, tid(init) > 2] = count(); }}",
+        wl.display()
+    );
+    let out = trace_in_pid_namespace(&script, "call 3");
+    assert_eq!(
+        out.stdout, "\n\n@[\n        weft_workload_marker+0\n, 2, 2, false, true]: 3\n",
+        "stderr:\n{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn outside_a_nested_namespace_curr_ns_is_init() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[pid(curr_ns) == pid(init), tid == tid(init), pid == cpid] = count(); }";
+    let out = trace_workload(script, "getppid 2", &[]);
+    assert_eq!(out.stdout, "\n\n@[true, true, true]: 2\n");
+}
