@@ -60,6 +60,9 @@ pub enum NameTable {
     Errno,
     /// A signal, as `strsignal` words it.
     Signal,
+    /// A user id, as its name in `/etc/passwd` (`username`), looked up in
+    /// user space when printed.
+    User,
 }
 
 /// A C enum (the script's or the kernel's): the names of its values.

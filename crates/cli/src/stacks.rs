@@ -32,6 +32,8 @@ pub struct Symbols {
     cgroups: Option<runtime::cgroups::CgroupPaths>,
     /// The script's `strftime()` formats (`Manifest::time_formats`).
     time_formats: Vec<String>,
+    /// The text of `/etc/passwd`, read on the first `username` printed.
+    passwd: Option<String>,
 }
 
 impl Default for Symbols {
@@ -104,6 +106,7 @@ impl Symbols {
             pass_time: Duration::ZERO,
             cgroups: None,
             time_formats: Vec::new(),
+            passwd: None,
         }
     }
 
@@ -248,6 +251,25 @@ impl Symbols {
             .get_or_insert_with(runtime::cgroups::CgroupPaths::new)
     }
 
+    /// The name of user `uid` from `/etc/passwd` (read once), empty when no
+    /// user has it; a file that cannot be read is said once on stderr, as
+    /// bpftrace says it, and every name is then empty.
+    pub fn username(&mut self, uid: u32) -> String {
+        const PASSWD: &str = "/etc/passwd";
+        let passwd = self.passwd.get_or_insert_with(|| {
+            std::fs::read_to_string(PASSWD).unwrap_or_else(|e| {
+                // bpftrace words it as strerror does: `No such file or directory`.
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why);
+                eprintln!("ERROR: {why}: {PASSWD}");
+                String::new()
+            })
+        });
+        output::names::passwd_user(passwd, uid)
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// A resolver reading stacks from `session`.
     pub fn resolver<'a>(&'a mut self, session: &'a Session) -> Resolver<'a> {
         Resolver {
@@ -344,6 +366,10 @@ impl StackResolver for Resolver<'_> {
             self.symbols.kernel().lookup(addr)
         };
         found.map(|s| s.name)
+    }
+
+    fn username(&mut self, uid: u32) -> Option<String> {
+        Some(self.symbols.username(uid))
     }
 
     fn cgroup_path(&mut self, id: u64, filter: u32) -> Option<String> {

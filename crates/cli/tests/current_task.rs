@@ -58,3 +58,42 @@ fn outside_a_nested_namespace_curr_ns_is_init() {
     let out = trace_workload(script, "getppid 2", &[]);
     assert_eq!(out.stdout, "\n\n@[true, true, true]: 2\n");
 }
+
+/// The workload run as user `uid` under `setpriv`, which execs it (so
+/// `cpid` is the workload).
+fn as_user(uid: u32, steps: &str) -> String {
+    format!(
+        "setpriv --reuid {uid} --regid {uid} --clear-groups {} {steps}",
+        workload().display()
+    )
+}
+
+#[test]
+fn username_is_the_name_etc_passwd_gives_the_uid() {
+    require_root!();
+    testgate::require!(
+        std::fs::read_to_string("/etc/passwd").is_ok_and(|p| p.contains("\nnobody:x:65534:")),
+        "/etc/passwd names the user nobody (65534)"
+    );
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[username, uid] = count(); printf(\"%s|\\n\", username()); }";
+    let cmd = as_user(65534, "getppid 2");
+    let out = common::run_weft(&["-q", "-c", &cmd, "-e", script], Duration::from_secs(30));
+    assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "nobody|\nnobody|\n\n\n@[nobody, 65534]: 2\n");
+}
+
+#[test]
+fn username_of_a_uid_no_user_has_is_empty() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @u = username; printf(\"[%s]\\n\", username); }";
+    let cmd = as_user(4242, "getppid 1");
+    let out = common::run_weft(
+        &["-q", "-f", "json", "-c", &cmd, "-e", script],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(0), "stderr:\n{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "{\"type\": \"printf\", \"data\": \"[]\\n\"}\n{\"type\": \"map\", \"data\": {\"@u\": \"\"}}\n"
+    );
+}

@@ -119,3 +119,7 @@ case!(
     pid_and_tid_in_the_initial_pid_namespace,
     "tracepoint:syscalls:sys_enter_getppid { @[pid, tid(curr_ns), pid(init), tid(init)] = count(); }"
 );
+case!(
+    username_keeps_the_uid,
+    "tracepoint:syscalls:sys_enter_getppid { @[username] = count(); }"
+);

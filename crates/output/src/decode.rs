@@ -102,6 +102,10 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
             )
         }
         Layout::Inet => Value::Str(inet_text(bytes).into_bytes()),
+        Layout::Named(abi::NameTable::User) => Value::User(crate::stack::UserValue {
+            uid: read_uint(bytes, 4) as u32,
+            name: None,
+        }),
         Layout::Named(table) => {
             // Read as a C `int`, as bpftrace's tables are indexed.
             let n = bytes
@@ -111,6 +115,7 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
             Value::Str(match table {
                 abi::NameTable::Errno => crate::names::errno_text(n).as_bytes().to_vec(),
                 abi::NameTable::Signal => crate::names::signal_text(n).into_bytes(),
+                abi::NameTable::User => n.to_string().into_bytes(),
             })
         }
         Layout::MacAddr => Value::Str(mac_text(bytes).into_bytes()),

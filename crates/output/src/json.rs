@@ -288,7 +288,8 @@ fn write_value_json(out: &mut Vec<u8>, value: &Value, div: u64) {
         | Value::Stack(_)
         | Value::Sym(_)
         | Value::CgroupPath(_)
-        | Value::Timestamp(_) => {
+        | Value::Timestamp(_)
+        | Value::User(_) => {
             out.push(b'"');
             out.extend_from_slice(&escape(&crate::text::value_text(value)));
             out.push(b'"');

@@ -51,7 +51,7 @@ pub use printf::{ArgKind, Conversion, Format, FormatError, Render, validate};
 pub use sink::{Severity, Sink, print_maps_at_exit};
 pub use stack::{
     CgroupPathValue, FileOffset, Frame, Stack, StackResolver, SymValue, Symbol, TimestampValue,
-    resolve_dump, resolve_value,
+    UserValue, resolve_dump, resolve_value,
 };
 pub use stream::{StageRecord, StreamRecord, decode_stream_record};
 pub use text::{TextSink, source_message_text};

@@ -1,6 +1,21 @@
 //! Numbers printed as names in user space, as bpftrace's current release
-//! prints them: `strerror(errno)` as the error's text and `signal_name(sig)`
-//! as the signal's (what the BPF program keeps is the number).
+//! prints them: `strerror(errno)` as the error's text, `signal_name(sig)`
+//! as the signal's and `username`'s uid as the user's name in the text of
+//! `/etc/passwd` (which the caller reads; what the BPF program keeps is
+//! the number).
+
+/// The name of user `uid` in `passwd` (the text of `/etc/passwd`): the
+/// first line whose third field is that number, as bpftrace looks it up;
+/// `None` when no line is.
+pub fn passwd_user(passwd: &str, uid: u32) -> Option<&str> {
+    let uid = uid.to_string();
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        fields.next()?;
+        (fields.next()? == uid).then_some(name)
+    })
+}
 
 /// The text of each errno, by number, as Linux's `asm-generic/errno*.h`
 /// describe them (EAGAIN as EWOULDBLOCK too); `""` for numbers no errno has.
@@ -197,5 +212,24 @@ pub fn signal_text(n: i64) -> String {
         32 | 33 => format!("Unknown signal {n}"),
         34..=64 => format!("Real-time signal {}", n - 34),
         _ => "N/A".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwd_user_is_the_first_line_of_the_uid() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n\
+            daemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n\
+            broken line\n\
+            toor:x:0:0::/root:/bin/sh\n\
+            alice:x:1000:1000:Alice,,,:/home/alice:/bin/bash\n";
+        assert_eq!(passwd_user(passwd, 0), Some("root"));
+        assert_eq!(passwd_user(passwd, 1000), Some("alice"));
+        assert_eq!(passwd_user(passwd, 1), Some("daemon"));
+        assert_eq!(passwd_user(passwd, 10), None);
+        assert_eq!(passwd_user("", 0), None);
     }
 }

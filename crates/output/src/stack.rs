@@ -74,6 +74,15 @@ pub struct CgroupPathValue {
     pub path: Option<String>,
 }
 
+/// `username`: a user id printed as the user's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserValue {
+    pub uid: u32,
+    /// The name once looked up (empty for a uid no user has, as bpftrace
+    /// prints it).
+    pub name: Option<String>,
+}
+
 /// `strftime(fmt, ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimestampValue {
@@ -102,6 +111,10 @@ pub trait StackResolver {
     fn timestamp(&mut self, _ns: u64, _format: u32) -> Option<String> {
         None
     }
+    /// The name of user `uid` (`""` for a uid no user has).
+    fn username(&mut self, _uid: u32) -> Option<String> {
+        None
+    }
 }
 
 /// Resolves every stack and symbol in a value, recursively.
@@ -118,6 +131,9 @@ pub fn resolve_value(value: &mut Value, resolver: &mut dyn StackResolver) {
         }
         Value::Timestamp(t) if t.text.is_none() => {
             t.text = resolver.timestamp(t.ns, t.format);
+        }
+        Value::User(u) if u.name.is_none() => {
+            u.name = resolver.username(u.uid);
         }
         Value::Tuple(items) | Value::Array(items) => {
             for item in items {
@@ -151,6 +167,7 @@ pub fn needs_resolving(value: &Value) -> bool {
         Value::Stack(_) | Value::Sym(_) => true,
         Value::CgroupPath(cg) => cg.path.is_none(),
         Value::Timestamp(t) => t.text.is_none(),
+        Value::User(u) => u.name.is_none(),
         Value::Tuple(items) | Value::Array(items) => items.iter().any(needs_resolving),
         Value::Record(fields) => fields.iter().any(|(_, v)| needs_resolving(v)),
         _ => false,
@@ -220,6 +237,14 @@ pub fn timestamp_text(t: &TimestampValue) -> Vec<u8> {
     match &t.text {
         Some(text) => text.clone().into_bytes(),
         None => t.ns.to_string().into_bytes(),
+    }
+}
+
+/// `username` text: the user's name, or the uid when it was not looked up.
+pub fn user_text(u: &UserValue) -> Vec<u8> {
+    match &u.name {
+        Some(name) => name.clone().into_bytes(),
+        None => u.uid.to_string().into_bytes(),
     }
 }
 

@@ -332,6 +332,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, div: u64) {
         Value::Sym(sym) => out.extend_from_slice(&crate::stack::sym_text(sym)),
         Value::CgroupPath(cg) => out.extend_from_slice(&crate::stack::cgroup_path_text(cg)),
         Value::Timestamp(t) => out.extend_from_slice(&crate::stack::timestamp_text(t)),
+        Value::User(u) => out.extend_from_slice(&crate::stack::user_text(u)),
     }
 }
 

@@ -439,7 +439,8 @@ fn json_value(out: &mut dyn Write, value: &Value) -> io::Result<()> {
         | Value::Stack(_)
         | Value::Sym(_)
         | Value::CgroupPath(_)
-        | Value::Timestamp(_) => json_string(out, &value_text(value)),
+        | Value::Timestamp(_)
+        | Value::User(_) => json_string(out, &value_text(value)),
         Value::Tuple(items) | Value::Array(items) => {
             out.write_all(b"[")?;
             for (index, item) in items.iter().enumerate() {

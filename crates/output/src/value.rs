@@ -37,6 +37,8 @@ pub enum Value {
     CgroupPath(crate::stack::CgroupPathValue),
     /// `strftime(fmt, ns)` (its text filled in by [`crate::stack::resolve_value`]).
     Timestamp(crate::stack::TimestampValue),
+    /// `username` (its name filled in by [`crate::stack::resolve_value`]).
+    User(crate::stack::UserValue),
 }
 
 impl Value {

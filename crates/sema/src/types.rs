@@ -301,6 +301,7 @@ impl fmt::Display for Type {
             Type::Inet => f.write_str("inet"),
             Type::Named(abi::NameTable::Errno) => f.write_str("strerror_t"),
             Type::Named(abi::NameTable::Signal) => f.write_str("signal_name_t"),
+            Type::Named(abi::NameTable::User) => f.write_str("username_t"),
             Type::MacAddr => f.write_str("macaddr_t"),
             Type::Tuple(ts) => {
                 f.write_str("(")?;

@@ -59,3 +59,7 @@ case!(
     pid_namespace_is_curr_ns_or_init,
     "BEGIN { @a = pid(inti); @b = tid(1); @c = pid(init, curr_ns); }"
 );
+case!(
+    username_is_a_uid_printed_as_a_name,
+    r#"BEGIN { @[username] = count(); @u = username(); printf("%s\n", username); $n = username == "root"; }"#
+);

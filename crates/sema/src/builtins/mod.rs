@@ -108,6 +108,7 @@ builtins! {
     names: functions(STRERROR, SIGNAL_NAME);
     macaddr: functions(DEF);
     strncmp: functions(DEF);
+    username: variables(DEF);
 }
 
 /// The builtin function called `name`.

@@ -17,7 +17,7 @@ const FUNCTIONS: &[&str] = &[
 ];
 
 /// Variables (`argN` past what a probe has is planned too, in tracepoints).
-const VARIABLES: &[&str] = &["sarg0", "sarg1", "sarg2", "username"];
+const VARIABLES: &[&str] = &["sarg0", "sarg1", "sarg2"];
 
 pub fn planned_function(name: &str) -> bool {
     FUNCTIONS.contains(&name)

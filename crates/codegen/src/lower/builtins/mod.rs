@@ -149,6 +149,7 @@ lowerings! {
     names: functions(STRERROR, SIGNAL_NAME);
     macaddr: functions(LOWERING);
     strncmp: functions(LOWERING);
+    username: variables(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
