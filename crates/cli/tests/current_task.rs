@@ -97,3 +97,29 @@ fn username_of_a_uid_no_user_has_is_empty() {
         "{\"type\": \"printf\", \"data\": \"[]\\n\"}\n{\"type\": \"map\", \"data\": {\"@u\": \"\"}}\n"
     );
 }
+
+#[test]
+fn len_of_a_stack_is_its_number_of_frames() {
+    require_root!();
+    let wl = workload();
+    let script = format!(
+        "uprobe:{}:weft_workload_marker /pid == cpid/ {{ @s[ustack(5)] = count(); $x = ustack(5); @a = len($x); @b = len(ustack(1)); }}",
+        wl.display()
+    );
+    let out = trace_workload(&script, "call 2", &[]);
+    // The frames `@s` prints are those `len()` counts.
+    let frames = out
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "@s[")
+        .skip(1)
+        .take_while(|l| !l.starts_with(']'))
+        .count();
+    assert!(frames >= 1, "stdout:\n{}", out.stdout);
+    let expected = format!("@a: {frames}\n@b: 1\n");
+    assert!(
+        out.stdout.starts_with(&format!("\n\n{expected}")),
+        "stdout:\n{}",
+        out.stdout
+    );
+}

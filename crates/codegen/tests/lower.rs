@@ -123,3 +123,7 @@ case!(
     username_keeps_the_uid,
     "tracepoint:syscalls:sys_enter_getppid { @[username] = count(); }"
 );
+case!(
+    len_of_a_user_stack,
+    "tracepoint:syscalls:sys_enter_getppid { @ = len(ustack(3)); }"
+);

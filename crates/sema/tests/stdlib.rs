@@ -63,3 +63,11 @@ case!(
     username_is_a_uid_printed_as_a_name,
     r#"BEGIN { @[username] = count(); @u = username(); printf("%s\n", username); $n = username == "root"; }"#
 );
+case!(
+    len_of_a_stack_made_in_the_probe,
+    "tracepoint:syscalls:sys_enter_getppid { $s = ustack(3); @a = len($s); @b = len(kstack); @c = len(ustack(perf, 4)); }"
+);
+case!(
+    len_of_a_stack_kept_in_a_map_is_refused,
+    "tracepoint:syscalls:sys_enter_getppid { @s[1] = ustack(3); } tracepoint:syscalls:sys_exit_getppid { @n = len(@s[1]); }"
+);

@@ -1,5 +1,6 @@
 //! `len(@m)`: the number of elements of a map with keys, an `int64`, as
-//! bpftrace's standard library has it.
+//! bpftrace's standard library has it; `len(ustack)`, `len(kstack)`: the
+//! number of frames of a stack.
 //!
 //! What it does: asks the kernel for the map's element count through the
 //! `bpf_map_sum_elem_count` kfunc (Linux 6.6 and later), found by its
@@ -8,8 +9,14 @@
 //!
 //! Why it is limited: a map without keys has no elements to count (an
 //! error in bpftrace's words); a kernel without the kfunc is told in one
-//! sentence. `len(ustack)`/`len(kstack)` are not compiled yet: weft keeps a
-//! stack as its id in the stack map, which a program cannot read back.
+//! sentence.
+//!
+//! A stack's frames: weft keeps a stack as its id in the stack map, which
+//! a program cannot read back, so `len()` takes the same stack again with
+//! `bpf_get_stack` (at most the stack's limit of frames) and counts what it
+//! wrote. A stack made in this probe (`len(ustack(3))`, `$s = kstack;
+//! len($s)`) is the stack of this very event, so the count is its own; a
+//! stack read from a map was taken by another event, and is refused.
 //!
 //! Example: `tracepoint:sched:sched_process_exec { @seen[pid] = 1; @n = len(@seen); }`
 //!
@@ -25,8 +32,8 @@ use crate::types::Type;
 
 pub const DEF: FunctionDef = FunctionDef {
     name: "len",
-    signature: "len(@m)",
-    help: "the number of elements of a map with keys",
+    signature: "len(@m | ustack | kstack)",
+    help: "the number of elements of a map with keys, or of frames of a stack",
     check,
     aggregates: false,
 };
@@ -42,7 +49,12 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         [other] => {
             let t = cx.check(other);
             if matches!(t, Type::Stack { .. }) {
-                cx.not_supported_yet(other.span, "`len()` of a stack");
+                if matches!(other.kind, ExprKind::Map { .. }) {
+                    cx.not_supported_yet(
+                        other.span,
+                        "`len()` of a stack kept in a map (weft keeps its id, which a program cannot read back)",
+                    );
+                }
             } else {
                 cx.error(diag::type_mismatch(
                     other.span,
