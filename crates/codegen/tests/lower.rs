@@ -127,3 +127,11 @@ case!(
     len_of_a_user_stack,
     "tracepoint:syscalls:sys_enter_getppid { @ = len(ustack(3)); }"
 );
+case!(
+    debugf_with_three_arguments_is_trace_printk,
+    r#"tracepoint:syscalls:sys_enter_getppid { debugf("%s %d %x", comm, pid, 16); }"#
+);
+case!(
+    debugf_with_four_arguments_is_trace_vprintk,
+    r#"tracepoint:syscalls:sys_enter_getppid { debugf("%d %d %d %d", 1, 2, 3, 4); }"#
+);

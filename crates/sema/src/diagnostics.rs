@@ -511,6 +511,25 @@ pub fn unknown_pid_namespace(span: Span, function: &str, name: &str) -> Diagnost
     with_suggestion(d, name, &["curr_ns", "init"])
 }
 
+/// bpftrace's warning on every `debugf()`, with where its lines go.
+pub fn debugf_for_debugging(span: Span) -> Diagnostic {
+    Diagnostic::warning(
+        "The debugf() builtin is not recommended for production use. For more information see bpf_trace_printk in bpf-helpers(7).",
+    )
+    .with_code(Code::E0343)
+    .with_label(span, "written to the kernel's trace buffer, not to weft's output")
+    .with_help("read its lines with `cat /sys/kernel/tracing/trace_pipe`; printf() prints to weft's output")
+}
+
+/// A `debugf()` conversion the kernel's `bpf_trace_printk` does not take,
+/// or an argument that does not fit it.
+pub fn debugf_format(span: Span, message: &str) -> Diagnostic {
+    Diagnostic::error(format!("invalid debugf() format: {message}"))
+        .with_code(Code::E0344)
+        .with_label(span, message.to_string())
+        .with_help("the kernel's bpf_trace_printk takes %d %i %u %x (with l or ll), %p and %s, at most 12 of them")
+}
+
 // User-space probes (uprobe, uretprobe, usdt): E0440–E0449.
 
 pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {

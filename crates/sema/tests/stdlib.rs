@@ -71,3 +71,11 @@ case!(
     len_of_a_stack_kept_in_a_map_is_refused,
     "tracepoint:syscalls:sys_enter_getppid { @s[1] = ustack(3); } tracepoint:syscalls:sys_exit_getppid { @n = len(@s[1]); }"
 );
+case!(
+    debugf_is_warned_about_and_takes_kernel_conversions,
+    r#"BEGIN { debugf("a %d %s %llx %p", 1, "x", 2, 3); debugf("plain"); }"#
+);
+case!(
+    debugf_refuses_what_the_kernel_cannot_format,
+    r#"BEGIN { debugf("%c %d", 1, 2); debugf("%s", 1); debugf("%d", "x"); debugf(comm); debugf("%d %d %d %d %d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13); }"#
+);

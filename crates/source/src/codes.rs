@@ -189,6 +189,8 @@ codes! {
     E0340: "invalid stack argument",
     E0341: "unknown clock",
     E0342: "unknown pid namespace",
+    E0343: "debugf() is for debugging",
+    E0344: "invalid debugf() format",
     E0350: "unknown struct",
     E0351: "struct members need BTF",
     E0352: "no such member",

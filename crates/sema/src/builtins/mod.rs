@@ -109,6 +109,7 @@ builtins! {
     macaddr: functions(DEF);
     strncmp: functions(DEF);
     username: variables(DEF);
+    debugf: functions(DEF);
 }
 
 /// The builtin function called `name`.

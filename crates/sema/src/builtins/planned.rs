@@ -10,7 +10,6 @@ const FUNCTIONS: &[&str] = &[
     "unwatch",
     "skboutput",
     "offsetof",
-    "debugf",
     "percpu_kaddr",
     "socket_cookie",
     "fail",

@@ -164,7 +164,7 @@ fn check(cx: &mut CallCheck<'_, '_>, action: PrintfAction) -> Type {
 
 /// A string literal, or a block that only gives one (a macro's expansion:
 /// `macro fmt() { "hi\n" }` then `printf(fmt())`).
-fn literal_string(e: &syntax::ast::Expr) -> Option<&[u8]> {
+pub fn literal_string(e: &syntax::ast::Expr) -> Option<&[u8]> {
     match &e.kind {
         ExprKind::Str(bytes) => Some(bytes),
         ExprKind::Block(b) if b.stmts.is_empty() => literal_string(b.tail.as_deref()?),

@@ -150,6 +150,7 @@ lowerings! {
     macaddr: functions(LOWERING);
     strncmp: functions(LOWERING);
     username: variables(LOWERING);
+    debugf: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
