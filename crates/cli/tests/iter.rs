@@ -8,6 +8,11 @@
 //!   /proc/PID/maps lists (less `[vsyscall]`, which is no mapping of its own).
 //! - `iter:task_file` visits each open file: as many as /proc/PID/fd lists,
 //!   with the descriptor numbers.
+//! - `path(ctx.file->f_path)` in `iter:task_file` is each file's path, as
+//!   /proc/PID/fd/N links to it (`/dev/null`, `pipe:[N]`).
+//!   A struct path reached through a pointer read from memory
+//!   (`ctx.vma->vm_file`), which the verifier does not trust, is refused
+//!   before loading (E0345).
 //! - `-l 'iter:*'` lists the kernel's targets; `-lv` their fields.
 //! - An iterator beside another probe is refused (E0498).
 
@@ -122,6 +127,50 @@ fn task_file_iterator_visits_each_open_file() {
         .collect();
     got.sort_by_key(|l| l[4..l.find(']').unwrap()].parse::<u64>().unwrap());
     assert_eq!(got, want, "stderr:\n{}", out.stderr);
+}
+
+#[test]
+fn path_of_each_open_file_is_its_proc_fd_link() {
+    require_root!();
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid();
+    let mut want: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fd dir")
+        .map(|e| {
+            let e = e.unwrap();
+            let link = std::fs::read_link(e.path()).unwrap();
+            format!("{} {}", e.file_name().to_string_lossy(), link.display())
+        })
+        .collect();
+    want.sort();
+    let out = iterate(
+        r#"iter:task_file /ctx.task.tgid == $1/ { printf("%d %s\n", ctx.fd, path(ctx.file->f_path)); }"#,
+        pid,
+    );
+    let mut got: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    got.sort();
+    assert_eq!(got, want, "stderr:\n{}", out.stderr);
+}
+
+#[test]
+fn path_through_a_pointer_read_from_memory_is_refused() {
+    require_root!();
+    let out = run_weft(
+        &[
+            "-e",
+            "iter:task_vma { print(path(ctx.vma->vm_file->f_path)); }",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, Some(1));
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.starts_with(
+            "stdin:1:28-44: ERROR: path() needs a pointer the kernel's verifier trusts\n"
+        ) && out.stderr.contains("CODE: E0345"),
+        "stderr:\n{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -135,3 +135,9 @@ case!(
     debugf_with_four_arguments_is_trace_vprintk,
     r#"tracepoint:syscalls:sys_enter_getppid { debugf("%d %d %d %d", 1, 2, 3, 4); }"#
 );
+// The file pointer is loaded straight from the context (trusted), checked
+// against NULL, and `f_path`'s offset added: what bpf_d_path takes.
+case!(
+    path_of_a_fentry_argument,
+    "fentry:vfs_read { @[path(args.file->f_path, 32)] = count(); }"
+);

@@ -530,6 +530,13 @@ pub fn debugf_format(span: Span, message: &str) -> Diagnostic {
         .with_help("the kernel's bpf_trace_printk takes %d %i %u %x (with l or ll), %p and %s, at most 12 of them")
 }
 
+pub fn path_needs_trusted_pointer(span: Span) -> Diagnostic {
+    Diagnostic::error("path() needs a pointer the kernel's verifier trusts")
+        .with_code(Code::E0345)
+        .with_label(span, "this pointer is read from kernel memory, which the verifier does not trust")
+        .with_help("give path() a struct path reached from a pointer of the probe's context: `ctx.file->f_path` (iter), `args.file->f_path` (fentry)")
+}
+
 // User-space probes (uprobe, uretprobe, usdt): E0440–E0449.
 
 pub fn binary_not_found(span: Span, name: &str, looked: &str) -> Diagnostic {

@@ -79,3 +79,7 @@ case!(
     debugf_refuses_what_the_kernel_cannot_format,
     r#"BEGIN { debugf("%c %d", 1, 2); debugf("%s", 1); debugf("%d", "x"); debugf(comm); debugf("%d %d %d %d %d %d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13); }"#
 );
+case!(
+    path_outside_fentry_and_iter_is_refused,
+    "tracepoint:syscalls:sys_enter_getppid { $p = (struct path *)0; print(path($p)); print(path($p, 0)); print(path(1)); }"
+);

@@ -191,6 +191,7 @@ codes! {
     E0342: "unknown pid namespace",
     E0343: "debugf() is for debugging",
     E0344: "invalid debugf() format",
+    E0345: "path() of an untrusted pointer",
     E0350: "unknown struct",
     E0351: "struct members need BTF",
     E0352: "no such member",

@@ -110,6 +110,7 @@ builtins! {
     strncmp: functions(DEF);
     username: variables(DEF);
     debugf: functions(DEF);
+    path: functions(DEF);
 }
 
 /// The builtin function called `name`.

@@ -3,7 +3,6 @@
 
 /// Functions.
 const FUNCTIONS: &[&str] = &[
-    "path",
     "sizeof",
     "kptr",
     "uptr",

@@ -151,6 +151,7 @@ lowerings! {
     strncmp: functions(LOWERING);
     username: variables(LOWERING);
     debugf: functions(LOWERING);
+    path: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
