@@ -38,7 +38,10 @@ fn printk_event_state() -> Option<String> {
     std::fs::read_to_string(enable).ok()
 }
 
-/// Runs `test` alone among these tests, then puts the event's state back.
+/// Runs `test` alone among these tests with the event on, then puts the
+/// event's state back. (The kernel turns it on when the program loads; it
+/// is turned on first too, as a full run of the workspace's tests was
+/// once seen to lose a test's lines with it found off.)
 fn restoring_the_event<T>(test: impl FnOnce() -> T) -> T {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -52,6 +55,10 @@ fn restoring_the_event<T>(test: impl FnOnce() -> T) -> T {
         }
     }
     let _restore = Restore(printk_event_state());
+    if let Some(trace) = trace_file() {
+        let enable = trace.with_file_name("events/bpf_trace/bpf_trace_printk/enable");
+        let _ = std::fs::write(enable, "1");
+    }
     test()
 }
 
