@@ -15,6 +15,10 @@ pub enum Layout {
     },
     /// A kernel or user address printed as a pointer (`0x...`).
     Pointer,
+    /// A bitfield of a C struct held by value: `size` bytes (1, 2, 4, 8)
+    /// little-endian from the field's offset, `width` bits of them from bit
+    /// `shift`; an unsigned integer, as bpftrace prints it.
+    Bits { size: u8, shift: u8, width: u8 },
     /// Fields at fixed offsets; `size` includes trailing padding.
     Tuple { fields: Vec<Field>, size: u32 },
     /// Named fields at fixed offsets (a record `(a = 1, b = "x")` or a C
@@ -118,6 +122,7 @@ impl Layout {
     pub fn size(&self) -> u32 {
         match self {
             Layout::Int { size, .. } | Layout::Enum { size, .. } => *size as u32,
+            Layout::Bits { size, .. } => *size as u32,
             Layout::Str { size } | Layout::Bytes { size } => *size,
             Layout::Buffer { size } => 4 + *size,
             Layout::Timestamp { .. } | Layout::Named(_) => 8,
@@ -151,7 +156,9 @@ impl Layout {
                 fields.iter().map(|f| f.layout.align()).max().unwrap_or(1)
             }
             Layout::Array { elem, .. } => elem.align(),
+            // The bytes read for a bitfield may start anywhere.
             Layout::Str { .. }
+            | Layout::Bits { .. }
             | Layout::Bytes { .. }
             | Layout::MacAddr
             | Layout::Bool

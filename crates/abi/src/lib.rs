@@ -27,7 +27,8 @@ pub use manifest::{
     EventKind, GLOBAL_EXITING, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE,
     HelperErrorSite, HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest,
     MapSpec, MapValue, OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec, RunSettings,
-    SCALAR_KEY_SIZE, SCRATCH_MAP, SourcePlace, ZERO_MAP, attached_probe_count,
+    SCALAR_KEY_SIZE, SCRATCH_MAP, SKB_MAP, SKB_PACKET_OFFSET, SkbOutputSite, SourcePlace, ZERO_MAP,
+    attached_probe_count,
 };
 pub use stack::{StackMapSpec, StackMode};
 pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

@@ -34,14 +34,19 @@ pub const CGROUP_MAP: &str = "cgroup_tree";
 /// for the BPF stack (long strings, tuples holding them) live in the entry
 /// of the program that holds them, one entry per program that needs one.
 pub const SCRATCH_MAP: &str = "value_scratch";
+/// ELF/kernel name of the perf event array `skboutput()` writes packets to
+/// (`bpf_skb_output` writes only to a perf buffer); present only in scripts
+/// that call it.
+pub const SKB_MAP: &str = "skb_perf";
 /// Every name above: no program or script map may take one.
-pub const OWN_MAPS: [&str; 6] = [
+pub const OWN_MAPS: [&str; 7] = [
     EVENTS_MAP,
     COUNTERS_MAP,
     GLOBALS_MAP,
     ZERO_MAP,
     CGROUP_MAP,
     SCRATCH_MAP,
+    SKB_MAP,
 ];
 /// Keyless maps (`@x = 1`) are stored under a single `u64` key of 0.
 pub const SCALAR_KEY_SIZE: u32 = 8;
@@ -95,7 +100,16 @@ pub enum EventKind {
     /// `-k`/`-kk`: a helper call failed: `id` indexes
     /// [`Manifest::helper_sites`], then `error: i64` (a negative errno).
     HelperError = 9,
+    /// `skboutput(path, skb, len, offset)`, from [`SKB_MAP`] (a perf buffer,
+    /// not the ring buffer): `id` indexes [`Manifest::skb_outputs`], then
+    /// `ns: u64` (CLOCK_BOOTTIME) and `len: u64`, then the packet's first
+    /// `len` bytes (a perf sample is padded to 8 bytes: `len` says where
+    /// the packet ends).
+    SkbOutput = 10,
 }
+
+/// Offset of the packet in an [`EventKind::SkbOutput`] record.
+pub const SKB_PACKET_OFFSET: u32 = 24;
 
 /// How many array elements `join()` reads.
 pub const JOIN_MAX_ARGS: u32 = 16;
@@ -116,6 +130,7 @@ impl EventKind {
             7 => EventKind::Join,
             8 => EventKind::Stream,
             9 => EventKind::HelperError,
+            10 => EventKind::SkbOutput,
             _ => return None,
         })
     }
@@ -402,6 +417,16 @@ pub struct Manifest {
     pub helper_sites: Vec<HelperErrorSite>,
     /// What the script's config says user space does.
     pub settings: RunSettings,
+    /// Each `skboutput()` call site, indexed by the `id` of its records.
+    pub skb_outputs: Vec<SkbOutputSite>,
+}
+
+/// Where one `skboutput(path, skb, len, offset)` call writes: the pcap file
+/// and how many bytes of each packet it leaves out (an Ethernet header).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SkbOutputSite {
+    pub path: String,
+    pub offset: u64,
 }
 
 /// Run-time settings from bpftrace's config keys (the script's `config`

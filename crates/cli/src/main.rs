@@ -14,6 +14,7 @@ mod imports;
 mod info;
 mod list;
 mod overhead;
+mod pcap;
 mod pipeline;
 mod profile;
 mod run;

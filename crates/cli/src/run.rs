@@ -131,6 +131,8 @@ pub fn run(
         helper_failures: Vec::new(),
         no_warnings: opts.no_warnings,
         exit_code: None,
+        pcaps: crate::pcap::PcapFiles::create(&manifest.skb_outputs)
+            .map_err(|(path, e)| RunError::Pcap(path, e))?,
     };
     // bpftrace's order: BEGIN runs first (its map writes are in place
     // before any probe fires), then every probe is attached, `Attached N
@@ -446,6 +448,8 @@ struct Pump<'a> {
     no_warnings: bool,
     /// The code of the first `exit(code)` seen.
     exit_code: Option<u8>,
+    /// The pcap files `skboutput()` writes.
+    pcaps: crate::pcap::PcapFiles,
 }
 
 impl Pump<'_> {
@@ -485,10 +489,12 @@ impl Pump<'_> {
             streams,
             helper_failures,
             no_warnings,
+            pcaps,
             ..
         } = self;
         let (manifest, no_warnings) = (*manifest, *no_warnings);
         let mut write_error = None;
+        let mut pcap_error = None;
         // Reused by every printf record of this drain.
         let mut args: Vec<output::Value> = Vec::new();
         let mut text: Vec<u8> = Vec::new();
@@ -595,6 +601,19 @@ impl Pump<'_> {
                     helper_failures.push((id, word(8) as i64));
                     ControlFlow::Continue(())
                 }
+                Some(EventKind::SkbOutput) => {
+                    let start = abi::SKB_PACKET_OFFSET as usize;
+                    let end = usize::try_from(word(16))
+                        .map_or(rec.len(), |len| start.saturating_add(len).min(rec.len()));
+                    let packet = rec.get(start..end).unwrap_or_default();
+                    match pcaps.write(id, word(8), packet) {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => {
+                            pcap_error = Some(e);
+                            ControlFlow::Break(())
+                        }
+                    }
+                }
                 Some(EventKind::Print) => {
                     actions.push_back(Action::Print {
                         map: id,
@@ -617,6 +636,9 @@ impl Pump<'_> {
         let taken = session.poll(timeout, &mut on_event)?;
         if let Some(e) = write_error {
             return Err(io_error(e));
+        }
+        if let Some((path, e)) = pcap_error {
+            return Err(RunError::Pcap(path, e));
         }
         Ok(taken)
     }

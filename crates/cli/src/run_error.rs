@@ -15,6 +15,8 @@ pub enum RunError {
     Output(std::io::Error),
     /// The `-c` command could not be started (`exec` failed).
     Command(std::io::Error),
+    /// An `skboutput()` pcap file could not be created or written.
+    Pcap(String, std::io::Error),
 }
 
 impl From<RuntimeError> for RunError {
@@ -59,6 +61,9 @@ impl RunError {
                 "ERROR: cannot run `{}`: {e}",
                 command.unwrap_or_default()
             )),
+            RunError::Pcap(path, e) => {
+                Err(format!("ERROR: cannot write the pcap file {path}: {e}"))
+            }
         }
     }
 }

@@ -4,9 +4,9 @@
 //! an anonymous union; `print(args)` and `args` in maps; `-lv`; attaching
 //! at `@FILE:LINE`; DWARF found in a separate debug file or a `.dwo` given
 //! with `--debuginfo`; what a binary without DWARF and a struct passed by
-//! value give. `dwarf_target N` calls `take(&v, c, &shape)` with
-//! v = 10·i, c = 'a'+i-1 and `by_value(-i, origin, 2.5, "lbl")` for
-//! i = 1..N.
+//! value give; bitfields of the binary's structs. `dwarf_target N` calls
+//! `take(&v, c, &shape)` with v = 10·i, c = 'a'+i-1,
+//! `by_value(-i, origin, 2.5, "lbl")` and `flag_bits(&flags)` for i = 1..N.
 
 mod common;
 
@@ -112,6 +112,19 @@ fn casts_and_declarations_use_the_binarys_structs_below_the_scripts() {
         "struct shape {{ int first; int second; }} uprobe:{bin}:take /pid == cpid/ {{ printf(\"%d %d\\n\", ((struct shape *)arg2)->first, sizeof(struct shape)); }}"
     ));
     assert_eq!(out.trim_end(), ["7 8"; 3].join("\n"));
+}
+
+#[test]
+fn bitfields_of_the_binarys_structs_read_their_bits() {
+    require_root!();
+    let bin = target();
+    let out = trace(&format!(
+        "uprobe:{bin}:flag_bits /pid == cpid/ {{ $f = args.f; @[$f.a, $f.b, $f.c, $f.d, $f.e, $f.s] = count(); @last = *$f; }}"
+    ));
+    assert_eq!(
+        out,
+        "\n\n@[1, 2, 5, 0, 65535, 9]: 3\n@last: { .a = 1, .b = 2, .c = 5, .d = 0, .e = 65535, .s = 9 }\n"
+    );
 }
 
 #[test]

@@ -57,6 +57,8 @@ fn ld_imm64(insn: Insn, hi: i32, symbol: Option<&str>) -> String {
             Some(s) => format!("r{d} = map[{s}]"),
             None => format!("r{d} = map[fd:{}]", insn.imm),
         }
+    } else if insn.src == PSEUDO_BTF_ID {
+        format!("r{d} = btf_var[{}]", insn.imm)
     } else if insn.src == PSEUDO_FUNC {
         match symbol {
             Some(s) => format!("r{d} = func[{s}]"),

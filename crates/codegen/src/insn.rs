@@ -125,6 +125,9 @@ pub const ATOMIC_ADD: i32 = 0x00;
 pub const PSEUDO_MAP_FD: u8 = 1;
 /// `src` of a call of a kernel function by BTF id.
 pub const PSEUDO_KFUNC_CALL: u8 = 2;
+/// `src` of an `ld_imm64` whose immediate is the vmlinux BTF id of a kernel
+/// variable (`BPF_PSEUDO_BTF_ID`: the verifier puts its address there).
+pub const PSEUDO_BTF_ID: u8 = 3;
 /// `src` of an `ld_imm64` whose immediate is a subprogram of the same
 /// object (`BPF_PSEUDO_FUNC`: a callback's address; the loader resolves it).
 pub const PSEUDO_FUNC: u8 = 4;
@@ -369,6 +372,12 @@ impl Insn {
     /// slot after this one to the subprogram in `imm` (0 until relocated).
     pub fn ld_func_addr(dst: Reg, rel: i32) -> [Insn; 2] {
         Insn::ld_imm64_src(dst, PSEUDO_FUNC, rel as u32 as i64)
+    }
+
+    /// `dst = &kernel variable`: two slots, its vmlinux BTF id in `imm`
+    /// (the second slot's `imm`, a module BTF's fd, stays 0).
+    pub fn ld_btf_id(dst: Reg, btf_id: u32) -> [Insn; 2] {
+        Insn::ld_imm64_src(dst, PSEUDO_BTF_ID, i64::from(btf_id))
     }
 
     fn ld_imm64_src(dst: Reg, src: u8, value: i64) -> [Insn; 2] {

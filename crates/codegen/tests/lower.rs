@@ -141,3 +141,7 @@ case!(
     path_of_a_fentry_argument,
     "fentry:vfs_read { @[path(args.file->f_path, 32)] = count(); }"
 );
+case!(
+    bitfield_reads_its_bytes_and_keeps_its_bits,
+    "struct Foo { unsigned int a:4, b:8; } tracepoint:syscalls:sys_enter_read { $f = (struct Foo *)args->buf; @ = $f.b; }"
+);

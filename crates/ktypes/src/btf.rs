@@ -335,6 +335,17 @@ impl Btf {
         })
     }
 
+    /// The per-CPU variable `name` (a VAR of the `.data..percpu` DATASEC,
+    /// where pahole puts the kernel's `DEFINE_PER_CPU` variables): its
+    /// VAR's id and the id of its type.
+    pub fn percpu_var(&self, name: &str) -> Option<(u32, u32)> {
+        let var = self.find(kind::VAR, name)?;
+        let section = self.type_by_id(self.find(kind::DATASEC, ".data..percpu")?)?;
+        let listed = (0..section.vlen as usize)
+            .any(|i| self.section_u32(section.offset + 12 + 12 * i) == var);
+        listed.then(|| Some((var, self.type_by_id(var)?.size_or_type)))?
+    }
+
     /// The value of the enumerator `name` of any enum (`TCP_FIN_WAIT1`,
     /// `SKB_DROP_REASON_NOT_SPECIFIED`), as C would see it; the first wins
     /// if two enums reuse a name.
@@ -819,6 +830,22 @@ impl BtfBuilder {
         id
     }
 
+    /// A global variable of type `ty` (a VAR).
+    pub fn var(&mut self, name: &str, ty: u32) -> u32 {
+        let id = self.record(name, kind::VAR, 0, false, ty);
+        self.words(&[1]);
+        id
+    }
+
+    /// A data section listing `(VAR id, offset, size)`.
+    pub fn datasec(&mut self, name: &str, size: u32, vars: &[(u32, u32, u32)]) -> u32 {
+        let id = self.record(name, kind::DATASEC, vars.len() as u32, false, size);
+        for (var, off, len) in vars {
+            self.words(&[*var, *off, *len]);
+        }
+        id
+    }
+
     /// The id the next type added will get (for members that refer to a
     /// type declared later, as BTF allows).
     pub fn next_id(&self) -> u32 {
@@ -1008,5 +1035,16 @@ pub fn fixture_btf() -> Vec<u8> {
         4,
         &[("BPF_FUNC_unspec", 0), ("BPF_FUNC_for_each_map_elem", 164)],
     );
+    // Per-CPU variables, as pahole lists them: VARs of `.data..percpu`.
+    let rq = b.structure("rq", 3584, &[("nr_running", uint, 4)]);
+    let runqueues = b.var("runqueues", rq);
+    let process_counts = b.var("process_counts", ulong);
+    b.datasec(
+        ".data..percpu",
+        202520,
+        &[(process_counts, 97648, 8), (runqueues, 195776, 3584)],
+    );
+    // A global that is not per-CPU.
+    b.var("jiffies_64", ulong);
     b.build()
 }

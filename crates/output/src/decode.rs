@@ -54,6 +54,14 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
                 Value::UInt(raw)
             }
         }
+        Layout::Bits { size, shift, width } => {
+            let raw = read_uint(bytes, usize::from(*size).min(8)) >> shift;
+            Value::UInt(if *width >= 64 {
+                raw
+            } else {
+                raw & ((1u64 << width) - 1)
+            })
+        }
         Layout::Enum { size, def } => {
             let value = read_uint(bytes, usize::from(*size).min(8));
             Value::Enum {

@@ -25,6 +25,7 @@ mod maps;
 mod reader;
 mod ringbuf;
 mod session;
+mod skb_perf;
 pub mod symbols;
 mod sys;
 pub mod tracefs;

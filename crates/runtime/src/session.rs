@@ -50,6 +50,8 @@ pub struct Session {
     /// when [`Session::run_iterators`] reads them.
     iterators: Vec<(usize, String)>,
     ring: Option<RingConsumer>,
+    /// `skboutput()`'s perf buffers, in scripts that call it.
+    skb: Option<crate::skb_perf::SkbPerf>,
     epoll: OwnedFd,
     maps: Vec<MapInfo>,
     manifest: Manifest,
@@ -304,11 +306,16 @@ impl Session {
             }
             None => None,
         };
+        let skb = crate::skb_perf::SkbPerf::open(&object).map_err(LoadError::Ringbuf)?;
+        if let Some(skb) = &skb {
+            sys::epoll_add(epoll.as_fd(), skb.epoll_fd()).map_err(LoadError::Ringbuf)?;
+        }
 
         Ok(Session {
             links: Vec::new(),
             iterators: Vec::new(),
             ring,
+            skb,
             epoll,
             maps,
             manifest: manifest.clone(),
@@ -531,18 +538,24 @@ impl Session {
         timeout: Duration,
         on_event: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
     ) -> Result<usize, RuntimeError> {
+        // Packets of `skboutput()` first: they come from their own buffers.
+        let packets = self.skb.as_mut().map_or(0, |skb| skb.drain(on_event));
         if let Some(ring) = self.ring.as_mut() {
             let (n, stop) = ring.consume_batched(timeout, on_event);
-            if n > 0 || stop || timeout.is_zero() {
-                return Ok(n);
+            if n + packets > 0 || stop || timeout.is_zero() {
+                return Ok(n + packets);
             }
-        } else if timeout.is_zero() {
-            return Ok(0);
+        } else if timeout.is_zero() || packets > 0 {
+            return Ok(packets);
         }
         let ready = sys::epoll_wait(self.epoll.as_fd(), timeout).map_err(RuntimeError::Poll)?;
+        if !ready {
+            return Ok(0);
+        }
+        let packets = self.skb.as_mut().map_or(0, |skb| skb.drain(on_event));
         match self.ring.as_mut() {
-            Some(ring) if ready => Ok(ring.consume(on_event).0),
-            _ => Ok(0),
+            Some(ring) => Ok(ring.consume(on_event).0 + packets),
+            None => Ok(packets),
         }
     }
 
@@ -631,6 +644,8 @@ impl Session {
         let mut out = [0u64; CounterIndex::COUNT as usize];
         self.map(COUNTERS_MAP)?
             .sum_u64_slots(self.ncpus, &mut out)?;
+        // `skboutput()` packets a perf buffer had no room for are lost events too.
+        out[CounterIndex::RingbufFull as usize] += self.skb.as_ref().map_or(0, |s| s.lost());
         Ok(out)
     }
 

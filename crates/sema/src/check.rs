@@ -267,6 +267,7 @@ pub fn check(
         pid_namespace: kernel.pid_namespace(),
         cgroup_filter: opts.cgroup_filter.clone(),
         cgroup_path_filters: checker.cgroup_path_filters,
+        skb_outputs: checker.skb_outputs,
         config: config.clone(),
         dummy_clock: None,
     };
@@ -303,6 +304,8 @@ struct Checker<'a> {
     join_delimiters: Vec<String>,
     /// Distinct `cgroup_path()` filters, in order of first use.
     cgroup_path_filters: Vec<String>,
+    /// Distinct `skboutput()` destinations, in order of first use.
+    skb_outputs: Vec<abi::SkbOutputSite>,
     probes: Vec<TypedProbe>,
     diags: Diagnostics,
     report: bool,
@@ -378,6 +381,7 @@ impl<'a> Checker<'a> {
             time_formats: Vec::new(),
             join_delimiters: Vec::new(),
             cgroup_path_filters: Vec::new(),
+            skb_outputs: Vec::new(),
             probes: Vec::new(),
             diags: Diagnostics::new(),
             report,

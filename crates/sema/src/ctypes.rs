@@ -4,14 +4,16 @@
 //!
 //! bpftrace hands a script's C definitions to clang; weft reads them itself:
 //! `struct`/`union` definitions with members of integer, pointer, array,
-//! enum and struct types (a struct the script defines, or one of the
+//! enum and struct types, bitfields among them, (a struct the script defines, or one of the
 //! kernel's BTF by value), nested and anonymous structs and unions, and
 //! `enum` definitions, whose enumerators become constants of their enum
 //! (printed as their names, as bpftrace prints them). Layouts follow
 //! the C rules of x86-64 and arm64 (each member at a multiple of its
-//! alignment, the size rounded up to the largest one). A struct the script
-//! defines hides the kernel's struct of that name, as in bpftrace. Not read
-//! yet (an error says so): bitfields, `typedef`, attributes other than
+//! alignment, the size rounded up to the largest one; a bitfield follows the
+//! one before it unless it would cross a unit of its type's size, where it
+//! starts the next unit; `packed` lets it cross; `: 0` ends the unit). A
+//! struct the script defines hides the kernel's struct of that name, as in
+//! bpftrace. Not read yet (an error says so): `typedef`, attributes other than
 //! `packed` and `aligned(N)` after a body, function pointers other than as
 //! plain pointers.
 
@@ -131,8 +133,46 @@ pub struct CMember {
     /// Empty for an anonymous struct or union member (its members are
     /// found through it, as in C).
     pub name: String,
+    /// The byte it starts in (a bitfield: the byte of its first bit).
     pub offset: u32,
     pub ty: CType,
+    /// Where its bits are, for a bitfield.
+    pub bits: Option<Bits>,
+}
+
+/// A bitfield's place: `width` bits from bit `shift` (0..8) of the byte
+/// at its member's offset, counted from the least significant bit (the
+/// little-endian order of x86-64 and arm64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bits {
+    pub shift: u8,
+    pub width: u8,
+}
+
+impl Bits {
+    /// A bitfield at bit `bit_offset` of its record, `width` bits wide:
+    /// the byte it starts in and its place from there.
+    pub fn at(bit_offset: u32, width: u32) -> (u32, Bits) {
+        (
+            bit_offset / 8,
+            Bits {
+                shift: (bit_offset % 8) as u8,
+                width: width.min(64) as u8,
+            },
+        )
+    }
+
+    /// How many bytes hold it, from the byte it starts in: 1, 2, 4 or 8
+    /// (0 for a field that would need more than 8, which nothing reads).
+    pub fn window(self) -> u8 {
+        match (u32::from(self.shift) + u32::from(self.width)).div_ceil(8) {
+            0 | 1 => 1,
+            2 => 2,
+            3 | 4 => 4,
+            5..=8 => 8,
+            _ => 0,
+        }
+    }
 }
 
 /// A struct or union the script defines.
@@ -151,6 +191,7 @@ pub struct CRecord {
 pub struct FoundMember {
     pub offset: u32,
     pub ty: CType,
+    pub bits: Option<Bits>,
 }
 
 /// The C definitions of one script.
@@ -184,7 +225,8 @@ impl ScriptTypes {
     /// Adds the structs and unions of a user binary's DWARF that the script
     /// does not define itself (its own definitions hide them, as in
     /// bpftrace): a uprobe's `args`, casts and members then use them as the
-    /// script's own. Bitfield members are left out (not read yet).
+    /// script's own. Bitfield members whose first bit the DWARF does not
+    /// give (`DW_AT_data_bit_offset`) are left out.
     pub fn add_debug_records(&mut self, info: &uelf::dwarf::DebugInfo) {
         for record in info.records.values() {
             let c_name = normalise(&record.c_name);
@@ -194,11 +236,21 @@ impl ScriptTypes {
             let members: Vec<CMember> = record
                 .members
                 .iter()
-                .filter(|m| m.bit_size == 0)
-                .map(|m| CMember {
-                    name: m.name.clone(),
-                    offset: m.offset,
-                    ty: debug_ctype(&m.ty),
+                .filter_map(|m| {
+                    let (offset, bits) = match (m.bit_size, m.bit_offset) {
+                        (0, _) => (m.offset, None),
+                        (width, Some(at)) => {
+                            let (offset, bits) = Bits::at(at, width);
+                            (offset, Some(bits))
+                        }
+                        (_, None) => return None,
+                    };
+                    Some(CMember {
+                        name: m.name.clone(),
+                        offset,
+                        ty: debug_ctype(&m.ty),
+                        bits,
+                    })
                 })
                 .collect();
             let align = if record.size >= 8 {
@@ -264,6 +316,7 @@ impl ScriptTypes {
                 return Some(FoundMember {
                     offset: m.offset,
                     ty: m.ty.clone(),
+                    bits: m.bits,
                 });
             }
             if m.name.is_empty()
@@ -274,6 +327,7 @@ impl ScriptTypes {
                 return Some(FoundMember {
                     offset: m.offset + found.offset,
                     ty: found.ty,
+                    bits: found.bits,
                 });
             }
         }
@@ -671,7 +725,9 @@ impl<'d> DefParser<'d> {
         let attributes = std::mem::take(&mut self.attributes);
         let union = keyword == "union";
         let mut members: Vec<CMember> = Vec::new();
-        let (mut size, mut align) = (0u32, 1u32);
+        // `bits`: where the next member may start, in bits (bitfields
+        // start mid-byte); `size`: the bytes used so far.
+        let (mut size, mut align, mut bits) = (0u32, 1u32, 0u32);
         while !self.eat('}') {
             if self.peek().is_none() {
                 return Err(self.error("expected `}`"));
@@ -682,30 +738,82 @@ impl<'d> DefParser<'d> {
                 // An anonymous struct or union member: its members are found through it.
                 let (s, a) = self.layout(&base, type_at)?;
                 let a = if attributes.packed { 1 } else { a };
-                let offset = if union { 0 } else { size.next_multiple_of(a) };
+                let offset = if union {
+                    0
+                } else {
+                    bits.div_ceil(8).next_multiple_of(a)
+                };
                 members.push(CMember {
                     name: String::new(),
                     offset,
                     ty: base,
+                    bits: None,
                 });
                 size = if union { size.max(s) } else { offset + s };
+                bits = size * 8;
                 align = align.max(a);
                 continue;
             }
             loop {
-                let (name, ty) = self.declarator(base.clone())?;
-                if self.eat(':') {
-                    return Err(self.error("bitfields are not read yet"));
-                }
+                // `int : 3;` (an unnamed bitfield) only pads.
+                let (name, ty) = if self.peek() == Some(&Tok::Punct(':')) {
+                    (String::new(), base.clone())
+                } else {
+                    self.declarator(base.clone())?
+                };
                 let (s, a) = self.layout(&ty, type_at)?;
                 let a = if attributes.packed { 1 } else { a };
-                let offset = if union { 0 } else { size.next_multiple_of(a) };
-                if members.iter().any(|m| m.name == name) {
-                    return Err(self.error(&format!("member `{name}` is declared twice")));
+                if self.eat(':') {
+                    let width = self.bitfield_width(&ty, s)?;
+                    let start = if union {
+                        0
+                    } else if width == 0 {
+                        // `: 0` closes the unit: the next member starts a new one.
+                        bits.next_multiple_of(s * 8)
+                    } else if !attributes.packed && bits / (s * 8) != (bits + width - 1) / (s * 8) {
+                        bits.next_multiple_of(s * 8)
+                    } else {
+                        bits
+                    };
+                    let end = start + width;
+                    if !name.is_empty() {
+                        if members.iter().any(|m| m.name == name) {
+                            return Err(self.error(&format!("member `{name}` is declared twice")));
+                        }
+                        let (offset, place) = Bits::at(start, width);
+                        members.push(CMember {
+                            name,
+                            offset,
+                            ty,
+                            bits: Some(place),
+                        });
+                        align = align.max(a);
+                    }
+                    size = if union {
+                        size.max(end.div_ceil(8))
+                    } else {
+                        end.div_ceil(8)
+                    };
+                    bits = if union { 0 } else { end };
+                } else {
+                    let offset = if union {
+                        0
+                    } else {
+                        bits.div_ceil(8).next_multiple_of(a)
+                    };
+                    if members.iter().any(|m| m.name == name) {
+                        return Err(self.error(&format!("member `{name}` is declared twice")));
+                    }
+                    members.push(CMember {
+                        name,
+                        offset,
+                        ty,
+                        bits: None,
+                    });
+                    size = if union { size.max(s) } else { offset + s };
+                    bits = if union { 0 } else { size * 8 };
+                    align = align.max(a);
                 }
-                members.push(CMember { name, offset, ty });
-                size = if union { size.max(s) } else { offset + s };
-                align = align.max(a);
                 if !self.eat(',') {
                     break;
                 }
@@ -729,6 +837,25 @@ impl<'d> DefParser<'d> {
         };
         self.types.records.insert(c_name, record);
         Ok(())
+    }
+
+    /// The width after a bitfield's `:`, for a member of type `ty` (`size`
+    /// bytes): an integer type, at most as wide as it.
+    fn bitfield_width(&mut self, ty: &CType, size: u32) -> Result<u32, Box<Diagnostic>> {
+        if !matches!(ty, CType::Int { .. } | CType::Char) {
+            return Err(self.error("a bitfield has an integer type"));
+        }
+        let Some(Tok::Int(n)) = self.peek().cloned() else {
+            return Err(self.error("expected a bitfield width"));
+        };
+        self.at += 1;
+        match u32::try_from(n) {
+            Ok(w) if w <= size * 8 => Ok(w),
+            _ => Err(self.error(&format!(
+                "a bitfield of a {size}-byte type holds at most {} bits",
+                size * 8
+            ))),
+        }
     }
 
     /// The size and alignment of a member's type (written at byte `at`).
@@ -1094,12 +1221,60 @@ mod tests {
         assert_eq!(t.enumerator("E_ZERO"), Some(0));
     }
 
+    /// Each bitfield's first bit and width, and each record's size and
+    /// alignment, as gcc lays them out on x86-64 (measured with a C program
+    /// that sets one field's bits and looks for them).
+    #[test]
+    fn bitfields_are_laid_out_as_gcc_lays_them_out() {
+        let t = parse(
+            "struct Foo { unsigned int a:4, b:8, c:3, d:1, e:16; }\n\
+             struct S { char a:7; char b:3; int c; }\n\
+             struct Z { int x:3; int :0; int y:2; char z; }\n\
+             struct P { char a:7; char b:3; } __attribute__((packed))\n\
+             struct Bar { short a:4, b:8, c:3, d:1; int e:9, f:15, g:1, h:2, i:5; }\n\
+             struct M { unsigned long long a:60; unsigned char b:6; char c; }\n\
+             union U { int a:3; char b; }",
+        )
+        .unwrap();
+        let bit = |record: &str, name: &str| {
+            let m = t.member(t.record(record).unwrap(), name).unwrap();
+            let (shift, width) = m.bits.map_or((0, 0), |b| (b.shift, b.width));
+            (m.offset * 8 + u32::from(shift), width)
+        };
+        let size = |n: &str| t.record(n).map(|r| (r.size, r.align));
+        assert_eq!(bit("struct Foo", "c"), (12, 3));
+        assert_eq!(bit("struct Foo", "e"), (16, 16));
+        assert_eq!(size("struct Foo"), Some((4, 4)));
+        assert_eq!(bit("struct S", "b"), (8, 3));
+        assert_eq!(bit("struct S", "c"), (32, 0));
+        assert_eq!(size("struct S"), Some((8, 4)));
+        assert_eq!(bit("struct Z", "y"), (32, 2));
+        assert_eq!(bit("struct Z", "z"), (40, 0));
+        assert_eq!(size("struct Z"), Some((8, 4)));
+        assert_eq!(bit("struct P", "b"), (7, 3));
+        assert_eq!(size("struct P"), Some((2, 1)));
+        assert_eq!(bit("struct Bar", "e"), (16, 9));
+        assert_eq!(bit("struct Bar", "f"), (32, 15));
+        assert_eq!(bit("struct Bar", "i"), (50, 5));
+        assert_eq!(size("struct Bar"), Some((8, 4)));
+        assert_eq!(bit("struct M", "b"), (64, 6));
+        assert_eq!(bit("struct M", "c"), (72, 0));
+        assert_eq!(size("struct M"), Some((16, 8)));
+        assert_eq!(bit("union U", "a"), (0, 3));
+        assert_eq!(size("union U"), Some((4, 4)));
+    }
+
     #[test]
     fn what_is_not_read_says_so() {
         assert!(
-            parse("struct b { int x : 3; };")
+            parse("struct b { int *x : 3; };")
                 .unwrap_err()
-                .contains("bitfields")
+                .contains("a bitfield has an integer type")
+        );
+        assert!(
+            parse("struct b { char x : 9; };")
+                .unwrap_err()
+                .contains("a bitfield of a 1-byte type holds at most 8 bits")
         );
         assert!(
             parse("struct c { frob_t x; };")

@@ -1018,6 +1018,23 @@ pub fn kernel_symbol_unavailable(span: Span, symbol: &str, why: &str) -> Diagnos
         .with_note(format!("looked up in /proc/kallsyms: {why}"))
 }
 
+pub fn percpu_variable_unknown(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "the kernel has no per-CPU variable `{name}`"
+    ))
+    .with_code(Code::E0493)
+    .with_label(span, "not among the kernel's per-CPU variables")
+    .with_help("percpu_kaddr() takes a variable of the kernel's `.data..percpu` section in its BTF (`runqueues`, `process_counts`); `kaddr()` gives the address of other symbols")
+}
+
+pub fn percpu_variable_without_address(span: Span, name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "percpu_kaddr(\"{name}\") cannot work on this kernel: it does not list `{name}` in /proc/kallsyms, where the BPF verifier looks up a per-CPU variable's address (data symbols are listed only in kernels built with CONFIG_KALLSYMS_ALL)"
+    ))
+    .with_code(Code::E0494)
+    .with_label(span, "the verifier would refuse this")
+}
+
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
     Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
         .with_code(Code::E0476)
@@ -1114,7 +1131,7 @@ pub fn bad_c_definition(span: Span, problem: &str) -> Diagnostic {
     Diagnostic::error(format!("cannot read this C definition: {problem}"))
         .with_code(Code::E0357)
         .with_label(span, "here")
-        .with_help("weft reads struct, union and enum definitions with integer, pointer, array, enum and struct members")
+        .with_help("weft reads struct, union and enum definitions with integer, pointer, array, enum and struct members, and bitfields of integer types")
 }
 
 pub fn header_not_found(span: Span, header: &str, searched: &[String]) -> Diagnostic {

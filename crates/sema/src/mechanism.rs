@@ -99,6 +99,10 @@ pub struct Usage {
     pub named_args: bool,
     /// The attach point has `+OFFSET`: only a kprobe attaches inside a function.
     pub offset: bool,
+    /// A call of a helper the kernel gives only to BTF-typed tracing
+    /// programs (`socket_cookie`, `skboutput`): a `rawtracepoint` probe then
+    /// loads as one (`providers::rawtracepoint::as_tracing_program`).
+    pub tracing_helpers: bool,
 }
 
 /// How a kernel function probe runs.
@@ -394,6 +398,10 @@ fn stmt(s: &Stmt, u: &mut Usage) {
 fn expr(e: &Expr, u: &mut Usage) {
     match &e.kind {
         ExprKind::Ident(name) if name == "args" => u.named_args = true,
+        ExprKind::Call { name, args, .. } if crate::builtins::needs_tracing_program(name) => {
+            u.tracing_helpers = true;
+            args.iter().for_each(|a| expr(a, u));
+        }
         ExprKind::Map { keys: items, .. }
         | ExprKind::Call { args: items, .. }
         | ExprKind::Tuple(items) => items.iter().for_each(|i| expr(i, u)),
@@ -476,6 +484,7 @@ mod tests {
                     Usage {
                         named_args: true,
                         offset: false,
+                        ..Usage::default()
                     },
                 ),
                 (
@@ -483,6 +492,7 @@ mod tests {
                     Usage {
                         named_args: false,
                         offset: true,
+                        ..Usage::default()
                     },
                 ),
             ] {
@@ -523,6 +533,7 @@ mod tests {
             Usage {
                 named_args: true,
                 offset: false,
+                ..Usage::default()
             },
         );
         let Mechanism::Neither(why) = &c.mechanism else {
@@ -548,6 +559,7 @@ mod tests {
             Usage {
                 named_args: false,
                 offset: true,
+                ..Usage::default()
             },
         );
         assert!(matches!(c.mechanism, Mechanism::Neither(ref w) if w.contains("not at an offset")));

@@ -190,6 +190,8 @@ pub struct TypedProgram {
     pub cgroup_filter: Option<abi::CgroupFilter>,
     /// The hierarchy filter of each distinct `cgroup_path(id, filter)`.
     pub cgroup_path_filters: Vec<String>,
+    /// Where each distinct `skboutput()` writes, indexed by its records' id.
+    pub skb_outputs: Vec<abi::SkbOutputSite>,
     /// The script's `config` block.
     pub config: ScriptConfig,
     /// The scalar map `tseries()` reads the time from instead of the clock

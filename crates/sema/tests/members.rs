@@ -97,7 +97,7 @@ case!(
     "fentry:vfs_read { @ = sum(args->buf.x); }"
 );
 case!(
-    bitfield_not_supported,
+    a_bitfield_is_read_as_its_bits,
     "tracepoint:sched:sched_wakeup { @ = sum(curtask->in_iowait); }"
 );
 case!(

@@ -279,6 +279,8 @@ codes! {
     E0490: "kernel lacks the range iterator",
     E0491: "kernel cannot count map elements",
     E0492: "kernel lacks the map iterator",
+    E0493: "per-CPU variable not in the kernel's BTF",
+    E0494: "per-CPU variable without an address in kallsyms",
     E0497: "BPF iterator target not found",
     E0498: "iterator probe beside other probes",
     // E05xx: code generation and loading.

@@ -104,6 +104,10 @@ pub struct DebugMember {
     pub ty: DebugType,
     /// Bits of a bitfield (0: not a bitfield).
     pub bit_size: u32,
+    /// A bitfield's first bit from the start of the record
+    /// (`DW_AT_data_bit_offset`); `None` when the DWARF does not say so
+    /// (other members, or the older big-endian `DW_AT_bit_offset` form).
+    pub bit_offset: Option<u32>,
 }
 
 /// A struct or union with its members.
@@ -582,6 +586,7 @@ impl TypeReader<'_, '_> {
                 offset,
                 ty,
                 bit_size,
+                bit_offset: bits.filter(|_| bit_size != 0).map(|b| b as u32),
             });
         }
         Some(DebugRecord {

@@ -122,6 +122,29 @@ fn struct_members_with_offsets_and_types() {
 }
 
 #[test]
+fn bitfields_have_their_first_bit_and_width() {
+    let info = DebugInfo::parse(&plain().1, &no_split_files, None).unwrap();
+    let flags = info.record("struct flags").expect("struct flags");
+    let members: Vec<(&str, u32, u32, Option<u32>)> = flags
+        .members
+        .iter()
+        .map(|m| (m.name.as_str(), m.offset, m.bit_size, m.bit_offset))
+        .collect();
+    assert_eq!(
+        members,
+        [
+            ("a", 0, 4, Some(0)),
+            ("b", 0, 8, Some(4)),
+            ("c", 1, 3, Some(12)),
+            ("d", 1, 1, Some(15)),
+            ("e", 2, 16, Some(16)),
+            ("s", 4, 5, Some(32)),
+        ]
+    );
+    assert_eq!(flags.size, 8);
+}
+
+#[test]
 fn a_source_line_is_where_its_code_begins() {
     let bytes = &plain().1;
     let info = DebugInfo::parse(bytes, &no_split_files, None).unwrap();

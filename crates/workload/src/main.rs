@@ -59,6 +59,10 @@ Steps:
   serve PATH N           a server thread handles N requests a client sends over
                          a socket pair, each in `weft_workload_handle_request`:
                          read() it, write() it to PATH, fsync(), write() a reply
+  tcp N                  a TCP connection over 127.0.0.1: the client sends N one-byte
+                         segments (TCP_NODELAY), the server reads each, then closes
+                         first; prints `tcp cookies client=C server=S` (SO_COOKIE):
+                         the server's socket sees exactly N segments while established
 
 Example: weft-workload getppid 1000 write 100 10
 ";
@@ -239,6 +243,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 let n = count(next("N")?)?;
                 serve(&path, n)?;
             }
+            "tcp" => tcp(count(next("N")?)?)?,
             "dio-write" => {
                 let path = next("PATH")?.to_string();
                 let size = count(next("SIZE")?)? as usize;
@@ -566,6 +571,51 @@ pub extern "C" fn weft_workload_handle_request(conn: i32, file: i32) -> i64 {
 
 /// A server thread handling `n` requests, each sent by the client (this
 /// thread) over a socket pair and answered before the next.
+/// `tcp N`: see [`USAGE`]. One thread does both ends, so the segments are
+/// ordered; the server closes first so that no segment reaches its socket
+/// after the data (the client's FIN finds it in FIN_WAIT, not established).
+fn tcp(n: u64) -> Result<(), String> {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let e = |what: &'static str| move |err: std::io::Error| format!("tcp: {what}: {err}");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(e("bind"))?;
+    let addr = listener.local_addr().map_err(e("local_addr"))?;
+    let mut client = std::net::TcpStream::connect(addr).map_err(e("connect"))?;
+    client.set_nodelay(true).map_err(e("TCP_NODELAY"))?;
+    let (mut server, _) = listener.accept().map_err(e("accept"))?;
+    let cookie = |fd: i32| -> Result<u64, String> {
+        let mut value = 0u64;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        // SAFETY: value and len are valid for getsockopt to write.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_COOKIE,
+                (&mut value as *mut u64).cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            return Err(format!(
+                "tcp: SO_COOKIE: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(value)
+    };
+    let (c, s) = (cookie(client.as_raw_fd())?, cookie(server.as_raw_fd())?);
+    let mut byte = [0u8; 1];
+    for _ in 0..n {
+        client.write_all(b"x").map_err(e("write"))?;
+        server.read_exact(&mut byte).map_err(e("read"))?;
+    }
+    drop(server);
+    drop(client);
+    println!("tcp cookies client={c} server={s}");
+    Ok(())
+}
+
 fn serve(path: &str, n: u64) -> Result<(), String> {
     let file = {
         let c = CString::new(path).map_err(|e| e.to_string())?;

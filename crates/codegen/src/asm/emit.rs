@@ -248,6 +248,13 @@ impl Emitter<'_> {
                 }
                 self.finish_def(*dst, d);
             }
+            Op::BtfVarAddr { dst, btf_id } => {
+                let d = self.def_reg(*dst, S1);
+                for i in Insn::ld_btf_id(d, *btf_id) {
+                    self.emit(i);
+                }
+                self.finish_def(*dst, d);
+            }
             Op::Call {
                 helper,
                 args,

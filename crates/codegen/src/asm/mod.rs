@@ -350,6 +350,12 @@ impl Asm {
         });
     }
 
+    /// `dst = &kernel variable` whose vmlinux BTF id is `btf_id` (a
+    /// `BPF_PSEUDO_BTF_ID` `ld_imm64`).
+    pub fn btf_var_addr(&mut self, dst: VReg, btf_id: u32) {
+        self.push(Op::BtfVarAddr { dst, btf_id });
+    }
+
     /// Calls `helper` with `args` in R1..R5; its R0 goes to `ret`.
     pub fn call(&mut self, helper: Helper, args: &[Src], ret: Option<VReg>) {
         self.call_any(helper, args, ret, false);

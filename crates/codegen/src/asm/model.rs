@@ -227,6 +227,7 @@ helpers! {
     PROBE_WRITE_USER = 36, "bpf_probe_write_user";
     GET_NUMA_NODE_ID = 42, "bpf_get_numa_node_id";
     PROBE_READ_STR = 45, "bpf_probe_read_str";
+    GET_SOCKET_COOKIE = 46, "bpf_get_socket_cookie";
     PERF_EVENT_READ_VALUE = 55, "bpf_perf_event_read_value";
     OVERRIDE_RETURN = 58, "bpf_override_return";
     GET_STACK = 67, "bpf_get_stack";
@@ -234,6 +235,7 @@ helpers! {
     MAP_PUSH_ELEM = 87, "bpf_map_push_elem";
     MAP_POP_ELEM = 88, "bpf_map_pop_elem";
     SEND_SIGNAL = 109, "bpf_send_signal";
+    SKB_OUTPUT = 111, "bpf_skb_output";
     PROBE_READ_USER = 112, "bpf_probe_read_user";
     PROBE_READ_KERNEL = 113, "bpf_probe_read_kernel";
     PROBE_READ_USER_STR = 114, "bpf_probe_read_user_str";
@@ -250,6 +252,8 @@ helpers! {
     RINGBUF_QUERY = 134, "bpf_ringbuf_query";
     GET_TASK_STACK = 141, "bpf_get_task_stack";
     D_PATH = 147, "bpf_d_path";
+    PER_CPU_PTR = 153, "bpf_per_cpu_ptr";
+    THIS_CPU_PTR = 154, "bpf_this_cpu_ptr";
     GET_CURRENT_TASK_BTF = 158, "bpf_get_current_task_btf";
     KTIME_GET_COARSE_NS = 160, "bpf_ktime_get_coarse_ns";
     FOR_EACH_MAP_ELEM = 164, "bpf_for_each_map_elem";
@@ -430,6 +434,12 @@ pub(super) enum Op {
         dst: VReg,
         symbol: String,
     },
+    /// `dst = &kernel variable`, by its vmlinux BTF id (the verifier
+    /// resolves it; a per-CPU one is only for `bpf_per_cpu_ptr`).
+    BtfVarAddr {
+        dst: VReg,
+        btf_id: u32,
+    },
     /// A helper call, or (`kfunc`) a call of the kernel function whose
     /// vmlinux BTF id is `helper.0`; both clobber r1-r5.
     Call {
@@ -477,6 +487,7 @@ impl Op {
             | Op::StackAddr { .. }
             | Op::MapPtr { .. }
             | Op::FuncAddr { .. }
+            | Op::BtfVarAddr { .. }
             | Op::Jmp { .. }
             | Op::Bind(_) => {}
             Op::Mov { src: s, .. } => src(s, out),
@@ -518,7 +529,8 @@ impl Op {
             | Op::Load { dst, .. }
             | Op::StackAddr { dst, .. }
             | Op::MapPtr { dst, .. }
-            | Op::FuncAddr { dst, .. } => one(dst),
+            | Op::FuncAddr { dst, .. }
+            | Op::BtfVarAddr { dst, .. } => one(dst),
             Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }

@@ -295,7 +295,10 @@ fn run_ops(ops: &[Op]) -> u64 {
             Op::StackAddr { dst, off } => {
                 v.insert(dst.0, STACK_TOP.wrapping_add(*off as i64 as u64));
             }
-            Op::MapPtr { .. } | Op::FuncAddr { .. } | Op::AtomicAdd { .. } => {
+            Op::MapPtr { .. }
+            | Op::FuncAddr { .. }
+            | Op::BtfVarAddr { .. }
+            | Op::AtomicAdd { .. } => {
                 panic!("not modelled")
             }
             Op::Call {

@@ -3,7 +3,8 @@
 //! the pointer plus the member's offset, `value.member` adds the offset to
 //! the address of the embedded struct, and a scalar member is read with one
 //! `bpf_probe_read` of its width (0 when the address is unreadable), then
-//! normalised to 64 bits by its sign. `char` arrays are read with
+//! normalised to 64 bits by its sign; a bitfield reads the bytes that hold
+//! it, then two shifts keep its bits. `char` arrays are read with
 //! `bpf_probe_read_str`. These helpers read kernel and user addresses alike
 //! (x86-64 keeps them apart), as bpftrace 0.17 does: a syscall's pointer
 //! argument (`args->rqtp->tv_nsec`) is user memory, `curtask` kernel memory.
@@ -105,9 +106,10 @@ impl Lower<'_> {
 
     /// An integer or pointer member, read from kernel memory.
     pub(crate) fn member_scalar(&mut self, e: &Expr) -> VReg {
-        let (size, signed) = match self.probe.members.get(&e.id).map(|a| a.value) {
-            Some(MemberValue::Int { size, signed }) => (size, signed),
-            Some(MemberValue::Pointer) => (8, false),
+        let (size, signed, bits) = match self.probe.members.get(&e.id).map(|a| a.value) {
+            Some(MemberValue::Int { size, signed }) => (size, signed, None),
+            Some(MemberValue::Pointer) => (8, false, None),
+            Some(MemberValue::Bits { size, shift, width }) => (size, false, Some((shift, width))),
             _ => return self.constant(0),
         };
         let addr = self.member_addr(e);
@@ -128,7 +130,20 @@ impl Lower<'_> {
         );
         let r = self.asm.vreg();
         self.asm.load_stack(r, slot, 0, w);
-        self.normalise(r, size, signed);
+        match bits {
+            // Up to the field's last bit, then down to its first: the bits
+            // above it and below it fall off, the value is zero-extended.
+            Some((shift, width)) => {
+                let high = 64 - i32::from(shift) - i32::from(width);
+                if high > 0 {
+                    self.asm.alu(AluOp::Lsh, r, Src::Imm(high));
+                }
+                if width < 64 {
+                    self.asm.alu(AluOp::Rsh, r, Src::Imm(64 - i32::from(width)));
+                }
+            }
+            None => self.normalise(r, size, signed),
+        }
         r
     }
 

@@ -44,6 +44,7 @@ mod map_type {
     pub const ARRAY: u32 = 2;
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
+    pub const PERF_EVENT_ARRAY: u32 = 4;
     pub const CGROUP_ARRAY: u32 = 8;
     pub const LRU_HASH: u32 = 9;
     pub const QUEUE: u32 = 22;
@@ -216,6 +217,18 @@ pub fn compile_with(
         max_entries: abi::CounterIndex::COUNT,
         flags: 0,
     });
+    if !typed.skb_outputs.is_empty() {
+        // One perf buffer per CPU: max_entries 0 has libbpf size it to the
+        // possible CPUs.
+        elf_maps.push(ElfMap {
+            name: abi::SKB_MAP.into(),
+            map_type: map_type::PERF_EVENT_ARRAY,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 0,
+            flags: 0,
+        });
+    }
     if typed.cgroup_filter.as_ref().is_some_and(|f| f.tree) {
         elf_maps.push(ElfMap {
             name: abi::CGROUP_MAP.into(),
@@ -307,6 +320,7 @@ pub fn compile_with(
         ringbuf_size,
         exports: Vec::new(),
         cgroup_path_filters: typed.cgroup_path_filters.clone(),
+        skb_outputs: typed.skb_outputs.clone(),
         cgroup_filter: typed.cgroup_filter.clone(),
         helper_sites,
         settings: abi::RunSettings {

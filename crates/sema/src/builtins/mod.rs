@@ -111,6 +111,15 @@ builtins! {
     username: variables(DEF);
     debugf: functions(DEF);
     path: functions(DEF);
+    socket_cookie: functions(DEF);
+    percpu_kaddr: functions(DEF);
+    skboutput: functions(DEF);
+}
+
+/// Builtins whose helpers the kernel gives only to BTF-typed tracing
+/// programs (`BPF_PROG_TYPE_TRACING`: fentry, fexit, tp_btf, iter).
+pub fn needs_tracing_program(name: &str) -> bool {
+    matches!(name, "socket_cookie" | "skboutput")
 }
 
 /// The builtin function called `name`.

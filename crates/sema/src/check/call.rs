@@ -209,6 +209,19 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         }
     }
 
+    /// The index of an `skboutput()` destination (the same file and
+    /// offset, the same index).
+    pub fn add_skb_output(&mut self, site: abi::SkbOutputSite) -> usize {
+        let sites = &mut self.checker.skb_outputs;
+        match sites.iter().position(|s| *s == site) {
+            Some(i) => i,
+            None => {
+                sites.push(site);
+                sites.len() - 1
+            }
+        }
+    }
+
     /// The kernel the script is checked for (`None` when checking without one).
     pub fn kernel(&self) -> Option<&'a dyn ktypes::KernelInfo> {
         self.checker.kernel

@@ -161,10 +161,16 @@ pub(super) fn collect(
                     },
                 );
                 diags.extend(ds);
-                instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
-                    item: index,
-                    resolved: p,
-                    role: Role::Probe,
+                let tracing = crate::mechanism::usage(probe).tracing_helpers;
+                instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|mut p| {
+                    if tracing {
+                        crate::providers::rawtracepoint::as_tracing_program(&mut p, kernel);
+                    }
+                    Instance {
+                        item: index,
+                        resolved: p,
+                        role: Role::Probe,
+                    }
                 }));
             }
             Item::Shebang(_) | Item::Preprocessor(_) => {}

@@ -10,8 +10,10 @@
 //! Members of anonymous structs and unions are found by name, as C does.
 //! A member's value is typed by BTF: integers and enums at their width and
 //! sign, pointers as addresses, `char` arrays as strings, structs and unions
-//! as places for a further `.`. Bitfields and other arrays are reported as
-//! not supported. The code generator reads each `->` hop with one
+//! as places for a further `.`, bitfields as unsigned integers of their
+//! declared type (the bytes that hold them read, shifted and masked, as
+//! bpftrace reads them: never sign-extended). Arrays of other types are
+//! reported as not supported. The code generator reads each `->` hop with one
 //! `bpf_probe_read_kernel` (`codegen::lower::members`).
 
 use ktypes::Btf;
@@ -47,6 +49,24 @@ pub enum MemberValue {
     Chars { len: u32 },
     /// Any other array, `size` bytes copied as they are; `[i]` reads an element.
     Array { size: u32 },
+    /// A bitfield: `size` bytes (1, 2, 4, 8) from the member's offset,
+    /// shifted right by `shift` bits and masked to `width` bits.
+    Bits { size: u8, shift: u8, width: u8 },
+}
+
+impl MemberValue {
+    /// How a bitfield at `bits` (from the member's offset) is read, or
+    /// `None` for one no 8 bytes hold.
+    pub fn bits(bits: crate::ctypes::Bits) -> Option<MemberValue> {
+        match bits.window() {
+            0 => None,
+            size => Some(MemberValue::Bits {
+                size,
+                shift: bits.shift,
+                width: bits.width,
+            }),
+        }
+    }
 }
 
 /// How a value of type `t` is read from memory, as a member or element.
@@ -265,16 +285,32 @@ impl Checker<'_> {
             self.error(diag::no_such_member(e.span, &shown, name, &names));
             return Type::I64;
         };
+        let (offset, bits) = crate::ctypes::Bits::at(m.bit_offset, m.bitfield_size);
         if m.bitfield_size != 0 {
-            self.error(diag::member_not_supported(
-                e.span,
-                &shown,
-                name,
-                "a bitfield",
-            ));
-            return Type::I64;
+            let p = btf.member_param(&m);
+            let read = MemberValue::bits(bits).filter(|_| matches!(p.size, 1 | 2 | 4 | 8));
+            let Some(value) = read else {
+                self.error(diag::member_not_supported(
+                    e.span,
+                    &shown,
+                    name,
+                    "a bitfield wider than 8 bytes from its first byte",
+                ));
+                return Type::I64;
+            };
+            s.probe.members.insert(
+                e.id,
+                MemberAccess {
+                    offset,
+                    arrow,
+                    value,
+                },
+            );
+            return Type::Int {
+                size: p.size as u8,
+                signed: p.signed,
+            };
         }
-        let offset = m.bit_offset / 8;
         let member_c_type = btf.c_type(m.type_id);
         let (value, t) = match btf.kind_of(m.type_id) {
             Some(kind::PTR) => (
@@ -382,6 +418,31 @@ impl Checker<'_> {
             self.error(diag::no_such_member(e.span, &record.c_name, name, &names));
             return Type::I64;
         };
+        let bitfield = match (&found.ty, found.bits) {
+            (CType::Int { size, signed }, Some(bits)) => Some((*size, *signed, bits)),
+            (CType::Char, Some(bits)) => Some((1, true, bits)),
+            _ => None,
+        };
+        if let Some((size, signed, bits)) = bitfield {
+            let Some(value) = MemberValue::bits(bits) else {
+                self.error(diag::member_not_supported(
+                    e.span,
+                    &record.c_name,
+                    name,
+                    "a bitfield wider than 8 bytes from its first byte",
+                ));
+                return Type::I64;
+            };
+            s.probe.members.insert(
+                e.id,
+                MemberAccess {
+                    offset: found.offset,
+                    arrow,
+                    value,
+                },
+            );
+            return Type::Int { size, signed };
+        }
         let (value, t) = match &found.ty {
             CType::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => (
                 MemberValue::Int {

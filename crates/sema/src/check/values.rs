@@ -2,8 +2,8 @@
 //! element types of arrays (`int x[4]`, `int y[2][2]`, `struct W w[10]`)
 //! and the layout of a struct or union copied into a variable, map or tuple
 //! (`$s = *p`, `@s[*p]`), a record at the C offsets that prints as
-//! `{ .m = 2, .n = 3 }`. A struct weft cannot lay out (a bitfield, a member
-//! type it does not read) keeps no layout and is not storable; `.member`
+//! `{ .m = 2, .n = 3 }` (a bitfield as the unsigned integer its bits hold).
+//! A struct weft cannot lay out (a member type it does not read) keeps no layout and is not storable; `.member`
 //! through a pointer still reads it.
 
 use abi::{Layout, NamedField};
@@ -12,8 +12,21 @@ use ktypes::btf::kind;
 
 use super::Checker;
 use super::members::{struct_c_type, struct_named};
-use crate::ctypes::CType;
+use crate::ctypes::{Bits, CType};
 use crate::types::Type;
+
+/// How a bitfield held in a struct value is read back (`None` for one no
+/// 8 bytes hold).
+fn bits_layout(bits: Bits) -> Option<Layout> {
+    match bits.window() {
+        0 => None,
+        size => Some(Layout::Bits {
+            size,
+            shift: bits.shift,
+            width: bits.width,
+        }),
+    }
+}
 
 /// Structs inside structs (and arrays of them) deeper than this are not laid out.
 const MAX_DEPTH: usize = 8;
@@ -40,10 +53,11 @@ impl Checker<'_> {
             let mut fields = Vec::new();
             for name in types.member_names(record) {
                 let found = types.member(record, name)?;
-                let layout = match &found.ty {
+                let layout = match (&found.ty, found.bits) {
+                    (_, Some(bits)) => bits_layout(bits)?,
                     // Printed `null`, as bpftrace prints what it cannot read.
-                    CType::Float { .. } => Layout::None,
-                    ty => self.script_value_type(ty, depth + 1)?.layout(),
+                    (CType::Float { .. }, None) => Layout::None,
+                    (ty, None) => self.script_value_type(ty, depth + 1)?.layout(),
                 };
                 fields.push(NamedField {
                     name: name.to_string(),
@@ -65,17 +79,17 @@ impl Checker<'_> {
         let mut fields = Vec::new();
         for name in btf.member_names(id) {
             let m = btf.member(id, name)?;
-            if m.bitfield_size != 0 {
-                return None;
-            }
-            let layout = if btf.kind_of(btf.skip_aliases(m.type_id)) == Some(kind::FLOAT) {
+            let (offset, bits) = Bits::at(m.bit_offset, m.bitfield_size);
+            let layout = if m.bitfield_size != 0 {
+                bits_layout(bits)?
+            } else if btf.kind_of(btf.skip_aliases(m.type_id)) == Some(kind::FLOAT) {
                 Layout::None
             } else {
                 self.btf_value_type(btf, m.type_id, depth + 1)?.layout()
             };
             fields.push(NamedField {
                 name: name.to_string(),
-                offset: m.bit_offset / 8,
+                offset,
                 layout,
             });
         }

@@ -119,6 +119,17 @@ pub struct ResolvedProbe {
     pub short: String,
 }
 
+impl ResolvedProbe {
+    /// It loads as a BTF-typed tracing program (`BPF_PROG_TYPE_TRACING`),
+    /// the only kind the kernel gives some helpers to (`bpf_skb_output`,
+    /// `bpf_get_socket_cookie` on a `struct sock *`).
+    pub fn is_tracing_program(&self) -> bool {
+        ["fentry/", "fexit/", "tp_btf/", "iter/"]
+            .iter()
+            .any(|p| self.section.starts_with(p))
+    }
+}
+
 /// A probe type: everything weft knows about it, in one place.
 pub struct ProviderDef {
     /// The canonical name (`kprobe`).

@@ -13,6 +13,14 @@
 //! loads it) is the same tracepoint as a BTF-typed tracing program
 //! (`BPF_PROG_TYPE_TRACING`, section `tp_btf/NAME`): the same arguments, and
 //! the verifier knows their types. It needs kernel BTF.
+//!
+//! bpftrace's current release loads every `rawtracepoint` as that tracing
+//! program. weft does so only for a probe whose body calls a helper the
+//! kernel gives to tracing programs alone (`socket_cookie`, `skboutput`:
+//! [`as_tracing_program`]), on a kernel with BTF; other probes stay
+//! `raw_tp`, which loads on kernels without BTF and runs under
+//! `BPF_PROG_TEST_RUN`. Both attach to the same tracepoint and read the same
+//! arguments.
 
 use ktypes::{FieldKind, KernelInfo};
 use source::Diagnostic;
@@ -171,6 +179,17 @@ fn resolve_as(
             }
         })
         .collect())
+}
+
+/// A resolved `rawtracepoint` probe made a BTF-typed tracing program
+/// (section `tp_btf/NAME`), where the kernel has BTF: the verifier then
+/// knows its pointer arguments' types, which `bpf_get_socket_cookie` and
+/// `bpf_skb_output` require. Anything else is left as it is (the builtin
+/// says why it cannot run there).
+pub fn as_tracing_program(probe: &mut ResolvedProbe, kernel: &dyn KernelInfo) {
+    if probe.provider == DEF.name && kernel.btf().is_ok() {
+        probe.section = format!("tp_btf/{}", probe.short);
+    }
 }
 
 /// The module whose raw tracepoints weft finds (the kernel's own).

@@ -152,6 +152,9 @@ lowerings! {
     username: variables(LOWERING);
     debugf: functions(LOWERING);
     path: functions(LOWERING);
+    socket_cookie: functions(LOWERING);
+    percpu_kaddr: functions(LOWERING);
+    skboutput: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
