@@ -239,8 +239,8 @@ pub static KEYS: &[Key] = &[
         name: "unstable_import_statement",
         kind: Kind::Choice(UNSTABLE),
         default: || ConfigValue::Str("error".into()),
-        effect: Effect::Inherent("weft does not compile `import` yet"),
-        help: "allow `import`",
+        effect: Effect::Inherent("weft does not compile `import` inside a block yet"),
+        help: "allow `import` inside a block",
     },
     Key {
         name: "unstable_tseries",

@@ -67,3 +67,7 @@ case!(
     ok_the_address_of_a_string_points_to_the_string,
     r#"BEGIN { $a = "hello"; $p = &$a; @s = *$p; $c = (int8 *)&$a; @c = *$c; }"#
 );
+case!(
+    err_import_inside_a_block,
+    r#"BEGIN { import "helpers.bt"; }"#
+);

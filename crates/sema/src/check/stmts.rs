@@ -168,7 +168,10 @@ impl Checker<'_> {
             StmtKind::Block(b) => {
                 self.block(s, b);
             }
-            StmtKind::Import(_) => self.error(diag::not_supported_yet(stmt.span, "`import`")),
+            StmtKind::Import(_) => self.error(diag::not_supported_yet(
+                stmt.span,
+                "`import` inside a block",
+            )),
         }
     }
 
