@@ -370,3 +370,28 @@ fn floating_point_members_print_as_null() {
         )
     );
 }
+
+#[test]
+fn an_index_past_an_arrays_end_warns_where() {
+    require_root!();
+    let bin = target();
+    // `sides` has 3 elements: `$i = 1` reads one quietly, `$j = 3` warns as
+    // bpftrace does (then reads past the end all the same: `origin`'s
+    // first bytes, not asserted). A literal index is checked when compiling.
+    let script = format!(
+        "uprobe:{bin}:take /pid == cpid/ {{ $i = 1; $j = 3; @in = args.s.sides[$i]; @out = args.s.sides[$j]; }}"
+    );
+    let cmd = format!("{} 2", target());
+    let out = run_weft(&["-q", "-c", &cmd, "-e", &script], Duration::from_secs(60));
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("@in: 2\n"), "{}", out.stdout);
+    let from = script.find("args.s.sides[$j]").unwrap();
+    let once = format!(
+        "stdin:1:{}-{}: WARNING: Array access out of bounds. This can lead to unexpected results.\n{script}\n{}{}\n",
+        from + 1,
+        from + 1 + "args.s.sides[$j]".len(),
+        " ".repeat(from),
+        "~".repeat("args.s.sides[$j]".len())
+    );
+    assert_eq!(out.stderr, format!("{once}{once}"));
+}

@@ -23,10 +23,10 @@ use crate::typed::{FieldAccess, MapInfo, PrintfSite, TypedProbe, TypedProgram};
 use crate::types::{DEFAULT_STR_SIZE, Type};
 
 mod call;
-mod division;
 mod items;
 mod maps;
 mod pointers;
+mod runtime_checks;
 mod scopes;
 mod stmts;
 mod stream_checks;
@@ -430,7 +430,7 @@ impl<'a> Checker<'a> {
                     record_fields: HashMap::new(),
                     var_keys: HashMap::new(),
                     range_iter: None,
-                    divisions: HashMap::new(),
+                    runtime_warnings: HashMap::new(),
                 },
                 loop_depth: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),

@@ -138,10 +138,11 @@ pub struct TypedProbe {
     /// `for ($i : a..b)`: the kernel's numeric iterator kfuncs, by their
     /// vmlinux BTF ids (one set for the program; `None` without ranges).
     pub range_iter: Option<RangeIter>,
-    /// `a / b`, `a % b` (the binary node) and `x /= b`, `x %= b` (the
-    /// target's node) whose divisor may be zero: the printf site of the
-    /// warning printed when it is (`check::division`).
-    pub divisions: HashMap<NodeId, usize>,
+    /// The printf site of the warning a node sends when its run-time check
+    /// fails (`check::runtime_checks`): `a / b`, `a % b` (the binary node)
+    /// and `x /= b`, `x %= b` (the target's node) whose divisor may be
+    /// zero; `a[i]` whose index may be past the array's end.
+    pub runtime_warnings: HashMap<NodeId, usize>,
 }
 
 /// The BTF ids of `bpf_iter_num_new`, `bpf_iter_num_next` and

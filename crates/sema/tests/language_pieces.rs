@@ -71,3 +71,8 @@ case!(
     err_import_inside_a_block,
     r#"BEGIN { import "helpers.bt"; }"#
 );
+case!(
+    ok_an_array_index_that_may_be_past_the_end_gets_a_warning,
+    // Only `$a.x[$i]`: a literal index is checked when compiling.
+    "struct A { int x[4]; } BEGIN { $a = (struct A *)0; $i = 5; @v = $a.x[$i]; @w = $a.x[3]; }"
+);

@@ -383,10 +383,10 @@ impl Lower<'_> {
     }
 
     /// `l = l / r` or `l = l % r` (`alu`) for the division at `node`. When
-    /// the divisor may be zero (`sema::check::division`), a zero divisor
+    /// the divisor may be zero (`sema::check::runtime_checks`), a zero divisor
     /// gives 1 and sends the division's warning, as bpftrace does.
     pub(crate) fn divide(&mut self, alu: AluOp, l: VReg, r: VReg, node: NodeId) {
-        let Some(&site) = self.probe.divisions.get(&node) else {
+        let Some(&site) = self.probe.runtime_warnings.get(&node) else {
             self.asm.alu(alu, l, Src::Reg(r));
             return;
         };

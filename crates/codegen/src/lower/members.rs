@@ -13,7 +13,7 @@ use sema::MemberValue;
 use syntax::ast::{Expr, ExprKind, UnaryOp};
 
 use super::{Lower, Place};
-use crate::asm::{AluOp, Helper, Src, VReg, Width};
+use crate::asm::{AluOp, Cond, Helper, Src, VReg, Width};
 
 impl Lower<'_> {
     /// The address of the member a `Field` node designates (or, for `*ptr`,
@@ -70,6 +70,21 @@ impl Lower<'_> {
             _ => {
                 let i = self.scalar(index);
                 self.set_span(e.span);
+                // Past the end: bpftrace's warning, then the read all the same.
+                if let (Some(&site), sema::Type::Array { len, .. }) =
+                    (self.probe.runtime_warnings.get(&e.id), self.ty(base))
+                {
+                    let inside = self.asm.label();
+                    self.asm.br(
+                        Cond::Lt,
+                        i,
+                        Src::Imm(len.min(i32::MAX as u32) as i32),
+                        inside,
+                    );
+                    let size = self.printfs[site].size;
+                    self.emit_event(abi::EventKind::Printf, site as u32, |_, _| {}, size);
+                    self.asm.bind(inside);
+                }
                 if scale != 1 {
                     self.asm.alu(AluOp::Mul, i, Src::Imm(scale as i32));
                 }

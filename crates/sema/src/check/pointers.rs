@@ -317,6 +317,7 @@ impl Checker<'_> {
         {
             self.error(diag::index_out_of_bounds(index.span, value, len));
         }
+        self.note_array_index(s, e, index, len);
         let Some(value) = super::members::member_value(elem) else {
             self.error(diag::not_supported_yet(
                 e.span,
