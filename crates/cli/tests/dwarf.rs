@@ -395,3 +395,17 @@ fn an_index_past_an_arrays_end_warns_where() {
     );
     assert_eq!(out.stderr, format!("{once}{once}"));
 }
+
+#[test]
+fn buf_of_an_array_gives_its_bytes() {
+    require_root!();
+    let bin = target();
+    // `sides` is `int[3]` = {1, 2, 3}: all 12 bytes, or as many as asked.
+    let out = trace(&format!(
+        "uprobe:{bin}:take /pid == cpid/ {{ printf(\"%r|%r\\n\", buf(args.s.sides), buf(args.s.sides, 5)); }}"
+    ));
+    assert_eq!(
+        out.trim_end(),
+        [r"\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00|\x01\x00\x00\x00\x02"; 3].join("\n")
+    );
+}

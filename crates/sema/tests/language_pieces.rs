@@ -76,3 +76,7 @@ case!(
     // Only `$a.x[$i]`: a literal index is checked when compiling.
     "struct A { int x[4]; } BEGIN { $a = (struct A *)0; $i = 5; @v = $a.x[$i]; @w = $a.x[3]; }"
 );
+case!(
+    ok_buf_of_an_array_holds_its_bytes,
+    "struct S { int d[4]; unsigned char c[3]; } BEGIN { $s = (struct S *)0; @a = buf($s.d); @b = buf($s.d, 6); @c = buf($s.c); }"
+);

@@ -4,7 +4,8 @@
 //!
 //! What it does: keeps at most 64 bytes (bpftrace's default); a length
 //! known only at run time keeps what it says, up to 64; a string gives no
-//! more than its own bytes.
+//! more than its own bytes; an array (`buf($s.ints)`) gives all of its
+//! bytes, as they are in memory.
 //!
 //! Example: `tracepoint:syscalls:sys_enter_write { printf("%r\n", buf(args->buf, args->count)); }`
 //!
@@ -40,11 +41,12 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         }
     };
     let t = cx.check(ptr);
-    if !t.is_scalar() && !t.is_str() {
+    let array = matches!(t, Type::Array { .. });
+    if !t.is_scalar() && !t.is_str() && !array {
         cx.error(diag::type_mismatch(
             ptr.span,
             "buf()",
-            "an address or a string",
+            "an address, a string or an array",
             &t,
         ));
     }
@@ -59,9 +61,14 @@ fn check(cx: &mut CallCheck<'_, '_>) -> Type {
         }
         None => max,
     };
-    // A string has no more bytes than its own.
+    // A string has no more bytes than its own; an array gives all of its
+    // bytes unless a length says fewer.
     let size = match t {
         Type::Str { size: own } => size.min(own),
+        Type::Array { .. } => {
+            let own = t.layout().size().max(1);
+            if len.is_some() { size.min(own) } else { own }
+        }
         _ => size,
     };
     Type::Buf { size }

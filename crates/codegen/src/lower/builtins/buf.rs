@@ -1,6 +1,6 @@
 //! `buf(ptr[, len])` (rule in `sema::builtins::buf`): `len: u32` (at most
 //! the buffer's size; a negative length too), then the bytes read from
-//! `ptr` (a string value: its bytes where it was written).
+//! `ptr` (a string or array value: its bytes where it is held).
 
 use sema::Type;
 
@@ -18,8 +18,8 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
     let Type::Buf { size } = *dst else { return };
     let args = call.args;
     let Some(ptr) = args.first() else { return };
-    let src = if l.ty(ptr).is_str() {
-        // A string value: its bytes where it was written.
+    let src = if l.ty(ptr).is_str() || matches!(l.ty(ptr), Type::Array { .. }) {
+        // A string or array value: its bytes where it is held.
         let (at, _) = l.mem(ptr);
         l.addr(at)
     } else {
