@@ -187,3 +187,15 @@ fn the_address_of_a_string_reads_the_string_back() {
         out.stderr
     );
 }
+
+#[test]
+fn the_address_of_a_builtins_value_reads_it_back() {
+    require_root!();
+    // A `username` and an `ntop()` address are no C types: `&$x` points to
+    // the value itself, which `*` reads back and prints as itself.
+    let script = format!(
+        r#"{GETPPID} {{ $u = username; $p = &$u; $n = ntop(0x0100007f); $q = &$n; printf("%s %s\n", *$p, *$q); }}"#
+    );
+    let out = trace_workload(&script, "getppid 1", &[]);
+    assert_eq!(out.stdout, "root 127.0.0.1\n\n\n", "{}", out.stderr);
+}

@@ -80,3 +80,7 @@ case!(
     ok_buf_of_an_array_holds_its_bytes,
     "struct S { int d[4]; unsigned char c[3]; } BEGIN { $s = (struct S *)0; @a = buf($s.d); @b = buf($s.d, 6); @c = buf($s.c); }"
 );
+case!(
+    ok_the_address_of_a_builtins_value_points_to_it,
+    r#"BEGIN { $u = username; $p = &$u; @u = *$p; $e = strerror(2); $q = &$e; @e = *$q; }"#
+);

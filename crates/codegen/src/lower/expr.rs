@@ -647,6 +647,19 @@ impl Lower<'_> {
                     _ => self.zero(place, size),
                 }
             }
+            // `*p` of a pointer `&$x` made: the value's bytes.
+            Type::Inet
+            | Type::Named(_)
+            | Type::MacAddr
+            | Type::Stack { .. }
+            | Type::Sym { .. }
+            | Type::Buf { .. }
+            | Type::Timestamp { .. }
+            | Type::CgroupPath
+                if self.probe.members.contains_key(&e.id) =>
+            {
+                self.member_bytes(e, place, dst.layout().size());
+            }
             // A value held elsewhere (a variable, a map value, a record field).
             Type::Inet
             | Type::Named(_)

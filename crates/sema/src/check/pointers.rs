@@ -36,6 +36,25 @@ pub(crate) fn c_spelling(t: &Type) -> Option<String> {
     }
 }
 
+/// Whether `&$x` of a value of type `t` points to `t` itself (read back
+/// whole by `*`), where C has no spelling for it.
+fn held_by_pointee(t: &Type) -> bool {
+    matches!(
+        t,
+        Type::Str { .. }
+            | Type::Tuple(_)
+            | Type::Record(_)
+            | Type::Named(_)
+            | Type::Inet
+            | Type::MacAddr
+            | Type::Buf { .. }
+            | Type::Timestamp { .. }
+            | Type::Sym { .. }
+            | Type::CgroupPath
+            | Type::Stack { .. }
+    )
+}
+
 /// The pointer type to a value spelled `c` (`int32` → `int32 *`, `int32 *` → `int32 **`).
 pub(crate) fn pointer_to(c: &str) -> String {
     let c = c.trim_end();
@@ -281,9 +300,15 @@ impl Checker<'_> {
             return Type::U64;
         }
         match c_spelling(&t) {
-            // `&$t` of a string, tuple or record: `*` reads it back whole
+            // `&$t` of a string, tuple, record or a builtin's value (a
+            // `username`, an `ntop()` address): `*` reads it back whole
             // (bpftrace's pointer to a string is no `char *`).
-            _ if matches!(t, Type::Str { .. } | Type::Tuple(_) | Type::Record(_)) => {
+            _ if held_by_pointee(&t)
+                && self
+                    .value_pointees
+                    .get(&t.to_string())
+                    .is_none_or(|known| *known == t) =>
+            {
                 let spelled = t.to_string();
                 self.value_pointees.insert(spelled.clone(), t);
                 Type::Pointer {
