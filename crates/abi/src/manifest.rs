@@ -443,6 +443,9 @@ pub struct RunSettings {
     /// `str_trunc_trailer`: printed after a string that fills its buffer
     /// without a NUL (one `str()` cut at `max_strlen`).
     pub str_trunc_trailer: String,
+    /// `perf_rb_pages`: pages of each CPU's perf buffer, where
+    /// `skboutput()` writes packets (a power of two; bpftrace's default 64).
+    pub perf_rb_pages: u32,
 }
 
 impl Default for RunSettings {
@@ -453,6 +456,7 @@ impl Default for RunSettings {
             max_cat_bytes: 10240,
             log_size: None,
             str_trunc_trailer: "..".into(),
+            perf_rb_pages: 64,
         }
     }
 }

@@ -125,7 +125,7 @@ fn stack_maps_follow_the_map_size_unless_sized_for_the_run() {
 #[test]
 fn config_license_and_run_settings() {
     let c = compile(
-        "config = { license = \"Dual MIT/GPL\"; print_maps_on_exit = 0; max_cat_bytes = 7; log_size = 4096 }\nBEGIN { @x = 1; }",
+        "config = { license = \"Dual MIT/GPL\"; print_maps_on_exit = 0; max_cat_bytes = 7; log_size = 4096; perf_rb_pages = 100 }\nBEGIN { @x = 1; }",
         &Options::default(),
     );
     let has = |needle: &[u8]| c.elf.windows(needle.len()).any(|w| w == needle);
@@ -137,6 +137,7 @@ fn config_license_and_run_settings() {
             max_cat_bytes: 7,
             log_size: Some(4096),
             str_trunc_trailer: "..".into(),
+            perf_rb_pages: 128,
         }
     );
     // libbpf still opens it.

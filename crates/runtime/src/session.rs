@@ -306,7 +306,8 @@ impl Session {
             }
             None => None,
         };
-        let skb = crate::skb_perf::SkbPerf::open(&object).map_err(LoadError::Ringbuf)?;
+        let skb = crate::skb_perf::SkbPerf::open(&object, manifest.settings.perf_rb_pages)
+            .map_err(LoadError::Ringbuf)?;
         if let Some(skb) = &skb {
             sys::epoll_add(epoll.as_fd(), skb.epoll_fd()).map_err(LoadError::Ringbuf)?;
         }

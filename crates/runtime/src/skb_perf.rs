@@ -13,9 +13,6 @@ use libbpf_rs::{MapCore, Object, PerfBuffer, PerfBufferBuilder};
 
 use crate::error::SyscallError;
 
-/// Pages of each CPU's perf buffer (bpftrace's default `perf_rb_pages`).
-const PAGES: usize = 64;
-
 pub(crate) struct SkbPerf {
     buffer: PerfBuffer<'static>,
     samples: Arc<Mutex<VecDeque<Vec<u8>>>>,
@@ -23,8 +20,9 @@ pub(crate) struct SkbPerf {
 }
 
 impl SkbPerf {
-    /// The perf buffers of `object`'s [`abi::SKB_MAP`], if it has one.
-    pub(crate) fn open(object: &Object) -> Result<Option<SkbPerf>, SyscallError> {
+    /// The perf buffers of `object`'s [`abi::SKB_MAP`], if it has one,
+    /// `pages` pages each (a power of two).
+    pub(crate) fn open(object: &Object, pages: u32) -> Result<Option<SkbPerf>, SyscallError> {
         let Some(map) = object.maps().find(|m| m.name() == abi::SKB_MAP) else {
             return Ok(None);
         };
@@ -32,7 +30,7 @@ impl SkbPerf {
         let lost = Arc::new(Mutex::new(0u64));
         let (into, lost_into) = (Arc::clone(&samples), Arc::clone(&lost));
         let buffer = PerfBufferBuilder::new(&map)
-            .pages(PAGES)
+            .pages(pages as usize)
             .sample_cb(move |_cpu, data: &[u8]| {
                 if let Ok(mut q) = into.lock() {
                     q.push_back(data.to_vec());

@@ -198,7 +198,7 @@ pub static KEYS: &[Key] = &[
         },
         default: || ConfigValue::Int(0),
         effect: Effect::Applied,
-        help: "the size of the ring buffer in pages",
+        help: "the size of the ring buffer in pages, and of each CPU's perf buffer skboutput() writes to",
     },
     Key {
         name: "print_maps_on_exit",

@@ -328,6 +328,11 @@ pub fn compile_with(
             max_cat_bytes: typed.config.max_cat_bytes(),
             log_size: typed.config.log_size(),
             str_trunc_trailer: typed.config.str_trunc_trailer(),
+            // libbpf takes a power of two.
+            perf_rb_pages: typed
+                .config
+                .perf_rb_pages()
+                .map_or(64, |n| n.max(1).next_power_of_two()),
         },
     };
     Ok(Compiled {
