@@ -143,9 +143,15 @@ impl Importer<'_, '_> {
                         if self.files.kind(&entry) != Some(EntryKind::File) {
                             continue;
                         }
-                        if let Some(kind) = FileKind::of(&name).filter(FileKind::is_merged) {
-                            out.extend(self.import_file(&entry, kind, import.span, depth));
+                        let Some(kind) = FileKind::of(&name).filter(FileKind::is_merged) else {
+                            continue;
+                        };
+                        if self.files.world_writable(&entry) {
+                            self.diags
+                                .push(diag::import_world_writable(import.span, &entry));
+                            continue;
                         }
+                        out.extend(self.import_file(&entry, kind, import.span, depth));
                     }
                 }
                 _ => {

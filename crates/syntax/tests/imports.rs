@@ -132,8 +132,11 @@ fn refusals_name_the_import_or_the_imported_line() {
         ("/s/data.json", "{}\n"),
         ("/s/open/x.bt", "begin { }\n"),
         ("/s/secret.bt", "begin { }\n"),
+        ("/s/lib/fine.bt", "begin { }\n"),
+        ("/s/lib/open.bt", "begin { }\n"),
     ]);
     files.world_writable.push(PathBuf::from("/s/open"));
+    files.world_writable.push(PathBuf::from("/s/lib/open.bt"));
     files.unreadable.push(PathBuf::from("/s/secret.bt"));
     let script = [
         "import \"missing.bt\";",
@@ -145,6 +148,7 @@ fn refusals_name_the_import_or_the_imported_line() {
         "import \"data.json\";",
         "import \"open/x.bt\";",
         "import \"secret.bt\";",
+        "import \"lib\";",
         "begin { }",
     ]
     .join("\n");
