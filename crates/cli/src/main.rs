@@ -194,6 +194,8 @@ fn trace(args: &Args) -> Result<u8, String> {
         &opts,
         &codegen::Options {
             helper_errors: args.helper_errors,
+            // A script of thousands of probes allocates registers on every CPU.
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ..codegen::Options::default()
         },
         args.dump,
@@ -241,6 +243,9 @@ fn trace(args: &Args) -> Result<u8, String> {
             .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?;
     }
     if emit_only {
+        // The process ends here: freeing a large script's compiled form,
+        // allocation by allocation, would only add to its compile time.
+        std::mem::forget(out);
         return Ok(0);
     }
 

@@ -136,7 +136,7 @@ pub fn write_object_licensed(
     maps: &[ElfMap],
     license: &str,
 ) -> Result<Vec<u8>, ElfError> {
-    let mut names = std::collections::HashSet::new();
+    let mut names = foldhash::HashSet::default();
     for n in programs
         .iter()
         .map(|p| p.name)
@@ -160,8 +160,7 @@ pub fn write_object_licensed(
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
     // Maps first so that relocations can name their symbols.
-    let mut map_syms: std::collections::HashMap<String, SymbolId> =
-        std::collections::HashMap::new();
+    let mut map_syms: foldhash::HashMap<String, SymbolId> = foldhash::HashMap::default();
     let map_defs: Vec<MapDef> = maps.iter().map(MapDef::of).collect();
     if !maps.is_empty() {
         let total: usize = map_defs.iter().map(|d| d.size()).sum();
@@ -194,9 +193,8 @@ pub fn write_object_licensed(
         .collect();
     let mut placed: Vec<(usize, u64)> = Vec::new();
     let mut sections: Vec<(&str, SectionId, u64)> = Vec::new();
-    let mut section_index: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::new();
-    let mut func_syms: std::collections::HashMap<&str, SymbolId> = std::collections::HashMap::new();
+    let mut section_index: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
+    let mut func_syms: foldhash::HashMap<&str, SymbolId> = foldhash::HashMap::default();
     for &(name, section, func) in &functions {
         let idx = match section_index.get(section) {
             Some(&i) => i,

@@ -160,10 +160,6 @@ pub fn check(
         return (TypedProgram::default(), diags);
     }
 
-    // Silent rounds until map types stop changing, then one reporting round.
-    let mut known: Vec<MapInfo> = Vec::new();
-    let mut known_fields: Vec<BTreeMap<String, Type>> = vec![BTreeMap::new(); stream_items.len()];
-    let mut known_vars: Vec<scopes::BodyFacts> = Vec::new();
     let binaries = crate::builtins::uaddr::Binaries::new(kernel);
     let macros = std::cell::OnceCell::new();
     let range_iter = std::cell::OnceCell::new();
@@ -202,55 +198,66 @@ pub fn check(
         }
     }
     let kallsyms = crate::builtins::kaddr::Kallsyms::new();
-    for _ in 0..4 {
+    // One round over every probe. A reporting round starts from the known
+    // maps, so a map used in a probe written before the one that first
+    // assigns it has its index, and it keeps its diagnostics.
+    let round = |known: Vec<MapInfo>,
+                 known_fields: Vec<BTreeMap<String, Type>>,
+                 known_vars: Vec<scopes::BodyFacts>,
+                 report: bool| {
         let mut checker = Checker::new(
             program,
             opts,
             &config,
-            known.clone(),
-            false,
+            known,
+            report,
             &stream_items,
-            known_fields.clone(),
+            known_fields,
         );
+        if report {
+            checker.maps = checker.known.clone();
+            checker.map_index = checker.known_index.clone();
+        }
         checker.binaries = Some(&binaries);
         checker.kernel = Some(kernel);
         checker.macros = Some(&macros);
         checker.range_iter = Some(&range_iter);
         checker.kallsyms = Some(&kallsyms);
         checker.script_types = Some(&script_types);
-        checker.known_vars = std::mem::take(&mut known_vars);
+        checker.known_vars = known_vars;
         checker.run(&instances);
-        let settled = checker.maps == known
-            && checker.stream_fields == known_fields
-            && checker.instance_vars == checker.known_vars;
-        known = checker.maps;
-        known_fields = checker.stream_fields;
-        known_vars = checker.instance_vars;
-        if settled {
-            break;
-        }
-    }
-    // The reporting round starts from the settled maps, so a map used in a
-    // probe written before the one that first assigns it has its index.
-    let mut checker = Checker::new(
-        program,
-        opts,
-        &config,
-        known,
-        true,
-        &stream_items,
-        known_fields,
+        checker
+    };
+    // A silent round learns the maps; then a reporting round on what it
+    // learnt. When the reporting round changes nothing, it is the last one
+    // (the usual case: two rounds in all); otherwise another silent round
+    // learns from the first, up to four.
+    let mut learnt = round(
+        Vec::new(),
+        vec![BTreeMap::new(); stream_items.len()],
+        Vec::new(),
+        false,
     );
-    checker.maps = checker.known.clone();
-    checker.map_index = checker.known_index.clone();
-    checker.binaries = Some(&binaries);
-    checker.kernel = Some(kernel);
-    checker.macros = Some(&macros);
-    checker.range_iter = Some(&range_iter);
-    checker.kallsyms = Some(&kallsyms);
-    checker.script_types = Some(&script_types);
-    checker.known_vars = known_vars;
-    checker.run(&instances);
+    let mut silent_rounds = 1;
+    let mut checker = loop {
+        let known = std::mem::take(&mut learnt.maps);
+        let known_fields = std::mem::take(&mut learnt.stream_fields);
+        let known_vars = std::mem::take(&mut learnt.instance_vars);
+        let reporting = round(
+            known.clone(),
+            known_fields.clone(),
+            known_vars.clone(),
+            true,
+        );
+        let settled = reporting.maps == known
+            && reporting.stream_fields == known_fields
+            && reporting.instance_vars == known_vars;
+        if settled || silent_rounds == 4 {
+            break reporting;
+        }
+        learnt = round(known, known_fields, known_vars, false);
+        silent_rounds += 1;
+    };
     let streams = checker.finish_streams(&instances);
     let mut typed = TypedProgram {
         planned,
@@ -296,8 +303,8 @@ struct Checker<'a> {
     known: Vec<MapInfo>,
     /// Index of each map of `known` and `maps` by name (`@x`): scripts with
     /// thousands of maps must not search them linearly.
-    known_index: HashMap<String, usize>,
-    map_index: HashMap<String, usize>,
+    known_index: foldhash::HashMap<String, usize>,
+    map_index: foldhash::HashMap<String, usize>,
     maps: Vec<MapInfo>,
     printfs: Vec<PrintfSite>,
     time_formats: Vec<String>,
@@ -374,7 +381,7 @@ impl<'a> Checker<'a> {
                 .enumerate()
                 .map(|(i, m)| (m.name.clone(), i))
                 .collect(),
-            map_index: HashMap::new(),
+            map_index: Default::default(),
             known,
             maps: Vec::new(),
             printfs: Vec::new(),
@@ -415,22 +422,22 @@ impl<'a> Checker<'a> {
                 probe: TypedProbe {
                     item: inst.item,
                     resolved: inst.resolved.clone(),
-                    types: HashMap::new(),
-                    builtins: HashMap::new(),
-                    calls: HashMap::new(),
-                    fields: HashMap::new(),
+                    types: Default::default(),
+                    builtins: Default::default(),
+                    calls: Default::default(),
+                    fields: Default::default(),
                     args_fields: Vec::new(),
-                    members: HashMap::new(),
-                    maps: HashMap::new(),
+                    members: Default::default(),
+                    maps: Default::default(),
                     vars: Default::default(),
                     stage: None,
-                    stream_args: HashMap::new(),
-                    constants: HashMap::new(),
-                    scales: HashMap::new(),
-                    record_fields: HashMap::new(),
-                    var_keys: HashMap::new(),
+                    stream_args: Default::default(),
+                    constants: Default::default(),
+                    scales: Default::default(),
+                    record_fields: Default::default(),
+                    var_keys: Default::default(),
                     range_iter: None,
-                    runtime_warnings: HashMap::new(),
+                    runtime_warnings: Default::default(),
                 },
                 loop_depth: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),

@@ -31,7 +31,7 @@ pub use macros::{Includes, predefined_macro};
 pub use numbers::{NumberError, parse_int, parse_uint};
 pub use providers::{Context, ResolvedProbe};
 pub use typed::{
-    BuiltinVar, Call, CallValue, FieldAccess, MapInfo, PrintfSite, RangeIter, TypedProbe,
+    BuiltinVar, Call, CallValue, FieldAccess, MapInfo, NodeMap, PrintfSite, RangeIter, TypedProbe,
     TypedProgram, print_types,
 };
 pub use types::{COMM_SIZE, DEFAULT_STR_SIZE, Type};

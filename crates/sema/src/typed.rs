@@ -98,43 +98,48 @@ pub struct FieldAccess {
     pub field: TpField,
 }
 
+/// Facts about expression nodes, by node. Node ids are small dense
+/// numbers, not attacker-chosen keys: a fast fixed hasher (foldhash) keeps
+/// the thousands of lookups of a large script cheap and the order stable.
+pub type NodeMap<V> = HashMap<NodeId, V, foldhash::fast::FixedState>;
+
 /// One program to generate: a probe body for one concrete attach point.
 #[derive(Clone, Debug)]
 pub struct TypedProbe {
     /// Index of the probe in `Program::items`.
     pub item: usize,
-    pub resolved: ResolvedProbe,
-    pub types: HashMap<NodeId, Type>,
-    pub builtins: HashMap<NodeId, BuiltinVar>,
+    pub resolved: std::sync::Arc<ResolvedProbe>,
+    pub types: NodeMap<Type>,
+    pub builtins: NodeMap<BuiltinVar>,
     /// Builtin function calls, by call expression.
-    pub calls: HashMap<NodeId, Call>,
-    pub fields: HashMap<NodeId, FieldAccess>,
+    pub calls: NodeMap<Call>,
+    pub fields: NodeMap<FieldAccess>,
     /// What `args` as a value is made of (a uprobe's parameters, from
     /// DWARF): one record field per entry, read from the context.
     pub args_fields: Vec<TpField>,
     /// `ptr->member` and `value.member` resolved through BTF.
-    pub members: HashMap<NodeId, crate::check::members::MemberAccess>,
+    pub members: NodeMap<crate::check::members::MemberAccess>,
     /// Map index of every map expression.
-    pub maps: HashMap<NodeId, usize>,
+    pub maps: NodeMap<usize>,
     /// Scratch variables and their stored types (in a stream clause: the
     /// instance's fields).
     pub vars: BTreeMap<String, Type>,
     /// The stream clause this program belongs to, if any.
     pub stage: Option<crate::streams::StageRef>,
     /// `args->NAME` in a `stream:NAME` handler.
-    pub stream_args: HashMap<NodeId, crate::streams::StreamArg>,
+    pub stream_args: NodeMap<crate::streams::StreamArg>,
     /// Identifiers that name a kernel enumerator (`TCP_FIN_WAIT1`), with its value.
-    pub constants: HashMap<NodeId, i64>,
+    pub constants: NodeMap<i64>,
     /// The size of what a pointer points to, by node, where C scales by it:
     /// `ptr + n` and `ptr - n` (the binary node), `ptr++`, `@p += n` (the
     /// node that changes it) and `ptr[i]` (the index node).
-    pub scales: HashMap<NodeId, u32>,
+    pub scales: NodeMap<u32>,
     /// `record.name` and `tuple[N]`: the field's position in its record or
     /// tuple, by `Field` or `Index` node.
-    pub record_fields: HashMap<NodeId, u32>,
+    pub record_fields: NodeMap<u32>,
     /// The key in `vars` of each `$x`, `let` and `for` variable whose key
     /// is not its name (a later declaration of the name in another scope).
-    pub var_keys: HashMap<NodeId, String>,
+    pub var_keys: NodeMap<String>,
     /// `for ($i : a..b)`: the kernel's numeric iterator kfuncs, by their
     /// vmlinux BTF ids (one set for the program; `None` without ranges).
     pub range_iter: Option<RangeIter>,
@@ -142,7 +147,7 @@ pub struct TypedProbe {
     /// fails (`check::runtime_checks`): `a / b`, `a % b` (the binary node)
     /// and `x /= b`, `x %= b` (the target's node) whose divisor may be
     /// zero; `a[i]` whose index may be past the array's end.
-    pub runtime_warnings: HashMap<NodeId, usize>,
+    pub runtime_warnings: NodeMap<usize>,
 }
 
 /// The BTF ids of `bpf_iter_num_new`, `bpf_iter_num_next` and

@@ -96,20 +96,40 @@ impl Alloc {
     }
 }
 
+/// The registers a vreg would like, in order of first mention (a call's
+/// result wants R0, an argument its argument register): at most R0–R5.
+#[derive(Clone, Copy)]
+struct Hints {
+    regs: [Reg; 6],
+    len: u8,
+}
+
+impl Hints {
+    const EMPTY: Hints = Hints {
+        regs: [Reg::R0; 6],
+        len: 0,
+    };
+
+    fn want(&mut self, r: Reg) {
+        let len = self.len as usize;
+        if !self.regs[..len].contains(&r) && len < self.regs.len() {
+            self.regs[len] = r;
+            self.len += 1;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.regs[..self.len as usize].iter().copied()
+    }
+}
+
 pub(super) fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Reg]) -> Alloc {
     const NONE: usize = usize::MAX;
     let mut start = vec![NONE; nvregs];
     let mut end = vec![0usize; nvregs];
     let mut crosses = vec![false; nvregs];
-    // Registers each vreg would like, in order of first mention (a call's
-    // result wants R0, an argument its argument register).
-    let mut hint: Vec<Vec<Reg>> = vec![Vec::new(); nvregs];
-    pub(super) fn want(hints: &mut Vec<Reg>, r: Reg) {
-        if !hints.contains(&r) {
-            hints.push(r);
-        }
-    }
-    pub(super) fn cover(v: usize, p: usize, start: &mut [usize], end: &mut [usize]) {
+    let mut hint = vec![Hints::EMPTY; nvregs];
+    fn cover(v: usize, p: usize, start: &mut [usize], end: &mut [usize]) {
         if start[v] == NONE || p < start[v] {
             start[v] = p;
         }
@@ -141,46 +161,46 @@ pub(super) fn allocate(ops: &[Op], live: &Liveness, nvregs: usize, scratch: &[Re
                 });
                 for (k, a) in args.iter().enumerate() {
                     if let Src::Reg(v) = a {
-                        want(&mut hint[v.0 as usize], Reg::arg(k));
+                        hint[v.0 as usize].want(Reg::arg(k));
                     }
                 }
                 if let Some(r) = ret {
-                    want(&mut hint[r.0 as usize], Reg::R0);
+                    hint[r.0 as usize].want(Reg::R0);
                 }
             }
             Op::Entry { params } => {
                 for (k, h) in hint.iter_mut().take(*params as usize).enumerate() {
-                    want(h, Reg::arg(k));
+                    h.want(Reg::arg(k));
                 }
             }
             Op::Ret { value: Src::Reg(v) } => {
-                want(&mut hint[v.0 as usize], Reg::R0);
+                hint[v.0 as usize].want(Reg::R0);
             }
             _ => {}
         }
     }
 
     let mut order: Vec<usize> = (0..nvregs).filter(|&v| start[v] != NONE).collect();
-    order.sort_by_key(|&v| (start[v], v));
+    order.sort_unstable_by_key(|&v| (start[v], v));
 
+    let usable = |set: &[Reg]| -> Vec<Reg> {
+        set.iter()
+            .copied()
+            .filter(|r| !scratch.contains(r))
+            .collect()
+    };
+    let across_calls = usable(&CALLEE_SAVED);
+    let anywhere = usable(&ANY);
     let mut loc: Vec<Option<Loc>> = vec![None; nvregs];
     // Active intervals holding a register: (vreg, reg).
     let mut active: Vec<(usize, Reg)> = Vec::new();
     let mut spilled = Vec::new();
     for &v in &order {
         active.retain(|&(a, _)| end[a] >= start[v]);
-        let allowed: Vec<Reg> = if crosses[v] {
-            CALLEE_SAVED.to_vec()
-        } else {
-            ANY.to_vec()
-        }
-        .into_iter()
-        .filter(|r| !scratch.contains(r))
-        .collect();
+        let allowed: &[Reg] = if crosses[v] { &across_calls } else { &anywhere };
         let busy = |r: Reg| active.iter().any(|&(_, ar)| ar == r);
         let pick = hint[v]
             .iter()
-            .copied()
             .find(|h| allowed.contains(h) && !busy(*h))
             .or_else(|| allowed.iter().copied().find(|r| !busy(*r)));
         if let Some(r) = pick {

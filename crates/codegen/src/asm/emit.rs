@@ -3,8 +3,6 @@
 //! moved in parallel), with labels resolved into jump offsets and map
 //! references into relocations.
 
-use std::collections::HashMap;
-
 use source::Span;
 
 use super::alloc::{LocFinal, SCRATCH};
@@ -19,6 +17,9 @@ pub(super) fn emit(
     frame_size: u32,
 ) -> Result<Function, AsmError> {
     let mut em = Emitter::new(loc);
+    // Most ops are one instruction; spills and argument moves add a few.
+    em.insns.reserve(ops.len() + ops.len() / 2);
+    em.spans.reserve(ops.len() + ops.len() / 2);
     for (op, span) in ops.iter().zip(spans) {
         em.span = *span;
         em.op(op);
@@ -40,7 +41,8 @@ struct Emitter<'a> {
     relocs: Vec<Reloc>,
     func_refs: Vec<Reloc>,
     span: Span,
-    labels: HashMap<Label, usize>,
+    /// Slot index of each label, by label number (`usize::MAX`: not bound yet).
+    labels: Vec<usize>,
     /// (slot index, label) of jumps to patch.
     fixups: Vec<(usize, Label)>,
     /// Slot index of the most recent label binding.
@@ -68,7 +70,7 @@ impl<'a> Emitter<'a> {
             relocs: Vec::new(),
             func_refs: Vec::new(),
             span: Span::DUMMY,
-            labels: HashMap::new(),
+            labels: Vec::new(),
             fixups: Vec::new(),
             last_bind: usize::MAX,
         }
@@ -313,7 +315,11 @@ impl Emitter<'_> {
             }
             Op::Bind(l) => {
                 self.last_bind = self.insns.len();
-                self.labels.insert(*l, self.insns.len());
+                let at = l.0 as usize;
+                if self.labels.len() <= at {
+                    self.labels.resize(at + 1, usize::MAX);
+                }
+                self.labels[at] = self.insns.len();
             }
         }
     }
@@ -395,7 +401,7 @@ impl Emitter<'_> {
 
     pub(super) fn resolve(&mut self) -> Result<(), AsmError> {
         for &(at, l) in &self.fixups {
-            let target = self.labels[&l];
+            let target = self.labels[l.0 as usize];
             let rel = target as i64 - (at as i64 + 1);
             let off = i16::try_from(rel).map_err(|_| AsmError::JumpTooFar {
                 span: self.spans[at],

@@ -3,29 +3,56 @@
 //! into and out of each op (a backward data-flow to a fixed point, so a
 //! value live around a loop's back edge is live through the whole loop).
 
-use std::collections::HashMap;
-
 use source::Span;
 
 use super::model::{AsmError, Label, Op};
 
+/// Where each label is bound: the op index, by label number (labels are
+/// numbered densely from 0 by the assembler).
+pub(super) struct LabelPlaces(Vec<u32>);
+
+impl LabelPlaces {
+    const UNBOUND: u32 = u32::MAX;
+
+    /// The places of `ops`' labels (`nlabels` labels in all).
+    fn of(ops: &[Op], nlabels: u32) -> LabelPlaces {
+        let mut at = vec![Self::UNBOUND; nlabels as usize];
+        for (i, op) in ops.iter().enumerate() {
+            if let Op::Bind(l) = op {
+                at[l.0 as usize] = i as u32;
+            }
+        }
+        LabelPlaces(at)
+    }
+
+    fn get(&self, l: Label) -> Option<usize> {
+        match self.0.get(l.0 as usize) {
+            Some(&i) if i != Self::UNBOUND => Some(i as usize),
+            _ => None,
+        }
+    }
+}
+
 /// Checks labels, drops unreachable ops (the verifier rejects unreachable
 /// instructions) and rejects paths that run off the end.
 pub(super) fn check_and_prune(
-    ops: Vec<Op>,
-    spans: Vec<Span>,
+    mut ops: Vec<Op>,
+    mut spans: Vec<Span>,
+    nlabels: u32,
 ) -> Result<(Vec<Op>, Vec<Span>), AsmError> {
-    let mut bound: HashMap<Label, usize> = HashMap::new();
+    let mut bound = vec![false; nlabels as usize];
     for (i, op) in ops.iter().enumerate() {
-        if let Op::Bind(l) = op
-            && bound.insert(*l, i).is_some()
-        {
-            return Err(AsmError::LabelBoundTwice { span: spans[i] });
+        if let Op::Bind(l) = op {
+            if bound[l.0 as usize] {
+                return Err(AsmError::LabelBoundTwice { span: spans[i] });
+            }
+            bound[l.0 as usize] = true;
         }
     }
+    let places = LabelPlaces::of(&ops, nlabels);
     for (i, op) in ops.iter().enumerate() {
         if let Some(l) = op.target()
-            && !bound.contains_key(&l)
+            && places.get(l).is_none()
         {
             return Err(AsmError::UnboundLabel { span: spans[i] });
         }
@@ -45,33 +72,56 @@ pub(super) fn check_and_prune(
         if ops[i].falls_through() {
             work.push(i + 1);
         }
-        if let Some(l) = ops[i].target() {
-            work.push(bound[&l]);
+        if let Some(i) = ops[i].target().and_then(|l| places.get(l)) {
+            work.push(i);
         }
     }
-    let keep: Vec<(Op, Span)> = ops
-        .into_iter()
-        .zip(spans)
-        .zip(&reach)
-        .filter(|((op, _), r)| **r || matches!(op, Op::Bind(_)))
-        .map(|(x, _)| x)
-        .collect();
-    Ok(keep.into_iter().unzip())
+    // Most functions have nothing to drop: keep their vectors as they are.
+    let keep = |i: usize| reach[i] || matches!(ops[i], Op::Bind(_));
+    if (0..n).all(keep) {
+        return Ok((ops, spans));
+    }
+    let kept: Vec<bool> = (0..n).map(keep).collect();
+    let mut i = 0;
+    ops.retain(|_| {
+        i += 1;
+        kept[i - 1]
+    });
+    let mut i = 0;
+    spans.retain(|_| {
+        i += 1;
+        kept[i - 1]
+    });
+    Ok((ops, spans))
 }
 
-/// Successors of op `i`.
-pub(super) fn successors(
-    ops: &[Op],
-    labels: &HashMap<Label, usize>,
-    i: usize,
-    out: &mut Vec<usize>,
-) {
-    out.clear();
-    if ops[i].falls_through() && i + 1 < ops.len() {
-        out.push(i + 1);
-    }
-    if let Some(l) = ops[i].target() {
-        out.push(labels[&l]);
+/// The ops each op can pass control to: at most two (the next op and a jump
+/// target), `NONE` where there is none.
+struct Successors(Vec<[u32; 2]>);
+
+impl Successors {
+    const NONE: u32 = u32::MAX;
+
+    fn of(ops: &[Op], nlabels: u32) -> Successors {
+        let places = LabelPlaces::of(ops, nlabels);
+        let n = ops.len();
+        Successors(
+            ops.iter()
+                .enumerate()
+                .map(|(i, op)| {
+                    let next = if op.falls_through() && i + 1 < n {
+                        i as u32 + 1
+                    } else {
+                        Self::NONE
+                    };
+                    let jump = op
+                        .target()
+                        .and_then(|l| places.get(l))
+                        .map_or(Self::NONE, |t| t as u32);
+                    [next, jump]
+                })
+                .collect(),
+        )
     }
 }
 
@@ -82,44 +132,46 @@ pub(super) struct Liveness {
 }
 
 impl Liveness {
-    pub(super) fn compute(ops: &[Op], nvregs: usize) -> Liveness {
+    pub(super) fn compute(ops: &[Op], nvregs: usize, nlabels: u32) -> Liveness {
         let n = ops.len();
         let words = nvregs.div_ceil(64);
-        let labels: HashMap<Label, usize> = ops
-            .iter()
-            .enumerate()
-            .filter_map(|(i, op)| match op {
-                Op::Bind(l) => Some((*l, i)),
-                _ => None,
-            })
-            .collect();
+        let succ = Successors::of(ops, nlabels);
+        // Each op's uses and defs, gathered once: the fixed point visits
+        // every op several times when there are loops.
+        let mut use_start = Vec::with_capacity(n + 1);
+        let mut uses = Vec::with_capacity(n * 2);
+        for op in ops {
+            use_start.push(uses.len() as u32);
+            op.uses(&mut uses);
+        }
+        use_start.push(uses.len() as u32);
         let mut live_in = vec![0u64; n * words];
         let mut live_out = vec![0u64; n * words];
-        let mut succ = Vec::new();
-        let mut uses = Vec::new();
+        let mut inn = vec![0u64; words];
         let mut changed = true;
         while changed {
             changed = false;
             for i in (0..n).rev() {
-                successors(ops, &labels, i, &mut succ);
-                let mut out = vec![0u64; words];
-                for &s in &succ {
-                    for w in 0..words {
-                        out[w] |= live_in[s * words + w];
+                let out = &mut live_out[i * words..(i + 1) * words];
+                out.fill(0);
+                for &s in &succ.0[i] {
+                    if s != Successors::NONE {
+                        let s = s as usize;
+                        for (o, l) in out.iter_mut().zip(&live_in[s * words..(s + 1) * words]) {
+                            *o |= l;
+                        }
                     }
                 }
-                let mut inn = out.clone();
+                inn.copy_from_slice(out);
                 for d in ops[i].defs() {
                     inn[d as usize / 64] &= !(1 << (d % 64));
                 }
-                uses.clear();
-                ops[i].uses(&mut uses);
-                for u in &uses {
+                for u in &uses[use_start[i] as usize..use_start[i + 1] as usize] {
                     inn[u.0 as usize / 64] |= 1 << (u.0 % 64);
                 }
-                live_out[i * words..(i + 1) * words].copy_from_slice(&out);
-                if live_in[i * words..(i + 1) * words] != inn[..] {
-                    live_in[i * words..(i + 1) * words].copy_from_slice(&inn);
+                let slot = &mut live_in[i * words..(i + 1) * words];
+                if slot != &inn[..] {
+                    slot.copy_from_slice(&inn);
                     changed = true;
                 }
             }

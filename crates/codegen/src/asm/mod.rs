@@ -83,9 +83,14 @@ impl Asm {
     /// [`Asm::param`] names them (a subprogram, such as a callback).
     pub fn with_params(params: u32) -> Asm {
         let params = params.clamp(1, 5);
+        // Room for a typical probe body, so that it is not regrown op by op.
+        let mut ops = Vec::with_capacity(64);
+        ops.push(Op::Entry { params });
+        let mut spans = Vec::with_capacity(64);
+        spans.push(Span::DUMMY);
         Asm {
-            ops: vec![Op::Entry { params }],
-            spans: vec![Span::DUMMY],
+            ops,
+            spans,
             span: Span::DUMMY,
             next_vreg: params,
             next_label: 0,
@@ -211,7 +216,8 @@ impl Asm {
         self.spans.splice(1..1, spans);
     }
 
-    fn fail(&mut self, e: AsmError) {
+    /// Records the first error; [`Asm::finish`] returns it.
+    pub(crate) fn fail(&mut self, e: AsmError) {
         if self.error.is_none() {
             self.error = Some(e);
         }
@@ -428,21 +434,24 @@ impl Asm {
             ops,
             spans,
             frame_peak: frame,
+            next_vreg,
+            next_label,
             ..
         } = self;
-        let (ops, spans) = check_and_prune(ops, spans)?;
-        let nvregs = ops
-            .iter()
-            .flat_map(|op| {
-                let mut v = Vec::new();
-                op.uses(&mut v);
-                v.extend(op.defs().map(VReg));
-                v
-            })
-            .map(|v| v.0 + 1)
-            .max()
-            .unwrap_or(1) as usize;
-        let live = Liveness::compute(&ops, nvregs);
+        let (ops, spans) = check_and_prune(ops, spans, next_label)?;
+        // Every vreg comes from `vreg()` or is a parameter; counting the
+        // ones the ops name as well keeps a stray number from indexing out
+        // of bounds.
+        let mut named = Vec::new();
+        let mut nvregs = next_vreg.max(1);
+        for op in &ops {
+            named.clear();
+            op.uses(&mut named);
+            let top_use = named.iter().map(|v| v.0 + 1).max().unwrap_or(0);
+            nvregs = nvregs.max(top_use).max(op.defs().end);
+        }
+        let nvregs = nvregs as usize;
+        let live = Liveness::compute(&ops, nvregs, next_label);
         let mut alloc = allocate(&ops, &live, nvregs, &[]);
         if !alloc.spilled.is_empty() {
             alloc = allocate(&ops, &live, nvregs, &SCRATCH);

@@ -24,7 +24,7 @@ use syntax::ast::{Block, Expr, NodeId};
 
 use super::expr::field_offsets;
 use super::{CtxAt, LoopLabels, Lower, Place};
-use crate::asm::{Asm, AsmError, Cond, Function, Helper, Label, Slot, Src, VReg, Width};
+use crate::asm::{Asm, AsmError, Cond, Helper, Label, Slot, Src, VReg, Width};
 
 /// The callback's parameters (`long cb(map, key, value, ctx)`).
 pub(crate) const CALLBACK_PARAMS: u32 = 4;
@@ -190,7 +190,7 @@ impl Lower<'_> {
         carried: &[VReg],
         copy: &ElementCopy,
         body: &Block,
-    ) -> Result<Function, AsmError> {
+    ) -> Asm {
         let mut asm = Asm::with_params(CALLBACK_PARAMS);
         asm.set_span(self.asm.span());
         let anchor = asm.param(CONTEXT_PARAM);
@@ -266,14 +266,14 @@ impl Lower<'_> {
         // than loaded wrong.
         let scratch = self.asm.scratch_size();
         let span = self.asm.span();
-        let inner = self.swap_function(outer);
+        let mut inner = self.swap_function(outer);
         if scratch > 0 {
-            return Err(AsmError::StackTooLarge {
+            inner.asm.fail(AsmError::StackTooLarge {
                 span,
                 needed: crate::asm::MAX_STACK + scratch,
             });
         }
-        inner.asm.finish()
+        inner.asm
     }
 }
 

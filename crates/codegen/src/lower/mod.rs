@@ -78,6 +78,9 @@ pub struct Options {
     pub stack_map_entries: Option<u32>,
     /// `-k`/`-kk`: report failed helper calls.
     pub helper_errors: abi::HelperErrors,
+    /// Threads register allocation may use (0 or 1: this one only). The
+    /// caller says how many CPUs it may take.
+    pub workers: usize,
 }
 
 /// [`compile`] with options.
@@ -124,10 +127,7 @@ pub fn compile_with(
 
     // Decided by sema (`MapInfo::array_backed`): each probe is lowered once.
     let arrays: Vec<bool> = typed.maps.iter().map(sema::MapInfo::array_backed).collect();
-    let mut functions = Vec::new();
     let mut programs = Vec::new();
-    let mut mains: Vec<Function> = Vec::new();
-    let mut subprograms: Vec<(String, Function)> = Vec::new();
     let mut helper_sites = Vec::new();
     let fail = |e: AsmError| {
         let mut d = asm_error(e);
@@ -138,6 +138,11 @@ pub fn compile_with(
     let (mut scratch_users, mut scratch_size) = (0u32, 0u32);
     // Asked once: every program of a script that calls exit() is guarded.
     let calls_exit = typed.calls_exit();
+    // Each program lowered, in order: its assembler, then its subprograms'
+    // (their symbols already unique), and how the subprograms were renamed.
+    let mut lowered: Vec<Asm> = Vec::new();
+    let mut shapes: Vec<(usize, HashMap<String, String>)> = Vec::new();
+    let mut sub_names: Vec<String> = Vec::new();
     for probe in &typed.probes {
         let name = names.unique(&program_name(typed, probe));
         let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
@@ -147,35 +152,61 @@ pub fn compile_with(
         lower.helper_site_base = helper_sites.len();
         lower.program_name = name.clone();
         lower.scratch_index = scratch_users;
-        let mut func = match (&program.items[probe.item], probe.stage) {
+        let main = match (&program.items[probe.item], probe.stage) {
             (Item::Stream(st), Some(stage)) => {
                 lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
             }
             (Item::Probe(ast), None) => lower.probe(ast),
             _ => continue,
+        };
+        lowered.push(main);
+        let subs = std::mem::take(&mut lower.subprograms);
+        let nsubs = subs.len();
+        let mut renamed = HashMap::new();
+        for (sub_name, sub) in subs {
+            let unique = names.unique(&sub_name);
+            if unique != sub_name {
+                renamed.insert(sub_name, unique.clone());
+            }
+            sub_names.push(unique);
+            lowered.push(sub);
         }
-        .map_err(fail)?;
-        let mut subs = Vec::new();
-        for (sub_name, sub) in std::mem::take(&mut lower.subprograms) {
-            subs.push((sub_name, sub.map_err(fail)?));
-        }
-        name_subprograms(&mut names, &mut func, &mut subs);
+        shapes.push((nsubs, renamed));
         helper_sites.append(&mut lower.helper_sites);
-        let by_name: HashMap<&str, &Function> = subs.iter().map(|(n, f)| (n.as_str(), f)).collect();
-        crate::link::check_stack(&func, &by_name).map_err(fail)?;
-        let linked = crate::link::link(&func, &by_name);
         if lower.scratch_size > 0 {
             scratch_users += 1;
             scratch_size = scratch_size.max(lower.scratch_size);
         }
         programs.push(ProgramSpec {
-            name: name.clone(),
+            name,
             section: probe.resolved.section.clone(),
             attach: probe.resolved.attach.clone(),
             probe: probe.resolved.name.clone(),
             item: probe.item,
         });
-        functions.push((name, linked));
+    }
+
+    // Register allocation and emission, program by program, the only
+    // expensive step that needs nothing from the others: on all workers.
+    let mut finished = finish_all(lowered, options.workers).into_iter();
+    let mut sub_names = sub_names.into_iter();
+    let mut functions = Vec::new();
+    let mut mains: Vec<Function> = Vec::new();
+    let mut subprograms: Vec<(String, Function)> = Vec::new();
+    for (spec, (nsubs, renamed)) in programs.iter().zip(shapes) {
+        let Some(main) = finished.next() else {
+            break;
+        };
+        let mut func = main.map_err(fail)?;
+        let mut subs = Vec::with_capacity(nsubs);
+        for (sub, sub_name) in finished.by_ref().take(nsubs).zip(sub_names.by_ref()) {
+            subs.push((sub_name, sub.map_err(fail)?));
+        }
+        rename_calls(&renamed, &mut func, &mut subs);
+        let by_name: HashMap<&str, &Function> = subs.iter().map(|(n, f)| (n.as_str(), f)).collect();
+        crate::link::check_stack(&func, &by_name).map_err(fail)?;
+        let linked = crate::link::link(&func, &by_name);
+        functions.push((spec.name.clone(), linked));
         mains.push(func);
         subprograms.extend(subs);
     }
@@ -346,18 +377,13 @@ pub fn compile_with(
 /// Gives each subprogram a symbol no other function or map has (its name
 /// as lowered, `PROGRAM_forN`, unless that is taken), and points the
 /// references at the names given.
-fn name_subprograms(
-    names: &mut SymbolNames,
+/// Points the calls of a program and its subprograms at the subprograms'
+/// unique symbols (`renamed`: from the name each was lowered with).
+fn rename_calls(
+    renamed: &HashMap<String, String>,
     main: &mut Function,
     subprograms: &mut [(String, Function)],
 ) {
-    let mut renamed: HashMap<String, String> = HashMap::new();
-    for (name, _) in subprograms.iter_mut() {
-        let unique = names.unique(name);
-        if unique != *name {
-            renamed.insert(std::mem::replace(name, unique.clone()), unique);
-        }
-    }
     if renamed.is_empty() {
         return;
     }
@@ -369,6 +395,35 @@ fn name_subprograms(
             }
         }
     }
+}
+
+/// Finishes every assembler (see [`Asm::finish`]), in order, spread over
+/// up to `workers` threads: each function is independent of the others.
+/// Small scripts stay on this thread (starting threads costs more).
+fn finish_all(asms: Vec<Asm>, workers: usize) -> Vec<Result<Function, AsmError>> {
+    const PER_WORKER: usize = 64;
+    let workers = workers.clamp(1, asms.len().div_ceil(PER_WORKER).max(1));
+    if workers == 1 {
+        return asms.into_iter().map(Asm::finish).collect();
+    }
+    let chunk = asms.len().div_ceil(workers);
+    let mut chunks: Vec<Vec<Asm>> = Vec::with_capacity(workers);
+    let mut rest = asms.into_iter();
+    for _ in 0..workers {
+        chunks.push(rest.by_ref().take(chunk).collect());
+    }
+    std::thread::scope(|scope| {
+        let mut handles = chunks
+            .into_iter()
+            .map(|c| scope.spawn(move || c.into_iter().map(Asm::finish).collect::<Vec<_>>()))
+            .collect::<Vec<_>>();
+        // The first chunk's work could have run here; joining in order
+        // keeps the functions in program order.
+        handles
+            .drain(..)
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 fn asm_error(e: AsmError) -> Diagnostic {
@@ -391,7 +446,7 @@ const MAX_KERNEL_NAME: usize = 15;
 /// (letters, digits, `_`), each used once. They are what `bpftool prog
 /// show` and `bpftool map show` print, so they say what the user wrote.
 pub(crate) struct SymbolNames {
-    used: std::collections::HashSet<String>,
+    used: foldhash::HashSet<String>,
 }
 
 impl Default for SymbolNames {
@@ -596,7 +651,7 @@ pub(crate) struct Lower<'a> {
     /// The program's symbol: its subprograms are named after it.
     program_name: String,
     /// The subprograms lowered so far (map loops' callbacks), by symbol.
-    subprograms: Vec<(String, Result<Function, AsmError>)>,
+    subprograms: Vec<(String, Asm)>,
     /// Map loops met so far (they number the callbacks).
     map_loops: usize,
     /// In a map loop's callback: the loop's context (see `map_loop`).
@@ -665,7 +720,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn probe(&mut self, ast: &syntax::ast::Probe) -> Result<Function, AsmError> {
+    fn probe(&mut self, ast: &syntax::ast::Probe) -> Asm {
         // Variables live for the whole program: give each its slot up front, zeroed,
         // so the verifier never sees an uninitialised read on any path.
         let vars: Vec<(String, Type)> = self
@@ -698,8 +753,9 @@ impl<'a> Lower<'a> {
 
     /// Ends the program: when its body kept values in the scratch buffer,
     /// the buffer's lookup goes first (a program without large values pays
-    /// nothing), then registers are allocated.
-    pub(crate) fn finish_function(&mut self) -> Result<Function, AsmError> {
+    /// nothing). Registers are allocated later ([`Asm::finish`]), for every
+    /// program at once.
+    pub(crate) fn finish_function(&mut self) -> Asm {
         self.scratch_size = self.asm.scratch_size();
         if self.scratch_size > 0 {
             let start = self.asm.position();
@@ -722,7 +778,7 @@ impl<'a> Lower<'a> {
             self.asm.br(crate::asm::Cond::Eq, base, Src::Imm(0), exit);
             self.asm.move_to_start(start);
         }
-        std::mem::replace(&mut self.asm, Asm::new()).finish()
+        std::mem::take(&mut self.asm)
     }
 
     /// In a script that calls `exit()`, a probe that fires after some probe

@@ -25,7 +25,7 @@ use sema::{Type, TypedProbe};
 use syntax::ast::{Expr, ExprKind, Item, Program, StageRole, Stream};
 
 use super::{Lower, Place, SymbolNames, map_type};
-use crate::asm::{AluOp, AsmError, Cond, Function, Helper, Src, VReg, Width};
+use crate::asm::{AluOp, Asm, Cond, Helper, Src, VReg, Width};
 use crate::elf::ElfMap;
 
 /// `-EEXIST`, from `bpf_map_update_elem` with `BPF_NOEXIST` on a present key.
@@ -203,7 +203,7 @@ impl<'a> Lower<'a> {
         stream: &Stream,
         stage: StageRef,
         layout: &StreamLayout,
-    ) -> Result<Function, AsmError> {
+    ) -> Asm {
         let info = &self.typed.streams[stage.stream];
         let clause = &stream.stages[stage.stage];
         let spec = &layout.spec;
@@ -330,7 +330,7 @@ impl<'a> Lower<'a> {
         stage: StageRef,
         layout: &StreamLayout,
         now: VReg,
-    ) -> Result<Function, AsmError> {
+    ) -> Asm {
         let info = &self.typed.streams[stage.stream];
         let clause = &stream.stages[stage.stage];
         let spec = &layout.spec;

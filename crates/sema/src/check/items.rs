@@ -32,7 +32,7 @@ pub(super) enum Role {
 /// One concrete attach point to check a body for.
 pub(super) struct Instance {
     pub(super) item: usize,
-    pub(super) resolved: ResolvedProbe,
+    pub(super) resolved: std::sync::Arc<ResolvedProbe>,
     pub(super) role: Role,
 }
 
@@ -103,7 +103,7 @@ pub(super) fn collect(
                     match stream_names.iter().position(|n| *n == name) {
                     Some(k) if ap.provider == "stream" && ap.parts.len() == 1 => instances.push(Instance {
                         item: index,
-                        resolved: ResolvedProbe {
+                        resolved: std::sync::Arc::new(ResolvedProbe {
                             provider: "stream",
                             // Handlers are not attached: their bodies run inside the end programs.
                             attach: abi::Attach::End,
@@ -111,7 +111,7 @@ pub(super) fn collect(
                             name: ap.raw.clone(),
                             context: Context::Stream(k),
                             short: "stream".into(),
-                        },
+                        }),
                         role: Role::Handler { stream: k },
                     }),
                     _ if ap.provider != "stream" => diags.push(diag::bad_attach_point(
@@ -141,7 +141,7 @@ pub(super) fn collect(
                     diags.extend(ds);
                     instances.extend(found.into_iter().flat_map(|(_, ps)| ps).map(|p| Instance {
                         item: index,
-                        resolved: p,
+                        resolved: p.into(),
                         role: Role::Stage(StageRef { stream: k, stage }),
                     }));
                 }
@@ -168,7 +168,7 @@ pub(super) fn collect(
                     }
                     Instance {
                         item: index,
-                        resolved: p,
+                        resolved: p.into(),
                         role: Role::Probe,
                     }
                 }));
