@@ -202,7 +202,7 @@ fn trace(args: &Args) -> Result<u8, String> {
         &mut dumps,
     );
     print!("{dumps}");
-    let out = match result {
+    let mut out = match result {
         Ok(out) => out,
         Err(diags) => {
             if let Some(c) = child.as_mut() {
@@ -243,11 +243,14 @@ fn trace(args: &Args) -> Result<u8, String> {
             .map_err(|e| format!("ERROR: cannot write {}: {e}", path.display()))?;
     }
     if emit_only {
-        // The process ends here: freeing a large script's compiled form,
-        // allocation by allocation, would only add to its compile time.
+        // The process ends here: freeing a large script's parsed, checked
+        // and compiled forms, allocation by allocation, would only add to
+        // its compile time.
         std::mem::forget(out);
+        std::mem::forget(sources);
         return Ok(0);
     }
+    out.front = None;
 
     signals::install();
     // Listening comes first: a port in use stops the run before anything loads.

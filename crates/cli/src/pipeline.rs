@@ -20,6 +20,19 @@ pub struct Output {
     /// The options the script's `getopt()` calls name, and values that did
     /// not read as their type.
     pub named: syntax::NamedOutcome,
+    /// The parsed and checked script the object was made from, the largest
+    /// thing compiling makes: a run drops it before it starts
+    /// ([`Output::without_front`]); writing the object and exiting leaves it
+    /// unfreed.
+    pub front: Option<Box<dyn std::any::Any>>,
+}
+
+impl Output {
+    /// The output with the parsed and checked script freed.
+    pub fn without_front(mut self) -> Output {
+        self.front = None;
+        self
+    }
 }
 
 /// Runs every stage; a stage with errors stops the pipeline.
@@ -89,6 +102,7 @@ pub fn compile(
         warnings: diags,
         notes,
         named,
+        front: Some(Box::new((program, typed))),
     })
 }
 

@@ -267,7 +267,8 @@ fn start(
         None,
         &mut dumps,
     )
-    .map_err(|diags| render_all(diags.iter(), &sources))?;
+    .map_err(|diags| render_all(diags.iter(), &sources))?
+    .without_front();
     let writer: Box<dyn Write + Send> = match &config.output {
         Some(path) => Box::new(
             std::fs::OpenOptions::new()

@@ -149,7 +149,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             c.kill();
         }
         render_all(diags.iter(), &sources)
-    })?;
+    })?
+    .without_front();
     crate::signals::install();
     let mut session = Session::load(
         &out.compiled.elf,
