@@ -140,55 +140,56 @@ pub fn compile_with(
     let calls_exit = typed.calls_exit();
     // Each program lowered, in order: its assembler, then its subprograms'
     // (their symbols already unique), and how the subprograms were renamed.
-    let mut lowered: Vec<Asm> = Vec::new();
     let mut shapes: Vec<(usize, HashMap<String, String>)> = Vec::new();
     let mut sub_names: Vec<String> = Vec::new();
-    for probe in &typed.probes {
-        let name = names.unique(&program_name(typed, probe));
-        let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
-        lower.exit_guard = calls_exit;
-        lower.arrays = &arrays;
-        lower.helper_errors = options.helper_errors;
-        lower.helper_site_base = helper_sites.len();
-        lower.program_name = name.clone();
-        lower.scratch_index = scratch_users;
-        let main = match (&program.items[probe.item], probe.stage) {
-            (Item::Stream(st), Some(stage)) => {
-                lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
+    // Register allocation and emission, the one expensive step that needs
+    // nothing from other programs, runs on the workers while the next
+    // programs are lowered.
+    let finished = finish_while_lowering(options.workers, typed.probes.len(), |finish| {
+        for probe in &typed.probes {
+            let name = names.unique(&program_name(typed, probe));
+            let mut lower = Lower::new(typed, probe, &manifest_maps, &printfs);
+            lower.exit_guard = calls_exit;
+            lower.arrays = &arrays;
+            lower.helper_errors = options.helper_errors;
+            lower.helper_site_base = helper_sites.len();
+            lower.program_name = name.clone();
+            lower.scratch_index = scratch_users;
+            let main = match (&program.items[probe.item], probe.stage) {
+                (Item::Stream(st), Some(stage)) => {
+                    lower.stream_stage(program, st, stage, &stream_layouts[stage.stream])
+                }
+                (Item::Probe(ast), None) => lower.probe(ast),
+                _ => continue,
+            };
+            finish(main);
+            let subs = std::mem::take(&mut lower.subprograms);
+            let nsubs = subs.len();
+            let mut renamed = HashMap::new();
+            for (sub_name, sub) in subs {
+                let unique = names.unique(&sub_name);
+                if unique != sub_name {
+                    renamed.insert(sub_name, unique.clone());
+                }
+                sub_names.push(unique);
+                finish(sub);
             }
-            (Item::Probe(ast), None) => lower.probe(ast),
-            _ => continue,
-        };
-        lowered.push(main);
-        let subs = std::mem::take(&mut lower.subprograms);
-        let nsubs = subs.len();
-        let mut renamed = HashMap::new();
-        for (sub_name, sub) in subs {
-            let unique = names.unique(&sub_name);
-            if unique != sub_name {
-                renamed.insert(sub_name, unique.clone());
+            shapes.push((nsubs, renamed));
+            helper_sites.append(&mut lower.helper_sites);
+            if lower.scratch_size > 0 {
+                scratch_users += 1;
+                scratch_size = scratch_size.max(lower.scratch_size);
             }
-            sub_names.push(unique);
-            lowered.push(sub);
+            programs.push(ProgramSpec {
+                name,
+                section: probe.resolved.section.clone(),
+                attach: probe.resolved.attach.clone(),
+                probe: probe.resolved.name.clone(),
+                item: probe.item,
+            });
         }
-        shapes.push((nsubs, renamed));
-        helper_sites.append(&mut lower.helper_sites);
-        if lower.scratch_size > 0 {
-            scratch_users += 1;
-            scratch_size = scratch_size.max(lower.scratch_size);
-        }
-        programs.push(ProgramSpec {
-            name,
-            section: probe.resolved.section.clone(),
-            attach: probe.resolved.attach.clone(),
-            probe: probe.resolved.name.clone(),
-            item: probe.item,
-        });
-    }
-
-    // Register allocation and emission, program by program, the only
-    // expensive step that needs nothing from the others: on all workers.
-    let mut finished = finish_all(lowered, options.workers).into_iter();
+    });
+    let mut finished = finished.into_iter();
     let mut sub_names = sub_names.into_iter();
     let mut functions = Vec::new();
     let mut mains: Vec<Function> = Vec::new();
@@ -397,32 +398,51 @@ fn rename_calls(
     }
 }
 
-/// Finishes every assembler (see [`Asm::finish`]), in order, spread over
-/// up to `workers` threads: each function is independent of the others.
-/// Small scripts stay on this thread (starting threads costs more).
-fn finish_all(asms: Vec<Asm>, workers: usize) -> Vec<Result<Function, AsmError>> {
+/// Runs `lower`, which hands each function it lowers to `finish`, and
+/// finishes them (see [`Asm::finish`]): with more than one worker, on
+/// threads that start on the first functions while the next are lowered,
+/// then on this thread too. The results come in the order given. Scripts
+/// of few programs stay on this thread (starting threads costs more).
+fn finish_while_lowering(
+    workers: usize,
+    programs: usize,
+    lower: impl FnOnce(&mut dyn FnMut(Asm)),
+) -> Vec<Result<Function, AsmError>> {
     const PER_WORKER: usize = 64;
-    let workers = workers.clamp(1, asms.len().div_ceil(PER_WORKER).max(1));
+    let workers = workers.clamp(1, programs.div_ceil(PER_WORKER).max(1));
     if workers == 1 {
-        return asms.into_iter().map(Asm::finish).collect();
+        let mut done = Vec::new();
+        lower(&mut |asm| done.push(asm.finish()));
+        return done;
     }
-    let chunk = asms.len().div_ceil(workers);
-    let mut chunks: Vec<Vec<Asm>> = Vec::with_capacity(workers);
-    let mut rest = asms.into_iter();
-    for _ in 0..workers {
-        chunks.push(rest.by_ref().take(chunk).collect());
-    }
+    let (queue, jobs) = std::sync::mpsc::channel::<(usize, Asm)>();
+    let jobs = std::sync::Mutex::new(jobs);
+    let work = || {
+        let mut done = Vec::new();
+        while let Some((i, asm)) = jobs.lock().ok().and_then(|j| j.recv().ok()) {
+            done.push((i, asm.finish()));
+        }
+        done
+    };
     std::thread::scope(|scope| {
-        let mut handles = chunks
-            .into_iter()
-            .map(|c| scope.spawn(move || c.into_iter().map(Asm::finish).collect::<Vec<_>>()))
-            .collect::<Vec<_>>();
-        // The first chunk's work could have run here; joining in order
-        // keeps the functions in program order.
-        handles
-            .drain(..)
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(&work)).collect();
+        let mut submitted = 0;
+        lower(&mut |asm| {
+            // The receiver lives until every worker is done: this cannot fail.
+            let _ = queue.send((submitted, asm));
+            submitted += 1;
+        });
+        drop(queue);
+        let mut done = work();
+        for helper in helpers {
+            done.extend(
+                helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+        }
+        done.sort_unstable_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
     })
 }
 
