@@ -76,6 +76,17 @@ pub trait KernelInfo {
         name: &str,
     ) -> Result<TracepointFormat, KernelInfoError>;
 
+    /// [`KernelInfo::tracepoint_format`], shared: a memoizing kernel hands
+    /// every probe of one tracepoint the same copy.
+    fn tracepoint_format_shared(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<std::sync::Arc<TracepointFormat>, KernelInfoError> {
+        self.tracepoint_format(category, name)
+            .map(std::sync::Arc::new)
+    }
+
     /// Every tracepoint as `(category, name)`, sorted; used to expand wildcards and for `-l`.
     fn tracepoints(&self) -> Result<Vec<(String, String)>, KernelInfoError>;
 

@@ -135,13 +135,21 @@ impl crate::KernelInfo for Memoized<'_> {
         category: &str,
         name: &str,
     ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
+        Ok((*self.tracepoint_format_shared(category, name)?).clone())
+    }
+
+    fn tracepoint_format_shared(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<std::sync::Arc<crate::TracepointFormat>, crate::KernelInfoError> {
         // A script may name one tracepoint in many probes (a 10,000-line
         // script names each syscall's ~7 times): read its format once.
         let key = format!("tracepoint format {category}:{name}");
         let format = self
             .memo
-            .get_or_try(&key, || self.inner.tracepoint_format(category, name))?;
-        Ok((*format).clone())
+            .get_or_try(&key, || self.inner.tracepoint_format_shared(category, name))?;
+        Ok(std::sync::Arc::clone(&format))
     }
 
     fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {

@@ -713,13 +713,8 @@ impl<'a> Checker<'a> {
                     return self.uprobe_arg_field(s, e, args, name);
                 }
                 let base = self.expr(s, expr);
-                match (&base, &s.probe.resolved.context) {
-                    (
-                        Type::TracepointArgs,
-                        Context::Tracepoint(format)
-                        | Context::Fentry { args: format, .. }
-                        | Context::RawTracepoint { args: Some(format) },
-                    ) => match format.field(name) {
+                match (&base, s.probe.resolved.context.args_format()) {
+                    (Type::TracepointArgs, Some(format)) => match format.field(name) {
                         Some(field) => {
                             let t = match field.c_type.trim().strip_prefix("enum ") {
                                 // An enum field prints as its enumerator's name.

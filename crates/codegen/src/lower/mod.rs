@@ -467,6 +467,10 @@ const MAX_KERNEL_NAME: usize = 15;
 /// show` and `bpftool map show` print, so they say what the user wrote.
 pub(crate) struct SymbolNames {
     used: foldhash::HashSet<String>,
+    /// For a name already taken (and its length limit): the suffix to try
+    /// next, so that the thousandth probe on one tracepoint does not try
+    /// the 999 names before it.
+    next_suffix: foldhash::HashMap<(String, usize), usize>,
 }
 
 impl Default for SymbolNames {
@@ -474,6 +478,7 @@ impl Default for SymbolNames {
     fn default() -> Self {
         SymbolNames {
             used: abi::OWN_MAPS.into_iter().map(String::from).collect(),
+            next_suffix: Default::default(),
         }
     }
 }
@@ -505,15 +510,27 @@ impl SymbolNames {
             s.insert(0, '_');
             s.truncate(max);
         }
-        let mut name = s.clone();
-        let mut n = 2;
-        while !self.used.insert(name.clone()) {
-            let suffix = format!("_{n}");
-            let mut stem = s.clone();
-            stem.truncate(max.saturating_sub(suffix.len()));
-            name = format!("{stem}{suffix}");
-            n += 1;
+        if !self.used.contains(&s) {
+            self.used.insert(s.clone());
+            return s;
         }
+        let mut n = self
+            .next_suffix
+            .get(&(s.clone(), max))
+            .copied()
+            .unwrap_or(2);
+        let name = loop {
+            let suffix = format!("_{n}");
+            // `s` is ASCII: any byte is a character boundary.
+            let stem = &s[..s.len().min(max.saturating_sub(suffix.len()))];
+            let name = format!("{stem}{suffix}");
+            n += 1;
+            if !self.used.contains(&name) {
+                break name;
+            }
+        };
+        self.used.insert(name.clone());
+        self.next_suffix.insert((s, max), n);
         name
     }
 }
@@ -1139,5 +1156,23 @@ mod tests {
             names.unique("a_program_named_for_a_long_function_name"),
             "a_program_named_for_a_long_function_name"
         );
+    }
+
+    #[test]
+    fn many_programs_on_one_probe_number_on_from_the_last() {
+        let mut names = SymbolNames::default();
+        // A name someone already took is skipped, wherever it falls.
+        assert_eq!(names.unique("sys_enter_read_3"), "sys_enter_read_3");
+        let given: Vec<String> = (0..1000).map(|_| names.unique("sys_enter_read")).collect();
+        assert_eq!(given[0], "sys_enter_read");
+        assert_eq!(given[1], "sys_enter_read_2");
+        assert_eq!(given[2], "sys_enter_read_4");
+        assert_eq!(given[999], "sys_enter_read_1001");
+        // Near the kernel's 15 bytes the stem gives way to the suffix.
+        let kernel: Vec<String> = (0..11)
+            .map(|_| names.unique_kernel("state_http_req"))
+            .collect();
+        assert_eq!(kernel[9], "state_http_r_10");
+        assert_eq!(kernel[10], "state_http_r_11");
     }
 }

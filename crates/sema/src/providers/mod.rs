@@ -45,8 +45,9 @@ pub struct AttachPointRef<'a> {
 pub enum Context {
     /// Nothing usable (BEGIN/END run by user space, perf events without sample data).
     None,
-    /// A tracepoint record: `args->field` reads it.
-    Tracepoint(TracepointFormat),
+    /// A tracepoint record: `args->field` reads it (one copy shared by
+    /// every probe of the tracepoint).
+    Tracepoint(std::sync::Arc<TracepointFormat>),
     /// uprobe/uretprobe: the thread's `struct pt_regs`; `func` is the probed function.
     Uprobe { retprobe: bool, func: String },
     /// usdt: `struct pt_regs` at the probe site, and where each argument is.
@@ -80,9 +81,8 @@ impl Context {
     /// The record `args->NAME` reads, in contexts that have one.
     pub fn args_format(&self) -> Option<&TracepointFormat> {
         match self {
-            Context::Tracepoint(f)
-            | Context::Fentry { args: f, .. }
-            | Context::RawTracepoint { args: Some(f) } => Some(f),
+            Context::Tracepoint(f) => Some(f),
+            Context::Fentry { args: f, .. } | Context::RawTracepoint { args: Some(f) } => Some(f),
             _ => None,
         }
     }

@@ -51,7 +51,7 @@ pub fn resolve(
         .into_iter()
         .map(|(category, name)| {
             let format = kernel
-                .tracepoint_format(&category, &name)
+                .tracepoint_format_shared(&category, &name)
                 .map_err(|e| match e {
                     KernelInfoError::NotFound(_) => {
                         diag::tracepoint_not_found(ap.span, &category, &name)
