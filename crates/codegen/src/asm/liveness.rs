@@ -148,6 +148,13 @@ impl Liveness {
         let mut live_in = vec![0u64; n * words];
         let mut live_out = vec![0u64; n * words];
         let mut inn = vec![0u64; words];
+        // Without a jump backwards, one pass from the end is exact: every
+        // successor of an op is seen before it. A loop needs the fixed point.
+        let backwards = succ
+            .0
+            .iter()
+            .enumerate()
+            .any(|(i, [_, jump])| *jump != Successors::NONE && *jump as usize <= i);
         let mut changed = true;
         while changed {
             changed = false;
@@ -172,7 +179,7 @@ impl Liveness {
                 let slot = &mut live_in[i * words..(i + 1) * words];
                 if slot != &inn[..] {
                     slot.copy_from_slice(&inn);
-                    changed = true;
+                    changed = backwards;
                 }
             }
         }
