@@ -4,25 +4,12 @@
 
 mod common;
 
-use common::compile_on;
+use common::{compile_on, try_compile_with};
 use ktypes::FixtureKernel;
 use libbpf_rs::ObjectBuilder;
-use sema::{CheckOptions, check};
-use source::SourceMap;
 
 fn compile(src: &str) -> Result<codegen::Compiled, String> {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(!diags.has_errors());
-    let kernel = FixtureKernel::typical();
-    let (typed, diags) = check(&program, &kernel, &CheckOptions::default());
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
-    codegen::compile(&program, &typed).map_err(|d| source::render_all([&d], &map))
+    try_compile_with(src, &FixtureKernel::typical(), &codegen::Options::default())
 }
 
 /// The `NAME:` lines of a disassembly: where each function starts.

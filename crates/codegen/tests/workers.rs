@@ -2,27 +2,16 @@
 //! many programs compiles to the same object as on one thread, and an error
 //! in any program is the one reported, with its place.
 
+mod common;
+
 use ktypes::FixtureKernel;
-use sema::{CheckOptions, check};
-use source::SourceMap;
 
 fn compile(src: &str, workers: usize) -> Result<codegen::Compiled, String> {
-    let mut map = SourceMap::new();
-    let id = map.add("script.bt", src);
-    let (program, diags) = syntax::parse(map.file(id));
-    assert!(!diags.has_errors());
-    let kernel = FixtureKernel::typical();
-    let (typed, diags) = check(&program, &kernel, &CheckOptions::default());
-    assert!(
-        !diags.has_errors(),
-        "{}",
-        source::render_all(diags.iter(), &map)
-    );
     let options = codegen::Options {
         workers,
         ..codegen::Options::default()
     };
-    codegen::compile_with(&program, &typed, &options).map_err(|d| source::render_all([&d], &map))
+    common::try_compile_with(src, &FixtureKernel::typical(), &options)
 }
 
 /// 150 programs, each with a map loop's callback: more than one worker's

@@ -9,6 +9,17 @@ use source::SourceMap;
 /// Parses, checks and compiles `src` on `kernel`; panics with the rendered
 /// diagnostics when the script is rejected.
 pub fn compile_on(src: &str, kernel: &FixtureKernel) -> codegen::Compiled {
+    try_compile_with(src, kernel, &codegen::Options::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Parses and checks `src` on `kernel` (panicking with the rendered
+/// diagnostics when it is rejected), then compiles it with `options`: the
+/// code generator's own error, rendered, is the `Err`.
+pub fn try_compile_with(
+    src: &str,
+    kernel: &FixtureKernel,
+    options: &codegen::Options,
+) -> Result<codegen::Compiled, String> {
     let mut map = SourceMap::new();
     let id = map.add("script.bt", src);
     let (program, diags) = syntax::parse_with(map.file(id), &|n| sema::predefined_macro(kernel, n));
@@ -23,7 +34,7 @@ pub fn compile_on(src: &str, kernel: &FixtureKernel) -> codegen::Compiled {
         "{}",
         source::render_all(diags.iter(), &map)
     );
-    codegen::compile(&program, &typed).expect("compiles")
+    codegen::compile_with(&program, &typed, options).map_err(|d| source::render_all([&d], &map))
 }
 
 /// Every program's disassembly, headed by its symbol.
