@@ -289,27 +289,12 @@ impl Checker<'_> {
         if m.bitfield_size != 0 {
             let p = btf.member_param(&m);
             let read = MemberValue::bits(bits).filter(|_| matches!(p.size, 1 | 2 | 4 | 8));
-            let Some(value) = read else {
-                self.error(diag::member_not_supported(
-                    e.span,
-                    &shown,
-                    name,
-                    "a bitfield wider than 8 bytes from its first byte",
-                ));
-                return Type::I64;
-            };
-            s.probe.members.insert(
-                e.id,
-                MemberAccess {
-                    offset,
-                    arrow,
-                    value,
-                },
-            );
-            return Type::Int {
-                size: p.size as u8,
-                signed: p.signed,
-            };
+            let access = read.map(|value| MemberAccess {
+                offset,
+                arrow,
+                value,
+            });
+            return self.bitfield(s, e, (&shown, name), access, (p.size as u8, p.signed));
         }
         let member_c_type = btf.c_type(m.type_id);
         let (value, t) = match btf.kind_of(m.type_id) {
@@ -395,6 +380,30 @@ impl Checker<'_> {
         t
     }
 
+    /// A bitfield member (`owner`'s `name`), read as an integer of its
+    /// declared `(size, signed)`; `None` for bits the 8 bytes read from the
+    /// field's first byte cannot hold.
+    fn bitfield(
+        &mut self,
+        s: &mut Scope,
+        e: &Expr,
+        (owner, name): (&str, &str),
+        access: Option<MemberAccess>,
+        (size, signed): (u8, bool),
+    ) -> Type {
+        let Some(access) = access else {
+            self.error(diag::member_not_supported(
+                e.span,
+                owner,
+                name,
+                "a bitfield wider than 8 bytes from its first byte",
+            ));
+            return Type::I64;
+        };
+        s.probe.members.insert(e.id, access);
+        Type::Int { size, signed }
+    }
+
     /// A struct or union the script defines, by its C name.
     fn script_record(&self, c_name: &str) -> Option<crate::ctypes::CRecord> {
         self.script_types?.record(c_name).cloned()
@@ -424,24 +433,12 @@ impl Checker<'_> {
             _ => None,
         };
         if let Some((size, signed, bits)) = bitfield {
-            let Some(value) = MemberValue::bits(bits) else {
-                self.error(diag::member_not_supported(
-                    e.span,
-                    &record.c_name,
-                    name,
-                    "a bitfield wider than 8 bytes from its first byte",
-                ));
-                return Type::I64;
-            };
-            s.probe.members.insert(
-                e.id,
-                MemberAccess {
-                    offset: found.offset,
-                    arrow,
-                    value,
-                },
-            );
-            return Type::Int { size, signed };
+            let access = MemberValue::bits(bits).map(|value| MemberAccess {
+                offset: found.offset,
+                arrow,
+                value,
+            });
+            return self.bitfield(s, e, (&record.c_name, name), access, (size, signed));
         }
         let (value, t) = match &found.ty {
             CType::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => (
