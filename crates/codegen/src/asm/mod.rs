@@ -381,7 +381,7 @@ impl Asm {
         }
         self.push(Op::Call {
             helper,
-            args: args.iter().copied().take(5).collect(),
+            args: model::CallArgs::new(args),
             ret,
             kfunc,
         });
@@ -427,52 +427,95 @@ impl Asm {
 
     /// Allocates registers and resolves labels.
     pub fn finish(self) -> Result<Function, AsmError> {
-        if let Some(e) = self.error {
-            return Err(e);
-        }
+        self.finish_keeping().0
+    }
+
+    /// [`Asm::finish`], handing back the ops it finished from instead of
+    /// freeing them: a worker thread that finishes what another thread
+    /// lowered gives them back to be freed where they were allocated
+    /// (frees across threads contend for the allocator's lock).
+    pub fn finish_keeping(self) -> (Result<Function, AsmError>, Leftovers) {
         let Asm {
             ops,
             spans,
             frame_peak: frame,
             next_vreg,
             next_label,
+            error,
             ..
         } = self;
-        let (ops, spans) = check_and_prune(ops, spans, next_label)?;
-        // Every vreg comes from `vreg()` or is a parameter; counting the
-        // ones the ops name as well keeps a stray number from indexing out
-        // of bounds.
-        let mut named = Vec::new();
-        let mut nvregs = next_vreg.max(1);
-        for op in &ops {
-            named.clear();
-            op.uses(&mut named);
-            let top_use = named.iter().map(|v| v.0 + 1).max().unwrap_or(0);
-            nvregs = nvregs.max(top_use).max(op.defs().end);
+        if let Some(e) = error {
+            return (
+                Err(e),
+                Leftovers {
+                    _ops: ops,
+                    _spans: spans,
+                },
+            );
         }
-        let nvregs = nvregs as usize;
-        let live = Liveness::compute(&ops, nvregs, next_label);
-        let mut alloc = allocate(&ops, &live, nvregs, &[]);
-        if !alloc.spilled.is_empty() {
-            alloc = allocate(&ops, &live, nvregs, &SCRATCH);
+        match check_and_prune(ops, spans, next_label) {
+            Ok((ops, spans)) => {
+                let function = allocate_and_emit(&ops, &spans, frame, next_vreg, next_label);
+                (
+                    function,
+                    Leftovers {
+                        _ops: ops,
+                        _spans: spans,
+                    },
+                )
+            }
+            Err(e) => (Err(e), Leftovers::default()),
         }
-        let (loc, spill_bytes) = alloc.assign_slots(frame);
-        let frame_size = frame + spill_bytes;
-        if frame_size > MAX_STACK {
-            let span = alloc
-                .spilled
-                .iter()
-                .map(|s| s.0)
-                .min()
-                .map(|p| spans[p / 2])
-                .unwrap_or(Span::DUMMY);
-            return Err(AsmError::StackTooLarge {
-                span,
-                needed: frame_size,
-            });
-        }
-        emit::emit(&ops, &spans, &loc, frame_size)
     }
+}
+
+/// What [`Asm::finish_keeping`] hands back: held only to be dropped.
+#[derive(Default)]
+pub struct Leftovers {
+    _ops: Vec<Op>,
+    _spans: Vec<Span>,
+}
+
+/// Register allocation and emission of pruned `ops` (see [`Asm::finish`]).
+fn allocate_and_emit(
+    ops: &[Op],
+    spans: &[Span],
+    frame: u32,
+    next_vreg: u32,
+    next_label: u32,
+) -> Result<Function, AsmError> {
+    // Every vreg comes from `vreg()` or is a parameter; counting the ones
+    // the ops name as well keeps a stray number from indexing out of bounds.
+    let mut named = Vec::new();
+    let mut nvregs = next_vreg.max(1);
+    for op in ops {
+        named.clear();
+        op.uses(&mut named);
+        let top_use = named.iter().map(|v| v.0 + 1).max().unwrap_or(0);
+        nvregs = nvregs.max(top_use).max(op.defs().end);
+    }
+    let nvregs = nvregs as usize;
+    let live = Liveness::compute(ops, nvregs, next_label);
+    let mut alloc = allocate(ops, &live, nvregs, &[]);
+    if !alloc.spilled.is_empty() {
+        alloc = allocate(ops, &live, nvregs, &SCRATCH);
+    }
+    let (loc, spill_bytes) = alloc.assign_slots(frame);
+    let frame_size = frame + spill_bytes;
+    if frame_size > MAX_STACK {
+        let span = alloc
+            .spilled
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .map(|p| spans[p / 2])
+            .unwrap_or(Span::DUMMY);
+        return Err(AsmError::StackTooLarge {
+            span,
+            needed: frame_size,
+        });
+    }
+    emit::emit(ops, spans, &loc, frame_size)
 }
 
 #[cfg(test)]

@@ -27,6 +27,34 @@ pub enum Src {
     Imm(i32),
 }
 
+/// A call's arguments (at most five, R1..R5), kept in the op itself: a
+/// program makes dozens of calls, and each would otherwise be an allocation.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CallArgs {
+    items: [Src; 5],
+    len: u8,
+}
+
+impl CallArgs {
+    /// The first five of `args` (the assembler refuses more).
+    pub(super) fn new(args: &[Src]) -> CallArgs {
+        let mut items = [Src::Imm(0); 5];
+        let len = args.len().min(5);
+        items[..len].copy_from_slice(&args[..len]);
+        CallArgs {
+            items,
+            len: len as u8,
+        }
+    }
+}
+
+impl std::ops::Deref for CallArgs {
+    type Target = [Src];
+    fn deref(&self) -> &[Src] {
+        &self.items[..self.len as usize]
+    }
+}
+
 impl From<VReg> for Src {
     fn from(v: VReg) -> Src {
         Src::Reg(v)
@@ -444,7 +472,7 @@ pub(super) enum Op {
     /// vmlinux BTF id is `helper.0`; both clobber r1-r5.
     Call {
         helper: Helper,
-        args: Vec<Src>,
+        args: CallArgs,
         ret: Option<VReg>,
         kfunc: bool,
     },

@@ -415,23 +415,36 @@ fn finish_while_lowering(
         lower(&mut |asm| done.push(asm.finish()));
         return done;
     }
-    let (queue, jobs) = std::sync::mpsc::channel::<(usize, Asm)>();
+    // Functions go to the workers in batches: one wake-up per function
+    // cost more in futex calls than a small function takes to finish.
+    const BATCH: usize = 16;
+    let (queue, jobs) = std::sync::mpsc::channel::<Vec<(usize, Asm)>>();
     let jobs = std::sync::Mutex::new(jobs);
     let work = || {
         let mut done = Vec::new();
-        while let Some((i, asm)) = jobs.lock().ok().and_then(|j| j.recv().ok()) {
-            done.push((i, asm.finish()));
+        while let Some(batch) = jobs.lock().ok().and_then(|j| j.recv().ok()) {
+            done.extend(batch.into_iter().map(|(i, asm)| {
+                let (function, leftovers) = asm.finish_keeping();
+                (i, function, leftovers)
+            }));
         }
         done
     };
     std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(&work)).collect();
         let mut submitted = 0;
+        let mut batch = Vec::with_capacity(BATCH);
         lower(&mut |asm| {
-            // The receiver lives until every worker is done: this cannot fail.
-            let _ = queue.send((submitted, asm));
+            batch.push((submitted, asm));
             submitted += 1;
+            if batch.len() == BATCH {
+                // The receiver lives until every worker is done: this cannot fail.
+                let _ = queue.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+            }
         });
+        if !batch.is_empty() {
+            let _ = queue.send(batch);
+        }
         drop(queue);
         let mut done = work();
         for helper in helpers {
@@ -441,8 +454,9 @@ fn finish_while_lowering(
                     .unwrap_or_else(|p| std::panic::resume_unwind(p)),
             );
         }
-        done.sort_unstable_by_key(|(i, _)| *i);
-        done.into_iter().map(|(_, r)| r).collect()
+        done.sort_unstable_by_key(|(i, _, _)| *i);
+        // The leftovers are dropped here, on the thread that lowered them.
+        done.into_iter().map(|(_, function, _)| function).collect()
     })
 }
 
