@@ -83,3 +83,7 @@ case!(
     path_outside_fentry_and_iter_is_refused,
     "tracepoint:syscalls:sys_enter_getppid { $p = (struct path *)0; print(path($p)); print(path($p, 0)); print(path(1)); }"
 );
+case!(
+    uptr_and_kptr_keep_the_pointer_type,
+    "tracepoint:syscalls:sys_enter_openat { $f = uptr(args->filename); $t = kptr(curtask); $n = uptr(0x1000); print(kptr(\"x\")); }"
+);

@@ -114,6 +114,7 @@ builtins! {
     socket_cookie: functions(DEF);
     percpu_kaddr: functions(DEF);
     skboutput: functions(DEF);
+    addrspace: functions(UPTR, KPTR);
 }
 
 /// Builtins whose helpers the kernel gives only to BTF-typed tracing

@@ -2,7 +2,7 @@
 //! checker says so instead of "unknown".
 
 /// Functions.
-const FUNCTIONS: &[&str] = &["sizeof", "kptr", "uptr", "unwatch", "offsetof", "fail"];
+const FUNCTIONS: &[&str] = &["sizeof", "unwatch", "offsetof", "fail"];
 
 /// Variables (`argN` past what a probe has is planned too, in tracepoints).
 const VARIABLES: &[&str] = &["sarg0", "sarg1", "sarg2"];

@@ -155,6 +155,7 @@ lowerings! {
     socket_cookie: functions(LOWERING);
     percpu_kaddr: functions(LOWERING);
     skboutput: functions(LOWERING);
+    addrspace: functions(UPTR, KPTR);
 }
 
 /// The lowering of the builtin function called `name`.
