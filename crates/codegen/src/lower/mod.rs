@@ -420,13 +420,20 @@ fn finish_while_lowering(
     const BATCH: usize = 16;
     let (queue, jobs) = std::sync::mpsc::channel::<Vec<(usize, Asm)>>();
     let jobs = std::sync::Mutex::new(jobs);
+    // What each batch leaves goes back to be freed on this thread, where it
+    // was allocated, as lowering goes on (memory is reused, not held).
+    let (spent, leftovers) = std::sync::mpsc::channel::<Vec<crate::asm::Leftovers>>();
     let work = || {
         let mut done = Vec::new();
         while let Some(batch) = jobs.lock().ok().and_then(|j| j.recv().ok()) {
-            done.extend(batch.into_iter().map(|(i, asm)| {
-                let (function, leftovers) = asm.finish_keeping();
-                (i, function, leftovers)
-            }));
+            let mut left = Vec::with_capacity(batch.len());
+            for (i, asm) in batch {
+                let (function, leftover) = asm.finish_keeping();
+                done.push((i, function));
+                left.push(leftover);
+            }
+            // This thread's own receiver: it cannot be gone.
+            let _ = spent.send(left);
         }
         done
     };
@@ -440,6 +447,7 @@ fn finish_while_lowering(
             if batch.len() == BATCH {
                 // The receiver lives until every worker is done: this cannot fail.
                 let _ = queue.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                leftovers.try_iter().for_each(drop);
             }
         });
         if !batch.is_empty() {
@@ -454,9 +462,9 @@ fn finish_while_lowering(
                     .unwrap_or_else(|p| std::panic::resume_unwind(p)),
             );
         }
-        done.sort_unstable_by_key(|(i, _, _)| *i);
-        // The leftovers are dropped here, on the thread that lowered them.
-        done.into_iter().map(|(_, function, _)| function).collect()
+        leftovers.try_iter().for_each(drop);
+        done.sort_unstable_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, function)| function).collect()
     })
 }
 
