@@ -25,13 +25,7 @@ fn trace_in_pid_namespace(script: &str, steps: &str) -> common::Outcome {
             .args(["-q", "-c", &cmd, "-e", script]),
         Duration::from_secs(30),
     );
-    assert_eq!(
-        out.status,
-        Some(0),
-        "weft failed\nstdout:\n{}\nstderr:\n{}",
-        out.stdout,
-        out.stderr
-    );
+    common::assert_succeeded(&out);
     out
 }
 

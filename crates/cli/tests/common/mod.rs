@@ -98,6 +98,12 @@ pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
     let mut args = vec!["-q", "-c", cmd.as_str(), "-e", script];
     args.extend_from_slice(extra);
     let out = run_weft(&args, Duration::from_secs(30));
+    assert_succeeded(&out);
+    out
+}
+
+/// Asserts that weft finished in time with status 0, showing its output if not.
+pub fn assert_succeeded(out: &Outcome) {
     assert!(
         !out.timed_out,
         "weft timed out\nstdout:\n{}\nstderr:\n{}",
@@ -110,7 +116,6 @@ pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
         out.stdout,
         out.stderr
     );
-    out
 }
 
 /// Asserts that each of `lines` is a whole line of `stdout`.
