@@ -127,7 +127,9 @@ fn off_cpu_time_of_sleeps_and_min_us() {
         s.starts_with("weftwl;") && s.contains("do_nanosleep_[k]")
     });
     assert!(
-        (180_000..=220_000).contains(&sleeping),
+        // A sleep runs long when the machine is busy (the wake-up waits for
+        // a CPU), never short; half again is still far from counting twice.
+        (180_000..=300_000).contains(&sleeping),
         "{sleeping} us in nanosleep:\n{stacks:#?}"
     );
     // Kernel frames are annotated, root first, and BPF's own frames are left out.
@@ -745,7 +747,8 @@ fn off_cpu_state_and_max_us_filters() {
     let d = sleeping(&["--state", "D"]);
     let short = sleeping(&["--max-us", "5000"]);
     let _ = std::fs::remove_file(&path);
-    assert!((90_000..=110_000).contains(&s), "--state S: {s} us");
+    // Never short; long when the machine is busy, but far from twice.
+    assert!((90_000..=150_000).contains(&s), "--state S: {s} us");
     assert_eq!(d, 0, "--state D");
     assert_eq!(short, 0, "--max-us 5000");
 }
