@@ -55,18 +55,7 @@ fn line_of(text: &str) -> usize {
 /// `weft ARGS`, expecting success; returns stdout.
 fn weft_ok(args: &[&str]) -> String {
     let out = run_weft(args, Duration::from_secs(60));
-    assert!(
-        !out.timed_out,
-        "weft timed out\n{}\n{}",
-        out.stdout, out.stderr
-    );
-    assert_eq!(
-        out.status,
-        Some(0),
-        "weft failed\n{}\n{}",
-        out.stdout,
-        out.stderr
-    );
+    common::assert_succeeded(&out);
     out.stdout
 }
 

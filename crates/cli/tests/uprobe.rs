@@ -57,18 +57,7 @@ fn targets() -> &'static Targets {
 fn trace(bin: &str, args: &str, script: &str) -> String {
     let cmd = format!("{bin} {args}");
     let out = run_weft(&["-q", "-c", &cmd, "-e", script], Duration::from_secs(60));
-    assert!(
-        !out.timed_out,
-        "weft timed out\n{}\n{}",
-        out.stdout, out.stderr
-    );
-    assert_eq!(
-        out.status,
-        Some(0),
-        "weft failed\n{}\n{}",
-        out.stdout,
-        out.stderr
-    );
+    common::assert_succeeded(&out);
     out.stdout
 }
 

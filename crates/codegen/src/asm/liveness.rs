@@ -14,15 +14,20 @@ pub(super) struct LabelPlaces(Vec<u32>);
 impl LabelPlaces {
     const UNBOUND: u32 = u32::MAX;
 
-    /// The places of `ops`' labels (`nlabels` labels in all).
-    fn of(ops: &[Op], nlabels: u32) -> LabelPlaces {
+    /// The places of `ops`' labels (`nlabels` labels in all), and the
+    /// first op that binds a label bound before, if any.
+    fn of(ops: &[Op], nlabels: u32) -> (LabelPlaces, Option<usize>) {
         let mut at = vec![Self::UNBOUND; nlabels as usize];
+        let mut bound_twice = None;
         for (i, op) in ops.iter().enumerate() {
             if let Op::Bind(l) = op {
+                if at[l.0 as usize] != Self::UNBOUND {
+                    bound_twice.get_or_insert(i);
+                }
                 at[l.0 as usize] = i as u32;
             }
         }
-        LabelPlaces(at)
+        (LabelPlaces(at), bound_twice)
     }
 
     fn get(&self, l: Label) -> Option<usize> {
@@ -40,16 +45,10 @@ pub(super) fn check_and_prune(
     mut spans: Vec<Span>,
     nlabels: u32,
 ) -> Result<(Vec<Op>, Vec<Span>), AsmError> {
-    let mut bound = vec![false; nlabels as usize];
-    for (i, op) in ops.iter().enumerate() {
-        if let Op::Bind(l) = op {
-            if bound[l.0 as usize] {
-                return Err(AsmError::LabelBoundTwice { span: spans[i] });
-            }
-            bound[l.0 as usize] = true;
-        }
+    let (places, bound_twice) = LabelPlaces::of(&ops, nlabels);
+    if let Some(i) = bound_twice {
+        return Err(AsmError::LabelBoundTwice { span: spans[i] });
     }
-    let places = LabelPlaces::of(&ops, nlabels);
     for (i, op) in ops.iter().enumerate() {
         if let Some(l) = op.target()
             && places.get(l).is_none()
@@ -103,7 +102,8 @@ impl Successors {
     const NONE: u32 = u32::MAX;
 
     fn of(ops: &[Op], nlabels: u32) -> Successors {
-        let places = LabelPlaces::of(ops, nlabels);
+        // `check_and_prune` has refused labels bound twice.
+        let (places, _) = LabelPlaces::of(ops, nlabels);
         let n = ops.len();
         Successors(
             ops.iter()
