@@ -78,7 +78,15 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, String> {
         };
         match arg {
             "-h" | "--help" => return Ok(None),
-            "-o" => out.output = Some(value("-o")?.into()),
+            "-o" => {
+                let path = value("-o")?;
+                if out.output.is_some() {
+                    return Err(format!(
+                        "-o given twice (`{path}`): weft flamegraph writes one file"
+                    ));
+                }
+                out.output = Some(path.into());
+            }
             "--title" => out.title = Some(value("--title")?),
             "--unit" => out.unit = Some(value("--unit")?),
             "--diff" => out.diff = true,
@@ -201,7 +209,19 @@ fn run(args: &Args) -> Result<(), String> {
                 "Flame Graph".to_string()
             }
         }),
-        subtitle: None,
+        // A diff says which file is which, and whether widths were scaled.
+        subtitle: args.diff.then(|| {
+            format!(
+                "before: {}, after: {} (widths: after; colour: change{})",
+                args.inputs[0].display(),
+                args.inputs[1].display(),
+                if args.normalize {
+                    ", before normalized to the after total"
+                } else {
+                    ", not normalized"
+                }
+            )
+        }),
         unit: args.unit.clone().unwrap_or_else(|| "samples".to_string()),
         colors: if args.offcpu {
             Colors::OffCpu
@@ -278,6 +298,11 @@ mod tests {
         assert!(p(&["--diff", "a"]).unwrap_err().contains("two inputs"));
         assert!(p(&["a", "b"]).unwrap_err().contains("one input"));
         assert!(p(&["a", "--normalize"]).unwrap_err().contains("--diff"));
+        assert!(
+            p(&["a", "-o", "x.svg", "-o", "y.svg"])
+                .unwrap_err()
+                .contains("-o given twice")
+        );
         assert!(p(&["--bogus", "a"]).unwrap_err().contains("unknown option"));
         assert!(p(&["-h"]).unwrap().is_none());
     }

@@ -403,6 +403,7 @@ fn trace(args: &Args) -> Result<u8, String> {
         stats: args.stats,
         status: status.as_mut(),
         helper_errors: helper_errors.as_mut(),
+        map_full_warning: true,
     };
     // With --flamegraph/--folded the stack maps are kept on their way to the sink.
     let (result, profiled) = if profiling {

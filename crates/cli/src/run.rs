@@ -92,6 +92,9 @@ pub struct RunOptions<'a> {
     pub status: Option<&'a mut crate::status::StatusLine>,
     /// `-k`/`-kk`: where failed helper calls are reported.
     pub helper_errors: Option<&'a mut crate::helper_errors::HelperErrors<'a>>,
+    /// Whether to warn of failed map updates with the script's remedies;
+    /// `weft profile` says it in its own summary, with its own flag.
+    pub map_full_warning: bool,
 }
 
 /// What a run does once the program is loaded.
@@ -327,7 +330,7 @@ pub fn run(
         );
     }
     let map_full = counters[CounterIndex::MapFull as usize];
-    if map_full > 0 {
+    if map_full > 0 && opts.map_full_warning {
         eprintln!(
             "WARNING: Map full; can't update element. {map_full} update(s) failed and those keys were not counted: raise max_map_keys, or the map's size in its declaration (`let @a = hash(5000)`)"
         );

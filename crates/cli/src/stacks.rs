@@ -14,6 +14,11 @@ use runtime::symbols::{ExitMaps, Kallsyms, ResolvedSymbol, UserSymbols};
 /// Symbol tables kept for the whole run.
 pub struct Symbols {
     kernel: Option<Kallsyms>,
+    /// `/proc/kallsyms` being read on a thread of its own (see
+    /// [`Symbols::load_kernel_in_background`]), taken on first use.
+    kernel_loading: Option<std::thread::JoinHandle<(Kallsyms, Duration, Duration)>>,
+    /// How long that thread waited for a CPU (`weft profile -v`).
+    kernel_cpu_wait: Duration,
     user: Option<UserSymbols>,
     /// User stacks already resolved while running: `(limit, id, pid)`.
     seen_user_stacks: HashSet<(u32, i64, u32)>,
@@ -21,6 +26,9 @@ pub struct Symbols {
     last_pass: Option<Instant>,
     /// Memory maps of exited processes, for their user symbols.
     exit_maps: ExitMaps,
+    /// Memory maps kept when each process was met (`weft profile`'s keeper
+    /// thread), for processes gone before their stacks are resolved.
+    met_maps: ExitMaps,
     /// The least time between two passes over the maps for new user stacks.
     pass_interval: Duration,
     /// Only these maps (by script name) are passed over; `None`: every map.
@@ -54,10 +62,22 @@ pub struct SymbolTimes {
     /// Reading, decoding and handing on the maps at exit, symbols aside
     /// (set by the event loop).
     pub exit_maps: Duration,
+    /// How long the thread reading kallsyms waited for a CPU.
+    pub kernel_cpu_wait: Duration,
 }
 
 /// Scripts: a process that lives a fifth of a second has its stacks resolved.
 const DEFAULT_PASS_INTERVAL: Duration = Duration::from_millis(200);
+
+/// How long the calling thread was ready to run but waited for a CPU,
+/// from its start (`/proc/thread-self/schedstat`: time on a CPU, time
+/// waiting, in ns).
+pub fn thread_cpu_wait() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
 
 /// Whether a layout holds a user stack or `usym` value.
 fn holds_user(layout: &Layout) -> bool {
@@ -96,12 +116,15 @@ impl Symbols {
     pub fn new(pass_interval: Duration, live_maps: Option<Vec<String>>) -> Symbols {
         Symbols {
             kernel: None,
+            kernel_loading: None,
+            kernel_cpu_wait: Duration::ZERO,
             user: None,
             seen_user_stacks: HashSet::new(),
             last_pass: None,
             pass_interval,
             live_maps,
             exit_maps: ExitMaps::default(),
+            met_maps: ExitMaps::default(),
             kallsyms_time: Duration::ZERO,
             pass_time: Duration::ZERO,
             cgroups: None,
@@ -125,6 +148,7 @@ impl Symbols {
                 .map_or(Duration::ZERO, |u| u.time_spent()),
             passes: self.pass_time,
             exit_maps: Duration::ZERO,
+            kernel_cpu_wait: self.kernel_cpu_wait,
         }
     }
 
@@ -134,7 +158,37 @@ impl Symbols {
         self.user().refresh_process(pid);
     }
 
+    /// Starts reading `/proc/kallsyms` now, on another thread: the kernel
+    /// takes a tenth of a second of CPU to print it, more than a second on
+    /// a busy machine, which a profile would otherwise wait for at its end.
+    pub fn load_kernel_in_background(mut self) -> Symbols {
+        self.kernel_loading = Some(std::thread::spawn(|| {
+            let started = runtime::symbols::thread_cpu_time();
+            let table = Kallsyms::load();
+            let spent = runtime::symbols::thread_cpu_time().saturating_sub(started);
+            (table, spent, thread_cpu_wait())
+        }));
+        self
+    }
+
+    /// Whether kernel names can be had without waiting for the thread
+    /// reading them.
+    pub fn kernel_ready(&self) -> bool {
+        self.kernel.is_some()
+            || self
+                .kernel_loading
+                .as_ref()
+                .is_none_or(std::thread::JoinHandle::is_finished)
+    }
+
     fn kernel(&mut self) -> &Kallsyms {
+        if self.kernel.is_none()
+            && let Some(Ok((table, spent, waited))) = self.kernel_loading.take().map(|t| t.join())
+        {
+            self.kernel = Some(table);
+            self.kallsyms_time += spent;
+            self.kernel_cpu_wait = waited;
+        }
         if self.kernel.is_none() {
             let started = runtime::symbols::thread_cpu_time();
             self.kernel = Some(Kallsyms::load());
@@ -144,9 +198,16 @@ impl Symbols {
     }
 
     fn user(&mut self) -> &mut UserSymbols {
-        let exit_maps = &self.exit_maps;
-        self.user
-            .get_or_insert_with(|| UserSymbols::with_exit_maps(exit_maps.clone()))
+        let (exit_maps, met_maps) = (&self.exit_maps, &self.met_maps);
+        self.user.get_or_insert_with(|| {
+            UserSymbols::with_exit_maps(exit_maps.clone()).with_met_maps(met_maps.clone())
+        })
+    }
+
+    /// Where another thread may keep the memory maps of processes as they
+    /// are met, for those gone before their stacks are resolved.
+    pub fn met_maps(&self) -> ExitMaps {
+        self.met_maps.clone()
     }
 
     /// Where the memory maps of exited processes are kept for the user

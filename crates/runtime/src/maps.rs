@@ -45,6 +45,13 @@ impl<'a> PerCpu<'a> {
     }
 }
 
+/// A batch read that leaves the map as it is, or one that empties it.
+#[derive(Clone, Copy)]
+enum Batch {
+    Lookup,
+    LookupAndDelete,
+}
+
 /// Every entry of a map in two flat buffers, in the kernel's iteration
 /// order: `len()` keys of `key_size()` bytes, and as many values of
 /// `value_size()` bytes, each merged over CPUs while reading (see
@@ -199,18 +206,20 @@ impl MapInfo {
     /// `None` when batch lookup is not supported for this map type.
     fn entries_batch(&self, ncpus: usize) -> Result<Option<Vec<MapEntry>>, MapError> {
         let mut out = Vec::new();
-        let supported = self.each_batched(ncpus, &mut |key, values| {
+        let supported = self.each_batched(ncpus, Batch::Lookup, &mut |key, values| {
             out.push((key.to_vec(), self.split_values(values, ncpus)));
         })?;
         Ok(supported.then_some(out))
     }
 
-    /// Walks the map with batch lookups, handing each key and its value
-    /// buffer (all CPUs) to `f`; `false` when batch lookup is not supported
-    /// for this map type.
+    /// Walks the map with batch lookups (deleting what was read with
+    /// [`Batch::LookupAndDelete`]), handing each key and its value buffer
+    /// (all CPUs) to `f`; `false` when batch lookup is not supported for
+    /// this map type.
     fn each_batched(
         &self,
         ncpus: usize,
+        batch: Batch,
         f: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<bool, MapError> {
         let ks = self.key_size as usize;
@@ -226,9 +235,13 @@ impl MapInfo {
             let in_ptr = in_batch
                 .as_mut()
                 .map_or(ptr::null_mut(), |b| b.as_mut_ptr().cast::<c_void>());
+            let call = match batch {
+                Batch::Lookup => sys::bpf_map_lookup_batch,
+                Batch::LookupAndDelete => sys::bpf_map_lookup_and_delete_batch,
+            };
             // SAFETY: buffers are sized for `chunk` keys/values and one batch token.
             let r = unsafe {
-                sys::bpf_map_lookup_batch(
+                call(
                     self.fd,
                     in_ptr,
                     out_batch.as_mut_ptr().cast(),
@@ -246,7 +259,13 @@ impl MapInfo {
                 {
                     return Ok(false);
                 }
-                return Err(self.err("bpf_map_lookup_batch", r));
+                return Err(self.err(
+                    match batch {
+                        Batch::Lookup => "bpf_map_lookup_batch",
+                        Batch::LookupAndDelete => "bpf_map_lookup_and_delete_batch",
+                    },
+                    r,
+                ));
             }
             for i in 0..(count.min(chunk)) as usize {
                 f(
@@ -320,6 +339,30 @@ impl MapInfo {
         }
     }
 
+    /// Every entry into flat buffers as [`MapInfo::entries_flat`], each
+    /// deleted as it is read in one step (`BPF_MAP_LOOKUP_AND_DELETE_BATCH`
+    /// holds the bucket's lock), so an update racing the read lands either
+    /// in what is returned or in the map afterwards, never in neither.
+    pub(crate) fn take_flat(
+        &self,
+        ncpus: usize,
+        merged_size: usize,
+        merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) -> Result<FlatEntries, MapError> {
+        let mut out = FlatEntries {
+            key_size: self.key_size as usize,
+            value_size: merged_size,
+            ..FlatEntries::default()
+        };
+        let supported = self.each_batched(ncpus, Batch::LookupAndDelete, &mut |key, values| {
+            out.push(key, self.per_cpu(values), merge)
+        })?;
+        if !supported {
+            return Err(self.err("bpf_map_lookup_and_delete_batch", -libc::EOPNOTSUPP));
+        }
+        Ok(out)
+    }
+
     /// Batch lookups into `out`; `false` when batch lookup is not supported
     /// for this map type.
     fn entries_batch_flat(
@@ -328,7 +371,7 @@ impl MapInfo {
         out: &mut FlatEntries,
         merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
     ) -> Result<bool, MapError> {
-        self.each_batched(ncpus, &mut |key, values| {
+        self.each_batched(ncpus, Batch::Lookup, &mut |key, values| {
             out.push(key, self.per_cpu(values), merge)
         })
     }

@@ -614,6 +614,18 @@ impl Session {
         m.entries_flat(self.ncpus, merged_size(m.value_size as usize), &mut merge)
     }
 
+    /// As [`Session::map_entries_merged`], deleting each entry as it is
+    /// read (a hash map drained while its probes keep counting).
+    pub fn map_take_entries_merged(
+        &self,
+        name: &str,
+        merged_size: impl FnOnce(usize) -> usize,
+        mut merge: impl FnMut(PerCpu<'_>, &mut [u8]) -> bool,
+    ) -> Result<FlatEntries, MapError> {
+        let m = self.map(name)?;
+        m.take_flat(self.ncpus, merged_size(m.value_size as usize), &mut merge)
+    }
+
     /// The addresses of stack `id` in the stack-trace map `map` (kernel name,
     /// see `abi::stack`), innermost first, up to the first zero; empty when
     /// the id is not in the map.

@@ -334,6 +334,7 @@ fn start(
                 stats: false,
                 status: None,
                 helper_errors: None,
+                map_full_warning: true,
             };
             let result = crate::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();

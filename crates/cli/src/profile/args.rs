@@ -46,6 +46,8 @@ OPTIONS:
     -o FILE          write FILE (.svg, .folded, .txt or .pb.gz)
     --pid-frames     show the pid after the comm in folded stacks (`comm-PID`)
     --stack-storage-size N   stacks the kernel keeps (default: sized for the run)
+    --max-stacks N   distinct (process, stacks) keys counted in the kernel
+                     between two reads (default: sized for the run)
     -q               no progress or summary on standard error
     -v               print the generated script and where the time went
     -h, --help       print this help
@@ -71,7 +73,7 @@ OPTIONS:
                      R (preempted/runnable), S (sleeping), D (disk/uninterruptible),
                      I (idle kernel thread), T (stopped), t (traced)
     -p PID, -c CMD, -d SECONDS, -U, -K, -o FILE, --pid-frames,
-    --stack-storage-size N, -q, -v   as in `weft profile`
+    --stack-storage-size N, --max-stacks N, -q, -v   as in `weft profile`
     -h, --help       print this help
 ";
 
@@ -93,6 +95,8 @@ pub struct ProfileArgs {
     pub states: Option<String>,
     pub pid_frames: bool,
     pub stack_storage: Option<u32>,
+    /// `--max-stacks`: the count map's size.
+    pub max_stacks: Option<u32>,
     pub quiet: bool,
     pub verbose: bool,
     pub help: bool,
@@ -152,6 +156,7 @@ pub fn parse(mode: Mode, args: &[OsString]) -> Result<ProfileArgs, String> {
         states: None,
         pid_frames: false,
         stack_storage: None,
+        max_stacks: None,
         quiet: false,
         verbose: false,
         help: false,
@@ -200,7 +205,15 @@ pub fn parse(mode: Mode, args: &[OsString]) -> Result<ProfileArgs, String> {
             (_, "-U") => out.user_only = true,
             (_, "-K") => out.kernel_only = true,
             (Mode::OnCpu, "--include-idle") => out.include_idle = true,
-            (_, "-o") => out.output = Some(value("-o")?.into()),
+            (_, "-o") => {
+                let path = value("-o")?;
+                if out.output.is_some() {
+                    return Err(format!(
+                        "-o given twice (`{path}`): a run writes one file; convert it with `weft flamegraph` or `go tool pprof`"
+                    ));
+                }
+                out.output = Some(path.into());
+            }
             (Mode::OffCpu, "--min-us") => {
                 let v = value("--min-us")?;
                 out.min_us = number("--min-us", &v)?;
@@ -228,6 +241,18 @@ pub fn parse(mode: Mode, args: &[OsString]) -> Result<ProfileArgs, String> {
                         .filter(|n| (1..=1 << 20).contains(n))
                         .ok_or_else(|| {
                             format!("--stack-storage-size needs 1 to 1048576 stacks, not {v}")
+                        })?,
+                );
+            }
+            (_, "--max-stacks") => {
+                let v = value("--max-stacks")?;
+                let n = number("--max-stacks", &v)?;
+                out.max_stacks = Some(
+                    u32::try_from(n)
+                        .ok()
+                        .filter(|n| (1..=MAX_COUNT_KEYS).contains(n))
+                        .ok_or_else(|| {
+                            format!("--max-stacks needs 1 to {MAX_COUNT_KEYS} keys, not {v}")
                         })?,
                 );
             }
@@ -289,6 +314,33 @@ pub fn stack_entries(args: &ProfileArgs, cpus: u64) -> u32 {
     expected.clamp(8192, 65536).next_power_of_two() as u32
 }
 
+/// The most keys `--max-stacks` takes (a per-CPU hash preallocates them all).
+pub const MAX_COUNT_KEYS: u32 = 1 << 20;
+
+/// How long weft leaves the count map between two drains (see
+/// [`count_entries`]); the map is sized for ten times that, so a drain
+/// late by seconds on a busy machine still finds room.
+pub const DRAIN_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How many keys the count map (`@stacks`) holds: `--max-stacks`, else
+/// every sample the CPUs can take in 10 s (HZ × CPUs × 10) for on-CPU,
+/// from 8192 to 262144, and 65536 for off-CPU (blocks are far more
+/// frequent, but of far fewer kinds). Every sample may be a key of its own
+/// (each short-lived process is one), and weft drains the map every
+/// [`DRAIN_INTERVAL`], so it fills only if weft cannot read it for seconds;
+/// what still fails is counted and reported.
+pub fn count_entries(args: &ProfileArgs, cpus: u64) -> u32 {
+    if let Some(n) = args.max_stacks {
+        return n;
+    }
+    match args.mode {
+        Mode::OnCpu => {
+            (args.hz.saturating_mul(cpus).saturating_mul(10)).clamp(8192, 262_144) as u32
+        }
+        Mode::OffCpu => 65536,
+    }
+}
+
 /// The map the stacks are counted in, and the keyless count for progress.
 pub const STACKS_MAP: &str = "@stacks";
 pub const EVENTS_MAP: &str = "@events";
@@ -301,8 +353,10 @@ pub const PIDS_MAP: &str = "@pids";
 /// Notes a process met for the first time (see [`PIDS_MAP`]).
 const NEW_PID: &str = r#"if (@pids[pid] == 0) { @pids[pid] = nsecs; printf("%d\n", pid); }"#;
 
-/// Forgets a process that replaced its program.
-const EXEC: &str = "tracepoint:sched:sched_process_exec { delete(@pids[pid]); }\n";
+/// Forgets a process that replaced its program, or ended: a busy machine
+/// starts thousands of processes a second, and `@pids` holds those alive.
+const EXEC: &str = "tracepoint:sched:sched_process_exec { delete(@pids[pid]); }\n\
+                    tracepoint:sched:sched_process_exit /pid == tid/ { delete(@pids[pid]); }\n";
 
 /// The stack key of either script: process, comm, then the stacks asked for.
 fn stack_key(args: &ProfileArgs, user: &str, kernel: &str) -> String {
@@ -377,9 +431,10 @@ impl SwitchProbe {
 }
 
 /// The script `weft profile` / `weft offcpu` runs, for a kernel that has
-/// `switch` (off-CPU only).
-pub fn script(args: &ProfileArgs, switch: SwitchProbe) -> String {
-    let mut s = format!("let @pids = hash(65536);\n{EXEC}");
+/// `switch` (off-CPU only), counting in a map of `count_keys` keys.
+pub fn script(args: &ProfileArgs, switch: SwitchProbe, count_keys: u32) -> String {
+    let mut s =
+        format!("let @pids = hash(65536);\nlet {STACKS_MAP} = percpuhash({count_keys});\n{EXEC}");
     follow_probes(args, &mut s);
     match args.mode {
         Mode::OnCpu => {
@@ -487,29 +542,30 @@ mod tests {
         assert!(e(Mode::OffCpu, &["--min-us", "10", "--max-us", "5"]).contains("below"));
         assert!(e(Mode::OnCpu, &["-p", "1", "-c", "x"]).contains("exclude"));
         assert!(e(Mode::OnCpu, &["-p"]).contains("needs a value"));
+        assert!(e(Mode::OnCpu, &["-o", "a.svg", "-o", "b.pb.gz"]).contains("-o given twice"));
     }
 
     #[test]
     fn on_cpu_scripts() {
         let a = p(Mode::OnCpu, &["-F", "499", "-p", "42", "-d", "2"]).unwrap();
         assert_eq!(
-            script(&a, SwitchProbe::RawTracepoint),
+            script(&a, SwitchProbe::RawTracepoint, 100),
             format!(
-                "let @pids = hash(65536);\n{EXEC}\
+                "let @pids = hash(65536);\nlet @stacks = percpuhash(100);\n{EXEC}\
                  profile:hz:499 /pid == 42/ {{ @events = count(); @stacks[pid, comm, ustack, kstack] = count(); {NEW_PID} }}\n\
                  interval:ms:2000 {{ exit(); }}\n"
             )
         );
         let idle = p(Mode::OnCpu, &["--include-idle", "-K"]).unwrap();
         assert_eq!(
-            script(&idle, SwitchProbe::RawTracepoint),
+            script(&idle, SwitchProbe::RawTracepoint, 100),
             format!(
-                "let @pids = hash(65536);\n{EXEC}\
+                "let @pids = hash(65536);\nlet @stacks = percpuhash(100);\n{EXEC}\
                  profile:hz:99 {{ @events = count(); @stacks[pid, comm, kstack] = count(); {NEW_PID} }}\n"
             )
         );
         let cmd = p(Mode::OnCpu, &["-c", "make"]).unwrap();
-        let s = script(&cmd, SwitchProbe::RawTracepoint);
+        let s = script(&cmd, SwitchProbe::RawTracepoint, 100);
         assert!(s.contains("\nBEGIN { @follow[cpid] = 1; }\n"), "{s}");
         assert!(s.contains("sched_process_fork /@follow[args->parent_pid]/"));
         assert!(s.contains("profile:hz:99 /@follow[tid]/"));
@@ -522,14 +578,14 @@ mod tests {
             &["--min-us", "5", "--max-us", "9", "--state", "D", "-U"],
         )
         .unwrap();
-        let s = script(&a, SwitchProbe::RawTracepoint);
+        let s = script(&a, SwitchProbe::RawTracepoint, 100);
         assert!(s.contains("rawtracepoint:sched_switch {"), "{s}");
         assert!(s.contains(
             "if (tid != 0 && ((!args->preempt && (args->prev_state & 0x402) == 2))) { @start[tid] = (nsecs, pid, comm, ustack); if (@pids"
         ), "{s}");
         assert!(s.contains("if ($us >= 5 && $us <= 9) { @events = count(); @stacks[$s.1, $s.2, $s.3] = sum($us); }"), "{s}");
         let all = p(Mode::OffCpu, &["-p", "7"]).unwrap();
-        let s = script(&all, SwitchProbe::TpBtf);
+        let s = script(&all, SwitchProbe::TpBtf, 100);
         assert!(s.contains("tp_btf:sched_switch {"));
         assert!(
             s.contains(
@@ -553,6 +609,26 @@ mod tests {
         assert_eq!(stack_entries(&open, 2), 32768);
         let set = p(Mode::OnCpu, &["--stack-storage-size", "3"]).unwrap();
         assert_eq!(stack_entries(&set, 2), 3);
+    }
+
+    #[test]
+    fn count_maps_are_sized_for_ten_seconds_of_samples() {
+        let fast = p(Mode::OnCpu, &["-F", "999"]).unwrap();
+        // 999 Hz × 2 CPUs × 10 s.
+        assert_eq!(count_entries(&fast, 2), 19980);
+        let slow = p(Mode::OnCpu, &["-F", "99"]).unwrap();
+        assert_eq!(count_entries(&slow, 2), 8192);
+        let big = p(Mode::OnCpu, &["-F", "9999"]).unwrap();
+        assert_eq!(count_entries(&big, 64), 262_144);
+        let off = p(Mode::OffCpu, &[]).unwrap();
+        assert_eq!(count_entries(&off, 2), 65536);
+        let set = p(Mode::OnCpu, &["--max-stacks", "16"]).unwrap();
+        assert_eq!(count_entries(&set, 2), 16);
+        assert!(
+            p(Mode::OnCpu, &["--max-stacks", "0"])
+                .unwrap_err()
+                .contains("--max-stacks")
+        );
     }
 
     #[test]

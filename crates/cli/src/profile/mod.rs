@@ -4,6 +4,8 @@
 //! written as a flame graph, folded stacks or pprof ([`write`]).
 
 pub mod args;
+pub mod drain;
+pub mod keeper;
 pub mod script;
 pub mod sink;
 pub mod svg;
@@ -99,6 +101,11 @@ struct RunFacts {
     target_alive: Option<bool>,
     /// The `-c` command exited during the run.
     command_exited: bool,
+    /// Samples (on-CPU) or blocks (off-CPU) whose key the full count map
+    /// could not take: the kernel's count of failed map updates.
+    lost: u64,
+    /// The count map's size.
+    count_keys: u32,
 }
 
 fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
@@ -108,7 +115,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         return Err(format!("ERROR: there is no process {pid}"));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-    let script = args::script(args, switch_probe(args.mode));
+    let count_keys = args::count_entries(args, cpus);
+    let script = args::script(args, switch_probe(args.mode), count_keys);
     if args.verbose {
         eprintln!(
             "weft: the {} script:\n{}",
@@ -169,11 +177,32 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         Box::new(move |spec: &abi::MapSpec| (spec.name == STACKS_MAP).then(|| roles.clone())),
     );
     let mut progress = Progress::new(args, &out.compiled.manifest);
+    // No live passes over the maps: `drain::Drain` resolves the stacks as
+    // it takes them. kallsyms is read while the run goes on; not before
+    // the script is loaded: tracefs is mounted in a mount namespace of
+    // weft's own, which a process with a second thread cannot enter.
+    let mut symbols = Symbols::new(Duration::MAX, Some(Vec::new()));
+    if !args.user_only {
+        symbols = symbols.load_kernel_in_background();
+    }
+    let pids_map = out
+        .compiled
+        .manifest
+        .maps
+        .iter()
+        .find(|m| m.name == PIDS_MAP)
+        .map(|m| m.bpf_name.clone());
+    let keeper = match (session.reader(), pids_map) {
+        (Ok(reader), Some(pids)) => Some(keeper::Keeper::start(reader, pids, symbols.met_maps())),
+        _ => None,
+    };
     let mut met = MetProcesses::new(&out.compiled.manifest);
+    let mut drain = drain::Drain::new(&out.compiled.manifest, STACKS_MAP, stack_roles(args));
     let mut tick = |s: &Session, symbols: &mut Symbols, phase: crate::run::Phase| match phase {
         crate::run::Phase::Running => {
             progress.tick(s);
             met.keep_new(s, symbols);
+            drain.tick(s, symbols, &mut |s, symbols| met.keep_new(s, symbols));
         }
         // The line goes before anything is said at exit.
         crate::run::Phase::Stopped => progress.clear(),
@@ -195,23 +224,30 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             stats: false,
             status: None,
             helper_errors: None,
-            // Stacks are resolved at the end with the mappings kept of each
-            // process met (see `MetProcesses`), not in passes over the map
-            // while running, which cost CPU for every sample and delay the
-            // keeping; the `-c` command is still resolved while held at exit.
-            symbols: Some(Symbols::new(
-                Duration::MAX,
-                Some(vec![STACKS_MAP.to_string()]),
-            )),
+            // Stacks are resolved as the count map is drained, with the
+            // mappings kept of each process met (see `MetProcesses`); the
+            // `-c` command is still resolved while held at exit.
+            symbols: Some(symbols),
             on_tick: Some(&mut tick),
             symbol_times: Some(&mut times),
             stop: None,
             on_attached: None,
+            map_full_warning: false,
         },
     );
     let elapsed = started.elapsed();
+    drop(keeper);
     progress.clear();
+    let lost = session
+        .counters()
+        .map_or(0, |c| c[abi::CounterIndex::MapFull as usize]);
     drop(session);
+    if let Some(e) = &drain.error {
+        eprintln!(
+            "weft: the counts could not be read during the run ({e}): they were read at exit"
+        );
+    }
+    sink.samples.append(&mut drain.samples);
     let command_exited = child.as_mut().is_some_and(HeldChild::exited);
     if let Some(c) = child.as_mut() {
         c.kill();
@@ -224,6 +260,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         events: sink.count(EVENTS_MAP),
         target_alive: args.pid.map(process_lives),
         command_exited,
+        lost,
+        count_keys,
     };
     let kind = match args.mode {
         Mode::OnCpu => ProfileKind::OnCpu {
@@ -246,6 +284,9 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         },
         samples: std::mem::take(&mut sink.samples),
     };
+    if args.verbose {
+        eprintln!("{}", accounting(args, &profile, &facts));
+    }
     if profile.total() == 0 {
         return Err(no_samples(args, &facts));
     }
@@ -262,7 +303,8 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }
     if args.verbose {
-        eprintln!("{}", time_report(&times, write_times, elapsed));
+        let cpu_wait = crate::stacks::thread_cpu_wait() + times.kernel_cpu_wait;
+        eprintln!("{}", time_report(&times, write_times, elapsed, cpu_wait));
     }
     Ok(())
 }
@@ -292,21 +334,65 @@ fn summary(
     if let Some(path) = written {
         line.push_str(&format!("; wrote {path}"));
     }
+    if facts.lost > 0 {
+        line.push_str(&format!("\n{}", lost_line(args, facts)));
+    }
     line
 }
 
+/// What the full count map cost, and the flag that gives it more room.
+fn lost_line(args: &ProfileArgs, facts: &RunFacts) -> String {
+    let what = match args.mode {
+        Mode::OnCpu => "samples",
+        Mode::OffCpu => "blocks",
+    };
+    format!(
+        "weft: {} {what} of {} were lost: the count map's {} keys were full before weft read them (--max-stacks {} gives it more)",
+        facts.lost,
+        facts.events,
+        facts.count_keys,
+        (u64::from(facts.count_keys) * 4).min(u64::from(args::MAX_COUNT_KEYS))
+    )
+}
+
+/// `-v`: every sample (or block) the probe took, counted or lost.
+fn accounting(args: &ProfileArgs, profile: &Profile, facts: &RunFacts) -> String {
+    let counted: u64 = match args.mode {
+        Mode::OnCpu => profile.total(),
+        // Off-CPU values are microseconds: the blocks are the taken less the lost.
+        Mode::OffCpu => facts.events.saturating_sub(facts.lost),
+    };
+    let what = match args.mode {
+        Mode::OnCpu => "samples",
+        Mode::OffCpu => "blocks",
+    };
+    format!(
+        "weft: {what}: {} taken, {counted} counted, {} lost to a full count map ({} keys)",
+        facts.events, facts.lost, facts.count_keys
+    )
+}
+
 /// Where weft's own CPU time went after the run, part by part.
-fn time_report(times: &SymbolTimes, write: write::WriteTimes, elapsed: Duration) -> String {
+/// `cpu_wait`: how long weft's threads were ready to run but waited for a
+/// CPU (the main thread's, and the kallsyms reader's, which the main thread
+/// may join): on a busy machine, what `-d` cannot help.
+fn time_report(
+    times: &SymbolTimes,
+    write: write::WriteTimes,
+    elapsed: Duration,
+    cpu_wait: Duration,
+) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     format!(
-        "weft: time (CPU): map read {:.1} ms, kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, folding {:.1} ms, output {:.1} ms; the run took {:.0} ms",
+        "weft: time (CPU): map read {:.1} ms, kallsyms {:.1} ms, user symbols (blazesym) {:.1} ms, live map passes {:.1} ms, folding {:.1} ms, output {:.1} ms; the run took {:.0} ms; weft waited {:.0} ms for a CPU",
         ms(times.exit_maps),
         ms(times.kallsyms),
         ms(times.user),
         ms(times.passes),
         ms(write.folding),
         ms(write.writing),
-        ms(elapsed)
+        ms(elapsed),
+        ms(cpu_wait)
     )
 }
 

@@ -7,8 +7,9 @@
 //! (`_[j]`) green, C++/Rust (`::`) yellow, other user code red. Off-CPU
 //! graphs are blue (the suite's `--color=io` convention) with kernel frames
 //! aqua. A differential graph is coloured by change: red grew, blue shrank.
-//! Colours follow a hash of the name, so a function keeps its colour from
-//! one graph to the next.
+//! Within its hue, each frame's shade follows a hash of its whole name
+//! (inferno's `deterministic`), so neighbours differ and a function keeps
+//! its colour from one graph to the next.
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
@@ -83,7 +84,9 @@ fn options<'a>(opts: &SvgOptions, palette_map: Option<&'a mut PaletteMap>) -> Op
         Colors::OnCpu => Palette::Multi(MultiPalette::Js),
         Colors::OffCpu => Palette::Basic(BasicPalette::Blue),
     };
-    o.hash = true;
+    // Each name its own colour (a hash of the whole name): `hash` weighs the
+    // first letters, so most frames came out the same salmon.
+    o.deterministic = true;
     o.palette_map = palette_map;
     o
 }
@@ -94,10 +97,12 @@ pub fn write_svg<'a, W: Write>(
     opts: &SvgOptions,
     out: W,
 ) -> Result<(), SvgError> {
-    let lines: Vec<&str> = lines
+    let collapsed: Vec<std::borrow::Cow<'a, str>> = lines
         .into_iter()
         .filter(|l| output::profile::folded::parse_line(l).is_some())
+        .map(collapse_unknown_runs)
         .collect();
+    let lines: Vec<&str> = collapsed.iter().map(|l| l.as_ref()).collect();
     if lines.is_empty() {
         return Err(SvgError::Empty);
     }
@@ -108,6 +113,21 @@ pub fn write_svg<'a, W: Write>(
         None => lines,
     };
     draw(lines, opts, out)
+}
+
+/// A line whose stack has a run of `[unknown]` frames (a frame-pointer
+/// walk through code without them), with the run as one frame: one sample
+/// of 127 would make the picture 127 frames tall.
+fn collapse_unknown_runs(line: &str) -> std::borrow::Cow<'_, str> {
+    const RUN: &str = "[unknown];[unknown]";
+    if !line.contains(RUN) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = line.to_string();
+    while out.contains(RUN) {
+        out = out.replace(RUN, "[unknown]");
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// inferno draws a frame only when it is at least `min_width` percent of

@@ -37,6 +37,25 @@ pub struct WriteTimes {
     pub writing: Duration,
 }
 
+/// The SVG's subtitle: the command line, then the rate, how long it ran
+/// and what it counted (`weft profile -F 99 -d 10: 99 Hz, 10.00 s, 1970 samples`).
+pub fn subtitle(profile: &Profile) -> String {
+    let secs = profile.info.duration_ns as f64 / 1e9;
+    let total = profile.total();
+    let facts = match profile.info.kind {
+        ProfileKind::OnCpu { period_ns } => format!(
+            "{} Hz, {secs:.2} s, {total} samples",
+            1_000_000_000 / period_ns.max(1)
+        ),
+        ProfileKind::OffCpu => format!("{secs:.2} s, {:.3} s blocked in all", total as f64 / 1e6),
+        ProfileKind::Values { .. } if profile.info.duration_ns > 0 => {
+            format!("{secs:.2} s, {total} in all")
+        }
+        ProfileKind::Values { .. } => format!("{total} in all"),
+    };
+    format!("{}: {facts}", profile.info.command_line)
+}
+
 /// Writes `profile` to `path` by its extension (folded text to standard
 /// output without one); returns the path written and the CPU time each
 /// part took. The error is a sentence.
@@ -85,7 +104,7 @@ pub fn write(
             let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
             let svg = SvgOptions {
                 title: profile.info.title.clone(),
-                subtitle: Some(profile.info.command_line.clone()),
+                subtitle: Some(subtitle(profile)),
                 unit: profile.info.unit().to_string(),
                 colors: match profile.info.kind {
                     ProfileKind::OffCpu => Colors::OffCpu,

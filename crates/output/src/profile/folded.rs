@@ -60,12 +60,19 @@ pub fn escape(name: &str) -> Cow<'_, str> {
     )
 }
 
+/// Whether a name is a marker of weft's (`[unknown]`, `[Missed Kernel
+/// Stack]`), not code: it takes no `_[k]`/`_[j]` annotation.
+fn is_marker(name: &str) -> bool {
+    name.starts_with('[') && name.ends_with(']')
+}
+
 fn push_frame(line: &mut String, frame: &ProfileFrame, annotate: bool) {
     if !line.is_empty() {
         line.push(';');
     }
-    line.push_str(&escape(frame.name.as_deref().unwrap_or("[unknown]")));
-    if annotate {
+    let name = escape(frame.name.as_deref().unwrap_or("[unknown]"));
+    line.push_str(&name);
+    if annotate && !is_marker(&name) {
         match frame.kind {
             FrameKind::Kernel => line.push_str("_[k]"),
             FrameKind::Jit => line.push_str("_[j]"),
@@ -102,11 +109,16 @@ pub fn stack_line(sample: &ProfileSample, opts: FoldOptions) -> String {
         }
         line.push_str(&root);
     }
-    for frame in sample.user.iter().rev() {
-        push_frame(&mut line, frame, opts.annotate);
-    }
-    for frame in sample.kernel.iter().rev() {
-        push_frame(&mut line, frame, opts.annotate);
+    // A run of frames that did not resolve (a frame-pointer walk through
+    // code without them) is one `[unknown]`: 127 of them in one sample
+    // would make the picture 127 frames tall.
+    let mut last_unknown: Option<FrameKind> = None;
+    for frame in sample.user.iter().rev().chain(sample.kernel.iter().rev()) {
+        let unknown = frame.name.as_deref().is_none_or(str::is_empty);
+        if !(unknown && last_unknown == Some(frame.kind)) {
+            push_frame(&mut line, frame, opts.annotate);
+        }
+        last_unknown = unknown.then_some(frame.kind);
     }
     if line.is_empty() {
         line.push_str("[unknown]");
@@ -247,6 +259,25 @@ mod tests {
         assert_eq!(stack_line(&s, FoldOptions::default()), "7/9");
         s.ints.clear();
         assert_eq!(stack_line(&s, FoldOptions::default()), "[unknown]");
+    }
+
+    #[test]
+    fn runs_of_unknown_frames_are_one_and_markers_take_no_annotation() {
+        let mut s = sample("sh", &["main"], &[], 1);
+        // Innermost first: 127 unresolved frames called from `main`, which
+        // one more unresolved frame called.
+        s.user
+            .splice(0..0, (0..127).map(|_| frame(None, FrameKind::User)));
+        s.user.push(frame(None, FrameKind::User));
+        s.kernel = vec![
+            frame(None, FrameKind::Kernel),
+            frame(None, FrameKind::Kernel),
+            frame(Some("[Missed Kernel Stack]"), FrameKind::Kernel),
+        ];
+        assert_eq!(
+            stack_line(&s, FoldOptions::default()),
+            "sh;[unknown];main;[unknown];[Missed Kernel Stack];[unknown]"
+        );
     }
 
     #[test]

@@ -31,9 +31,11 @@ use super::perf_map::PerfMap;
 
 /// The memory maps (`/proc/PID/maps` text) of processes taken as they
 /// exited, shared with whoever watches them exit. A process found here is
-/// symbolized from this map and the files on disk.
+/// symbolized from this map and the files on disk. Each process's map
+/// text is kept with the root its paths are read under (see
+/// [`read_process_maps`]).
 #[derive(Clone, Debug, Default)]
-pub struct ExitMaps(Arc<Mutex<HashMap<u32, String>>>);
+pub struct ExitMaps(Arc<Mutex<HashMap<u32, (String, String)>>>);
 
 impl ExitMaps {
     /// Keeps the memory map of `pid`, which is about to exit.
@@ -41,14 +43,20 @@ impl ExitMaps {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(pid, maps);
+            .insert(pid, (maps, String::new()));
     }
 
     /// Reads `/proc/PID/maps` and keeps it; false if it cannot be read.
+    /// A process in another mount namespace keeps its root, so its files
+    /// are read through it while it lives.
     pub fn record_now(&self, pid: u32) -> bool {
         match std::fs::read_to_string(format!("/proc/{pid}/maps")) {
             Ok(maps) if !maps.is_empty() => {
-                self.record(pid, maps);
+                let root = process_root(pid);
+                self.0
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(pid, (maps, root));
                 true
             }
             _ => false,
@@ -58,7 +66,8 @@ impl ExitMaps {
     /// The executable mappings of `pid` as kept at its exit.
     fn get(&self, pid: u32) -> Option<ProcessMaps> {
         let maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        maps.get(&pid).map(|text| ProcessMaps::parse(text, "", pid))
+        maps.get(&pid)
+            .map(|(text, root)| ProcessMaps::parse(text, root, pid))
     }
 }
 
@@ -70,15 +79,25 @@ pub fn read_process_maps(pid: u32) -> Option<ProcessMaps> {
     if text.is_empty() {
         return None;
     }
-    let ns = |p: &str| std::fs::read_link(p).ok();
-    let own = ns("/proc/self/ns/mnt");
-    let theirs = ns(&format!("/proc/{pid}/ns/mnt"));
-    let root = if own.is_some() && theirs.is_some() && own != theirs {
+    Some(ProcessMaps::parse(&text, &process_root(pid), pid))
+}
+
+/// `/proc/PID/root` when `pid` sees another root directory than weft (a
+/// container), else empty: what its mapped paths are read under. The root
+/// directories are compared, not the mount namespaces: weft may run in a
+/// private copy of the one it started in (to mount tracefs), where the
+/// same paths lead to the same files, and a path that needs the process's
+/// `/proc` entry cannot be read once it exits.
+fn process_root(pid: u32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dir = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let own = dir("/proc/self/root");
+    let theirs = dir(&format!("/proc/{pid}/root"));
+    if own.is_some() && theirs.is_some() && own != theirs {
         format!("/proc/{pid}/root")
     } else {
         String::new()
-    };
-    Some(ProcessMaps::parse(&text, &root, pid))
+    }
 }
 
 /// What weft keeps of one process.
@@ -107,6 +126,12 @@ pub struct UserSymbols {
     /// The GNU build id of each file read for `build_id` stacks.
     build_ids: HashMap<String, Option<Vec<u8>>>,
     exit_maps: ExitMaps,
+    /// The path each file (device, inode) is read through.
+    file_paths: HashMap<(u64, u64), String>,
+    /// The (device, inode) of each path met, looked up once.
+    identities: HashMap<String, (u64, u64)>,
+    /// Mappings kept when each process was met (see [`UserSymbols::with_met_maps`]).
+    met_maps: ExitMaps,
 }
 
 impl std::fmt::Debug for UserSymbols {
@@ -158,7 +183,17 @@ impl UserSymbols {
             spent: Duration::ZERO,
             build_ids: HashMap::new(),
             exit_maps,
+            file_paths: HashMap::new(),
+            identities: HashMap::new(),
+            met_maps: ExitMaps::default(),
         }
+    }
+
+    /// Falls back on `met_maps` (mappings kept by another thread when each
+    /// process was met) for a process that is gone before it is resolved.
+    pub fn with_met_maps(mut self, met_maps: ExitMaps) -> UserSymbols {
+        self.met_maps = met_maps;
+        self
     }
 
     /// Time spent reading mappings and symbolizing so far.
@@ -187,7 +222,20 @@ impl UserSymbols {
                 );
                 true
             }
-            None => false,
+            None => match self.met_maps.get(pid) {
+                Some(maps) => {
+                    self.processes.insert(
+                        pid,
+                        Known {
+                            maps,
+                            from_exit: true,
+                            ..Known::default()
+                        },
+                    );
+                    true
+                }
+                None => false,
+            },
         }
     }
 
@@ -296,6 +344,10 @@ impl UserSymbols {
             known.reread = true;
             if let Some(maps) = fresh {
                 known.maps = maps;
+            } else if let Some(maps) = self.met_maps.get(pid) {
+                // Gone, but kept as it was last met (after an `exec` that
+                // outdated what this thread read before it).
+                known.maps = maps;
             }
             // It may have exited while it was read: its map kept at the
             // exit (before its memory went) is there now if at all.
@@ -354,7 +406,7 @@ impl UserSymbols {
         }
         for ((path, module), wanted) in by_file {
             let offsets: Vec<u64> = wanted.iter().map(|w| w.1).collect();
-            let found = self.symbolize_file_twice(path, &offsets);
+            let found = self.symbolize_file_once(path, &offsets);
             if let Some(found) = found {
                 for ((i, _), sym) in wanted.iter().zip(found) {
                     out[*i] = sym.map(|(name, offset)| ResolvedSymbol {
@@ -394,6 +446,36 @@ impl UserSymbols {
             }
         }
         out
+    }
+
+    /// [`UserSymbols::symbolize_file_twice`], each file known by device and
+    /// inode: a library seen through another mount namespace's root
+    /// (`/proc/PID/root/...`, a different path for each process) is read
+    /// once, through the first of its paths that still leads to it, and not
+    /// again for each process that maps it.
+    fn symbolize_file_once(
+        &mut self,
+        path: &str,
+        offsets: &[u64],
+    ) -> Option<Vec<Option<(String, u64)>>> {
+        use std::os::unix::fs::MetadataExt;
+        let identity = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let file = match self.identities.get(path) {
+            Some(&file) => file,
+            None => {
+                let file = identity(path)?;
+                self.identities.insert(path.to_string(), file);
+                file
+            }
+        };
+        let read_as = match self.file_paths.get(&file) {
+            Some(first) if first == path || identity(first) == Some(file) => first.clone(),
+            _ => {
+                self.file_paths.insert(file, path.to_string());
+                path.to_string()
+            }
+        };
+        self.symbolize_file_twice(&read_as, offsets)
     }
 
     /// Symbolizes file offsets of one ELF file from its own symbol tables,
