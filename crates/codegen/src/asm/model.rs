@@ -482,6 +482,13 @@ pub(super) enum Op {
         src: VReg,
         w: Width,
     },
+    /// `val = xchg(*(base + off), val)`: reads and redefines `val`.
+    AtomicXchg {
+        base: VReg,
+        off: i16,
+        val: VReg,
+        w: Width,
+    },
     Jmp {
         target: Label,
     },
@@ -536,6 +543,10 @@ impl Op {
                 out.push(*base);
                 out.push(*src);
             }
+            Op::AtomicXchg { base, val, .. } => {
+                out.push(*base);
+                out.push(*val);
+            }
             Op::Br { a, b, .. } => {
                 out.push(*a);
                 src(b, out);
@@ -559,6 +570,7 @@ impl Op {
             | Op::MapPtr { dst, .. }
             | Op::FuncAddr { dst, .. }
             | Op::BtfVarAddr { dst, .. } => one(dst),
+            Op::AtomicXchg { val, .. } => one(val),
             Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }
