@@ -1,0 +1,20 @@
+//! Kernel tests of issue 22: constructs of bpftrace's current tools and
+//! documented examples, each in a script of our own run on the workload,
+//! whose own calls give every expected value.
+
+mod common;
+
+use common::trace_workload;
+
+/// A map fed by two tracepoints whose pointer fields differ only by
+/// `const` (`clock_nanosleep`'s `const struct __kernel_timespec *rqtp`,
+/// `nanosleep`'s without) keeps the pointer type, so `.tv_nsec` reads
+/// through it.
+#[test]
+fn a_map_of_pointers_differing_by_const_reads_through_them() {
+    require_root!();
+    let script = "tracepoint:syscalls:sys_enter_clock_nanosleep,tracepoint:syscalls:sys_enter_nanosleep /pid == cpid/ { @r[tid] = args.rqtp; }
+        tracepoint:syscalls:sys_exit_nanosleep /has_key(@r, tid)/ { $t = @r[tid]; @ns[$t.tv_sec, $t.tv_nsec] = count(); delete(@r, tid); }";
+    let out = trace_workload(script, "nanosleep 1000003 3", &[]);
+    assert_eq!(out.stdout, "\n\n@ns[0, 1000003]: 3\n");
+}
