@@ -10,3 +10,7 @@ case!(
     a_map_fed_pointers_that_differ_only_by_const_keeps_its_pointer_type,
     "tracepoint:syscalls:sys_enter_openat { @p[tid] = args.filename; } tracepoint:syscalls:sys_enter_read { @p[tid] = args.buf; } tracepoint:syscalls:sys_exit_read { $s = str(@p[tid]); }"
 );
+case!(
+    func_shares_a_map_with_ksym,
+    "kprobe:vfs_read { @name[tid] = func; } kretprobe:vfs_read { @name[0] = ksym(0); printf(\"%s\\n\", @name[tid]); }"
+);
