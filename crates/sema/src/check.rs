@@ -360,6 +360,9 @@ struct Scope {
     scopes: scopes::Scopes,
     /// What the previous round found about this body's variables.
     known_vars: scopes::BodyFacts,
+    /// How many enclosing branches have a literal condition that never
+    /// takes them (`fail()` there is not reached).
+    never_taken: u32,
 }
 
 impl<'a> Checker<'a> {
@@ -440,6 +443,7 @@ impl<'a> Checker<'a> {
                     runtime_warnings: Default::default(),
                 },
                 loop_depth: 0,
+                never_taken: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),
                 scopes: scopes::Scopes::default(),
             };
@@ -1134,8 +1138,12 @@ impl<'a> Checker<'a> {
                 self.ident(s, e, name)
             }
             None => {
+                // A whole map (`f(@m)`) is not read as a value: a map with
+                // keys would give a second, misleading error.
                 for a in args {
-                    self.expr(s, a);
+                    if !matches!(&a.kind, ExprKind::Map { keys, .. } if keys.is_empty()) {
+                        self.expr(s, a);
+                    }
                 }
                 if crate::builtins::planned_function(name) {
                     return self.unsupported(e, &format!("the function `{name}()`"));

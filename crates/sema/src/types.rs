@@ -74,7 +74,7 @@ pub enum Type {
     Timestamp { format: u32 },
     /// `cgroup_path(id[, filter])`: a cgroup id printed as its paths.
     CgroupPath,
-    /// `strerror(n)`, `signal_name(n)`: a number printed as its name.
+    /// `strerror(n)`, `signal_name(n)`, `syscall_name(n)`: a number printed as its name.
     Named(abi::NameTable),
 }
 
@@ -309,6 +309,7 @@ impl fmt::Display for Type {
             Type::Inet => f.write_str("inet"),
             Type::Named(abi::NameTable::Errno) => f.write_str("strerror_t"),
             Type::Named(abi::NameTable::Signal) => f.write_str("signal_name_t"),
+            Type::Named(abi::NameTable::Syscall) => f.write_str("syscall_name_t"),
             Type::Named(abi::NameTable::User) => f.write_str("username_t"),
             Type::MacAddr => f.write_str("macaddr_t"),
             Type::Tuple(ts) => {
