@@ -91,3 +91,15 @@ fn fail_stops_the_script_only_where_reached() {
     common::assert_succeeded(&out);
     assert_eq!(out.stdout, "ran\n\n\n");
 }
+
+/// An enumerator of the kernel's BTF keeps its enum type: `%s` prints its
+/// name, as the script's own enums print (bpftrace's stdlib reference
+/// example, with an enum whose value the kernel's ABI fixes).
+#[test]
+fn a_kernel_enumerator_prints_its_name() {
+    require_root!();
+    let script = r#"enum custom { CUSTOM_ENUM = 3 }; BEGIN { $r = BPF_MAP_TYPE_RINGBUF; printf("%d, %s, %s\n", $r, $r, CUSTOM_ENUM); exit(); }"#;
+    let out = common::run_weft(&["-q", "-e", script], std::time::Duration::from_secs(30));
+    common::assert_succeeded(&out);
+    assert_eq!(out.stdout, "27, BPF_MAP_TYPE_RINGBUF, CUSTOM_ENUM\n\n\n");
+}

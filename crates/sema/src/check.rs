@@ -1075,6 +1075,25 @@ impl<'a> Checker<'a> {
                     s.probe.constants.insert(e.id, v);
                     return Type::Enum { size: 8, def };
                 }
+                // So is an enumerator of the kernel's named enums, as in
+                // bpftrace (`SKB_DROP_REASON_SOCKET_FILTER` with `%s`).
+                if self.macro_value(name).is_none()
+                    && self.script_types.and_then(|t| t.enumerator(name)).is_none()
+                    && let Some(btf) = self.btf()
+                    && let Some((v, id)) = btf.enumerator(name)
+                    && let Some(t) = btf.type_by_id(id)
+                    && !btf.name(&t).is_empty()
+                {
+                    let def = abi::EnumDef {
+                        name: btf.name(&t).to_string(),
+                        variants: btf.enum_variants(id),
+                    };
+                    s.probe.constants.insert(e.id, v);
+                    return Type::Enum {
+                        size: 8,
+                        def: std::sync::Arc::new(def),
+                    };
+                }
                 if let Some(v) = self
                     .macro_value(name)
                     .or_else(|| self.script_types.and_then(|t| t.enumerator(name)))

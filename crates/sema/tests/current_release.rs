@@ -50,3 +50,7 @@ case!(
     a_map_with_and_without_a_key_says_so,
     "BEGIN { @x = 1; @x[1] = 2; @y[1] = 1; @y = 2; }"
 );
+case!(
+    a_kernel_enumerator_keeps_its_enum_type,
+    "enum custom { CUSTOM_ENUM = 3 }; BEGIN { $r = WEFT_BELOW_ZERO; printf(\"%d, %s, %s\\n\", $r, $r, CUSTOM_ENUM); @anon = TCP_FIN_WAIT1; @sum = WEFT_BELOW_ZERO + 1; $size = sizeof(WEFT_BELOW_ZERO); }"
+);
