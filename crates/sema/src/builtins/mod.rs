@@ -104,8 +104,10 @@ builtins! {
     strcontains: functions(DEF);
     len: functions(DEF);
     has_key: functions(DEF);
+    find: functions(DEF);
+    fail: functions(DEF);
     pton: functions(DEF);
-    names: functions(STRERROR, SIGNAL_NAME);
+    names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
     macaddr: functions(DEF);
     strncmp: functions(DEF);
     username: variables(DEF);

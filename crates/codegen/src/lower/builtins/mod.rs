@@ -145,8 +145,10 @@ lowerings! {
     strcontains: functions(LOWERING);
     len: functions(LOWERING);
     has_key: functions(LOWERING);
+    find: functions(LOWERING);
+    fail: functions(LOWERING);
     pton: functions(LOWERING);
-    names: functions(STRERROR, SIGNAL_NAME);
+    names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
     macaddr: functions(LOWERING);
     strncmp: functions(LOWERING);
     username: variables(LOWERING);
