@@ -177,6 +177,12 @@ case!(
     "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->fd\n}"
 );
 case!(
+    // `let` and `for` variables are the block's own: no E0207 in the next
+    // round, and only `$n` and `$total` are fields.
+    ok_stream_let_and_for_are_locals,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { let $t = 1; for ($k : 0..4) { $t += $k; } $n = $t; }\n  stage tracepoint:sched:sched_switch by tid { let $t = (1, \"a\"); $n += $t.0; }\n  end tracepoint:syscalls:sys_exit_read by tid { for ($k : 0..2) { $n++; } $total = $n; }\n}"
+);
+case!(
     // A thread id and an inode are both integers: `by tid` must not find
     // the instance filed under the inode (it would never match).
     err_stream_key_matched_by_type_alone,

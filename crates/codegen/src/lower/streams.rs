@@ -224,10 +224,11 @@ impl<'a> Lower<'a> {
         self.task_filter_prologue();
         let now = self.asm.vreg();
         self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
+        let locals = self.block_locals(spec);
 
         let key_ty = stage_info.key.clone();
         if clause.role == StageRole::Begin {
-            return self.begin_instance(stream, stage, layout, now);
+            return self.begin_instance(stream, stage, layout, now, &locals);
         }
         // A predicate that reads no field (`/pid == cpid/`) runs first: an
         // event it turns away then costs no lookup.
@@ -265,13 +266,13 @@ impl<'a> Lower<'a> {
         self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
         self.expire_if_old(layout, state, key, now);
         // Any other predicate runs once the instance is found, so it may read its fields.
-        self.bind_fields(spec, state);
+        self.bind_fields(spec, state, &locals);
         if let Some(pred) = clause.predicate.as_ref().filter(|_| early.is_none()) {
             let c = self.scalar(pred);
             self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
         }
         self.stamp_stage(spec, stage.stage, stage_info.keep_last, state, now);
-        self.bind_fields(spec, state);
+        self.bind_fields(spec, state, &locals);
 
         if let Some(body) = &clause.body {
             self.clause_body(body);
@@ -391,6 +392,7 @@ impl<'a> Lower<'a> {
         stage: StageRef,
         layout: &StreamLayout,
         now: VReg,
+        locals: &[(String, Place)],
     ) -> Asm {
         let info = &self.typed.streams[stage.stream];
         let clause = &stream.stages[stage.stage];
@@ -430,6 +432,7 @@ impl<'a> Lower<'a> {
         for f in &spec.fields {
             self.vars.insert(f.name.clone(), rec.offset(f.field.offset));
         }
+        self.vars.extend(locals.iter().cloned());
         if let Some(body) = &clause.body {
             self.clause_body(body);
         }
@@ -746,14 +749,39 @@ impl<'a> Lower<'a> {
         self.asm.bind(fresh);
     }
 
-    /// The instance's `$fields` are the clause's variables.
-    fn bind_fields(&mut self, spec: &StreamSpec, state: VReg) {
+    /// The instance's `$fields` are the clause's variables, with its
+    /// `let` and `for` variables.
+    fn bind_fields(&mut self, spec: &StreamSpec, state: VReg, locals: &[(String, Place)]) {
         self.vars.clear();
         for f in &spec.fields {
             self.vars
                 .insert(f.name.clone(), Place::Ptr(state, f.field.offset as i32));
         }
+        self.vars.extend(locals.iter().cloned());
         self.stream_record = Some((state, spec.clone()));
+    }
+
+    /// The clause's `let` and `for` variables (its variables that are no
+    /// field): each a zeroed slot of its own for the whole program, as a
+    /// probe's variables have, so the verifier follows their values (a loop
+    /// counter in the record would look unbounded to it).
+    fn block_locals(&mut self, spec: &StreamSpec) -> Vec<(String, Place)> {
+        let locals: Vec<(String, Type)> = self
+            .probe
+            .vars
+            .iter()
+            .filter(|(name, _)| !spec.fields.iter().any(|f| &f.name == *name))
+            .map(|(name, t)| (name.clone(), t.clone()))
+            .collect();
+        locals
+            .into_iter()
+            .map(|(name, t)| {
+                let size = t.layout().size().max(8).next_multiple_of(8);
+                let place = self.value_place(size);
+                self.zero(place, size);
+                (name, place)
+            })
+            .collect()
     }
 
     /// The record a stage or end clause found, when `place` is one of its

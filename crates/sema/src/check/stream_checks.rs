@@ -1,6 +1,7 @@
 //! Streams in the checker: each clause's body checked with the instance's
 //! fields as its variables (a field's type is the union over the clauses
-//! that assign it), each clause's key and links recorded, and once every body
+//! that assign it; a `let` or `for` variable is the block's own, not a
+//! field), each clause's key and links recorded, and once every body
 //! is checked, each stream laid out: which key slot every clause finds its
 //! instance in and files it under, and whether records must carry the
 //! task's identity.
@@ -58,7 +59,15 @@ impl Checker<'_> {
         }
         self.finish_vars(&mut scope);
         let fields = &mut self.stream_fields[stage.stream];
-        for (name, t) in &scope.probe.vars {
+        // `let` and `for` variables are the block's own: the program keeps
+        // them on its stack, and they never reach the record.
+        let locals = &scope.scopes.locals;
+        for (name, t) in scope
+            .probe
+            .vars
+            .iter()
+            .filter(|(k, _)| !locals.contains(*k))
+        {
             let merged = match fields.get(name) {
                 Some(old) => old.unify(t).unwrap_or_else(|| old.clone()),
                 None => t.clone(),
