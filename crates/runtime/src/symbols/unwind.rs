@@ -13,7 +13,6 @@
 //! the same place) is answered from a memo of the words the walk read.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use uelf::cfi::{CallFrameInfo, FrameRule, Regs, StepEnd, step};
 use uelf::{Backing, ProcessMaps, Segment};
@@ -52,10 +51,11 @@ struct FileRules {
     segments: Vec<Segment>,
 }
 
-/// A process's mappings, and when they were last read.
+/// A process's mappings.
 struct Process {
     maps: ProcessMaps,
-    read_at: Instant,
+    /// Addresses found in no mapping, each of which made a read again.
+    missed: std::collections::HashSet<u64>,
 }
 
 /// A walk that can be answered again: the words it read and its frames.
@@ -171,6 +171,22 @@ impl Unwinder {
         frames
     }
 
+    /// Where `addr` of `pid` lies: the file (its path to read and as the
+    /// process names it) and the offset in it; `None` outside any file
+    /// (anonymous memory, the vDSO, unmapped). Asked right after
+    /// [`Unwinder::unwind`], while the mappings it read still hold.
+    pub fn locate(&mut self, pid: u32, addr: u64) -> Option<(String, String, u64)> {
+        let m = self.mapping_fresh(pid, addr)?;
+        match &m.backing {
+            Backing::File(path) => Some((
+                path.clone(),
+                m.path.clone().unwrap_or_else(|| path.clone()),
+                m.file_offset(addr),
+            )),
+            _ => None,
+        }
+    }
+
     /// The rule for `addr` in `pid`: from the file mapped there, by frame
     /// pointer in anonymous memory (JIT code), none outside every mapping.
     fn rule(&mut self, pid: u32, addr: u64) -> Option<FrameRule> {
@@ -196,21 +212,7 @@ impl Unwinder {
     /// The file (an index into `rules`; `None` for anonymous memory) and
     /// the file offset of `addr`.
     fn file_at(&mut self, pid: u32, addr: u64) -> Option<(Option<usize>, u64)> {
-        let mapping = match self.mapping(pid, addr) {
-            Some(m) => m,
-            None => {
-                // A library loaded since the mappings were read.
-                let stale = self
-                    .processes
-                    .get(&pid)
-                    .is_none_or(|p| p.read_at.elapsed() > Duration::from_millis(100));
-                if !stale {
-                    return None;
-                }
-                self.processes.remove(&pid);
-                self.mapping(pid, addr)?
-            }
-        };
+        let mapping = self.mapping_fresh(pid, addr)?;
         let offset = mapping.file_offset(addr);
         let key = match &mapping.backing {
             Backing::Anonymous => return Some((None, offset)),
@@ -229,6 +231,27 @@ impl Unwinder {
         index.map(|i| (Some(i), offset))
     }
 
+    /// The mapping of `addr`, reading the mappings again when it lies
+    /// outside them (a library loaded since, a program run by `exec`), at
+    /// most once per address a process (an address of no mapping, a bad
+    /// frame's, is not worth a read for every stack).
+    fn mapping_fresh(&mut self, pid: u32, addr: u64) -> Option<uelf::Mapping> {
+        if let Some(m) = self.mapping(pid, addr) {
+            return Some(m);
+        }
+        let process = self.processes.get_mut(&pid)?;
+        if !process.missed.insert(addr) || process.missed.len() > 1024 {
+            return None;
+        }
+        let missed = std::mem::take(&mut process.missed);
+        self.processes.remove(&pid);
+        self.mapping(pid, addr);
+        if let Some(p) = self.processes.get_mut(&pid) {
+            p.missed = missed;
+        }
+        self.mapping(pid, addr)
+    }
+
     fn mapping(&mut self, pid: u32, addr: u64) -> Option<uelf::Mapping> {
         if !self.processes.contains_key(&pid) {
             let maps = read_process_maps(pid)?;
@@ -239,7 +262,7 @@ impl Unwinder {
                 pid,
                 Process {
                     maps,
-                    read_at: Instant::now(),
+                    missed: std::collections::HashSet::new(),
                 },
             );
         }
