@@ -24,6 +24,8 @@ Steps:
   getppid N              N getppid() calls
   getppid-for MS         getppid() calls for MS milliseconds, as fast as it can,
                          then prints how many it made on stdout (soak benchmarks)
+  getppid-threads T N    T threads at once (released together), each N getppid()
+                         calls: the same probe on several CPUs at the same moment
   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
@@ -141,6 +143,11 @@ fn run(args: &[String]) -> Result<(), String> {
                     calls += 1024;
                 }
                 println!("{calls}");
+            }
+            "getppid-threads" => {
+                let threads = count(next("T")?)?;
+                let n = count(next("N")?)?;
+                getppid_threads(threads, n)?;
             }
             "openat" => {
                 let path = CString::new(next("PATH")?).map_err(|e| e.to_string())?;
@@ -537,6 +544,29 @@ fn fd_chain(path: &str, n: u64) -> Result<(), String> {
 /// `threads` threads started together, each `n` times: openat(path), a
 /// one-byte read into its own buffer, a write of that buffer to its own
 /// /dev/null descriptor, close.
+/// `getppid-threads T N`: T threads released by one barrier, each making
+/// N getppid() calls, so that a probe runs on every CPU at once.
+fn getppid_threads(threads: u64, n: u64) -> Result<(), String> {
+    let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                for _ in 0..n {
+                    // SAFETY: getppid has no arguments and cannot fail.
+                    unsafe { libc::syscall(libc::SYS_getppid) };
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "a getppid thread panicked".to_string())?;
+    }
+    Ok(())
+}
+
 fn thread_chain(threads: u64, n: u64, path: &str) -> Result<(), String> {
     let c = one_byte_file(path)?;
     let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));
