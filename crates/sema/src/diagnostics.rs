@@ -336,6 +336,25 @@ pub fn unroll_count_out_of_range(span: Span, count: u64) -> Diagnostic {
         .with_label(span, "out of range")
 }
 
+/// A value assigned to a variable whose type (over the whole probe) has
+/// the other sign and cannot hold every value of it, in bpftrace's words.
+pub fn implicit_sign_cast(span: Span, from: &Type, to: &Type) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "Expression of type: {from} being cast to type: {to}. This may cause unexpected results. Use an explicit cast to suppress this warning."
+    ))
+    .with_code(Code::E0319)
+    .with_label(span, format!("converted to `{to}`"))
+}
+
+/// A statement whose value nothing uses (`{ 1 }`, `has_key(@a, 1);`), in
+/// bpftrace's words.
+pub fn return_value_discarded(span: Span) -> Diagnostic {
+    Diagnostic::warning("Return value discarded.")
+        .with_code(Code::E0318)
+        .with_label(span, "this value is not used")
+        .with_help("assign it to `_` to discard it on purpose: `_ = ...;`")
+}
+
 /// A statement after `exit()` or `return` in the same block, in bpftrace's
 /// words; `end`: the statement that ends the probe.
 pub fn unreachable_statement(span: Span, end: Span) -> Diagnostic {

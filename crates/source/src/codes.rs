@@ -177,6 +177,8 @@ codes! {
     E0315: "invalid lhist bucket range",
     E0316: "aggregation not assigned to a map",
     E0317: "unreachable statement",
+    E0318: "return value discarded",
+    E0319: "implicit conversion of an integer's sign",
     E0320: "`for` over a map without keys",
     E0321: "`for` over a map element",
     E0322: "map without keys where keys are needed",
