@@ -86,3 +86,15 @@ warnings!(
     a_value_of_the_other_sign_is_warned_of,
     "BEGIN { $c = (uint64)1; $d = (int64)-1; $c = $d; $e = (uint32)1; $e = $d; $f = 1; $f = (uint64)5; let $g: uint16 = 1; $h = -1; let $i: uint16 = $h; let $j: int64 = $e; }"
 );
+case!(
+    a_pinned_iterator_is_one_sentence,
+    "iter:task:/sys/fs/bpf/tasks { printf(\"%d\\n\", ctx.task.pid); }"
+);
+case!(
+    a_misspelt_tracepoint_category_suggests_the_category,
+    "tracepoint:sycalls:sys_enter_openat { } tracepoint:syscalls:sys_enter_opnat { }"
+);
+case!(
+    a_function_named_without_a_call_suggests_the_call,
+    "BEGIN { exit; $n = strerror; }"
+);

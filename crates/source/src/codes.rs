@@ -287,6 +287,7 @@ codes! {
     E0494: "per-CPU variable without an address in kallsyms",
     E0497: "BPF iterator target not found",
     E0498: "iterator probe beside other probes",
+    E0499: "iterator pinning not supported",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",
