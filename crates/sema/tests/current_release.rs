@@ -98,3 +98,7 @@ case!(
     a_function_named_without_a_call_suggests_the_call,
     "BEGIN { exit; $n = strerror; }"
 );
+warnings!(
+    arithmetic_with_a_literal_decides_no_sign,
+    "BEGIN { $len = (uint64)5; $len = ($len > 0) ? ($len - 1) : 0; $n = (uint64)1; $n = $n + 1; }"
+);

@@ -105,7 +105,7 @@ impl Checker<'_> {
                 let t = match (declared, value_ty) {
                     (Some(d), Some(v)) => {
                         if let Some(value) = value
-                            && !is_int_literal(value)
+                            && sign_is_certain(value)
                             && assignable(&d, &v)
                             && !int_fits_into(&v, &d)
                         {
@@ -410,7 +410,7 @@ impl Checker<'_> {
                 // not literals, as the previous round found it: a value of
                 // the other sign that it cannot hold is converted, which
                 // bpftrace warns of.
-                if !is_int_literal(value) && t.is_int() {
+                if sign_is_certain(value) && t.is_int() {
                     if let Some(whole) = s.known_vars.typed_by_values.get(&key)
                         && !int_fits_into(&t, whole)
                     {
@@ -564,15 +564,23 @@ fn value_is_lost(e: &Expr, t: &Type) -> bool {
     }
 }
 
-/// `5`, `-5`: literals convert to any integer type silently.
-fn is_int_literal(e: &Expr) -> bool {
+/// Whether the sign of `e`'s type says what its values are: not for a
+/// literal (`5`, `-5` convert to any integer type silently), nor for
+/// arithmetic with one or a choice of one (`$len - 1`, `$x > 0 ? $x : 0`),
+/// whose sign weft takes from the literal where bpftrace keeps the other
+/// side's.
+fn sign_is_certain(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Int { .. } => true,
+        ExprKind::Int { .. } => false,
         ExprKind::Unary {
             op: syntax::ast::UnaryOp::Neg,
             expr,
-        } => matches!(expr.kind, ExprKind::Int { .. }),
-        _ => false,
+        } => sign_is_certain(expr),
+        ExprKind::Binary { lhs, rhs, .. } => sign_is_certain(lhs) && sign_is_certain(rhs),
+        ExprKind::Ternary { then, else_, .. } => {
+            then.as_deref().is_none_or(sign_is_certain) && sign_is_certain(else_)
+        }
+        _ => true,
     }
 }
 
