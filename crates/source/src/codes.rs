@@ -177,6 +177,8 @@ codes! {
     E0315: "invalid lhist bucket range",
     E0316: "aggregation not assigned to a map",
     E0317: "unreachable statement",
+    E0318: "return value discarded",
+    E0319: "implicit conversion of an integer's sign",
     E0320: "`for` over a map without keys",
     E0321: "`for` over a map element",
     E0322: "map without keys where keys are needed",
@@ -285,6 +287,7 @@ codes! {
     E0494: "per-CPU variable without an address in kallsyms",
     E0497: "BPF iterator target not found",
     E0498: "iterator probe beside other probes",
+    E0499: "iterator pinning not supported",
     // E05xx: code generation and loading.
     E0501: "cannot write the BPF object",
     E0502: "code generation failed",
