@@ -597,7 +597,9 @@ fn map_spec(names: &mut SymbolNames, m: &sema::MapInfo, max_entries: u32) -> Map
     }
 }
 
-/// Record layout of a printf: the 8-byte header, then each argument aligned.
+/// Record layout of a printf: the 8-byte header, then each argument aligned
+/// (a long string as its length, its bytes after the fixed part: see
+/// `abi::PrintfArg::tail`).
 fn printf_spec(
     args: &[Type],
     format: &abi::printf::Format,
@@ -605,20 +607,30 @@ fn printf_spec(
     span: source::Span,
 ) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
+    let mut tail_size = 0;
     let mut out = Vec::new();
     for t in args {
         let layout = t.layout();
-        offset = offset.next_multiple_of(layout.align().max(1));
-        let size = layout.size();
+        let tail = matches!(t, Type::Str { size } if *size > abi::PACKED_STRING_MIN);
+        let (align, size) = if tail {
+            tail_size += layout.size();
+            (4, 4)
+        } else {
+            (layout.align().max(1), layout.size())
+        };
+        offset = offset.next_multiple_of(align);
         out.push(PrintfArg {
             field: abi::Field { offset, layout },
+            tail,
         });
         offset += size;
     }
+    let fixed_size = offset.next_multiple_of(8);
     PrintfSpec {
         format: format.clone(),
         args: out,
-        size: offset.next_multiple_of(8),
+        size: (fixed_size + tail_size).next_multiple_of(8),
+        fixed_size,
         action,
         span: (span.start, span.end),
         origin: Vec::new(),
