@@ -13,7 +13,9 @@
 //!   JSON; longer ones are cut to 1,023 characters without the trailer, as
 //!   that release prints them (its read keeps the NUL from 1024 up);
 //! - a printf record takes the ring buffer's room for its string's length,
-//!   not for its 1 KiB buffer: exactly as many records fit as the sum says.
+//!   not for its 1 KiB buffer: exactly as many records fit as the sum says;
+//! - a map loop's callback keeps its long strings in the scratch buffer
+//!   after the caller's.
 
 mod common;
 
@@ -199,8 +201,8 @@ fn strings_sent_at_their_length_keep_the_trailer_in_every_path() {
     require_root!();
     // `max_strlen` = 100: 100 characters fill the buffer (no NUL) and print
     // with `..`; 60 fit. `str()` read straight into the record, a
-    // variable's copy, and a map loop's callback (whose record is reserved
-    // at its largest) all send the same.
+    // variable's copy, and a map key read back in a map loop all send the
+    // same.
     let (long, short) = (missing_path(150, 'L'), missing_path(60, 's'));
     let out = trace_workload(
         "config = { max_strlen = 100 } \
@@ -221,4 +223,36 @@ fn strings_sent_at_their_length_keep_the_trailer_in_every_path() {
         out.stderr
     );
     assert_eq!(looped, [format!("loop {cut} 1"), format!("loop {short} 1")]);
+}
+
+#[test]
+fn a_map_loop_keeps_long_strings_in_the_scratch_buffer_after_the_callers() {
+    require_root!();
+    // The callback's own 1 KiB strings (a key, a printf record) go after
+    // the caller's `$a` in the same buffer: `$a` is whole after the loop.
+    let path = missing_path(300, 'm');
+    let out = trace_workload(
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid && comm == \"weftwl\"/ { \
+           $a = str(args->filename); @m[1] = 1; @m[2] = 2; \
+           for ($kv : @m) { @x[str(args->filename), $kv.0] = count(); \
+             printf(\"in %d %s\\n\", $kv.0, str(args->filename)); } \
+           printf(\"after %s\\n\", $a); clear(@m); }",
+        &format!("openat {path} 1"),
+        &[],
+    );
+    let mut lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort();
+    let p = path.as_str();
+    assert_eq!(
+        lines,
+        [
+            format!("@x[{p}, 1]: 1"),
+            format!("@x[{p}, 2]: 1"),
+            format!("after {p}"),
+            format!("in 1 {p}"),
+            format!("in 2 {p}"),
+        ],
+        "stderr:\n{}",
+        out.stderr
+    );
 }

@@ -745,8 +745,9 @@ pub(crate) struct Lower<'a> {
     helper_sites: Vec<abi::HelperErrorSite>,
     helper_site_base: usize,
     /// The program's scratch buffer (a pointer into `abi::SCRATCH_MAP`'s
-    /// entry `scratch_index`), looked up first thing when the body uses it.
-    scratch_base: VReg,
+    /// entry `scratch_index`), looked up first thing when the body uses it
+    /// (a map loop's callback looks it up too: see `map_loop`).
+    pub(crate) scratch_base: VReg,
     scratch_index: u32,
     /// Bytes of scratch buffer the finished program needs (0: none).
     scratch_size: u32,
@@ -829,6 +830,15 @@ impl<'a> Lower<'a> {
     pub(crate) fn finish_function(&mut self) -> Asm {
         self.scratch_size = self.asm.scratch_size();
         if self.scratch_size > 0 {
+            self.look_up_scratch_first();
+        }
+        std::mem::take(&mut self.asm)
+    }
+
+    /// Looks the program's scratch buffer up into `scratch_base` first thing
+    /// in the function being lowered (a program, or a map loop's callback).
+    pub(crate) fn look_up_scratch_first(&mut self) {
+        {
             let start = self.asm.position();
             self.asm.set_span(Span::DUMMY);
             let key = self.asm.stack(8);
@@ -849,7 +859,6 @@ impl<'a> Lower<'a> {
             self.asm.br(crate::asm::Cond::Eq, base, Src::Imm(0), exit);
             self.asm.move_to_start(start);
         }
-        std::mem::take(&mut self.asm)
     }
 
     /// In a script that calls `exit()`, a probe that fires after some probe

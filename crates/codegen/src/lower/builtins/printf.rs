@@ -63,13 +63,12 @@ fn effect(l: &mut Lower<'_>, call: &CallSite<'_>) {
 pub(super) fn emit_formatted(l: &mut Lower<'_>, site: usize, args: &[syntax::ast::Expr]) {
     let spec = l.printfs[site].clone();
     let types = l.typed.printfs[site].args.clone();
-    // A map loop's callback has no scratch buffer, and a record larger
-    // than `SCRATCH_RECORD_MAX` (`max_strlen` raised far) would crowd out
-    // the values it is made of: there the record is reserved at its
-    // largest, the tail strings packed in it all the same (user space reads
-    // one layout).
+    // A record larger than `SCRATCH_RECORD_MAX` (`max_strlen` raised far)
+    // would crowd out the values it is made of in the scratch buffer: it is
+    // reserved at its largest, the tail strings packed in it all the same
+    // (user space reads one layout).
     let packed = spec.args.iter().any(|a| a.tail);
-    if packed && l.loop_context.is_none() && spec.size <= SCRATCH_RECORD_MAX {
+    if packed && spec.size <= SCRATCH_RECORD_MAX {
         return emit_packed(l, site, &spec, args, &types);
     }
     // Scalars first, so no helper call runs while the record is reserved
