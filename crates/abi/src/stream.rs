@@ -17,6 +17,10 @@
 //! | ... | with linked keys: `links_filed: u64` (bit N: slot N was filed), then each link slot's last key |
 //! | ... | the captured `$fields`, each at its own offset |
 //!
+//! With `queue N` the state map's key is the begin key (8-aligned) and a
+//! `u64` sequence number: the instances of one key are numbered in begin
+//! order, and each later stage takes the next number it has not taken.
+//!
 //! A stage marked `keep last` writes each hit's time to both `ts_ns` and
 //! `last_ns`. The linked keys are kept so that whatever ends the instance
 //! (its end, the timeout, an eviction, a replacement, user space's sweep)
@@ -59,10 +63,13 @@ pub enum StreamCounter {
     /// it settled it (other CPUs stored better times of the same instance
     /// through every try): left to them, and counted.
     TimeContended = 6,
+    /// `queue N`: a begin found N instances open under its key and pushed
+    /// out the oldest.
+    QueueOverflow = 7,
 }
 
 impl StreamCounter {
-    pub const COUNT: u32 = 7;
+    pub const COUNT: u32 = 8;
 }
 
 /// One stage of a stream (begin, the intermediate stages, end, in order).
@@ -126,6 +133,15 @@ pub struct StreamSpec {
     pub emit_incomplete: bool,
     /// `sample N`: one in N instances is begun (1: every one).
     pub sample: u32,
+    /// `queue N`: up to N open instances per begin key (0: one, replaced
+    /// by the next begin). The state map is then keyed by the begin key
+    /// and a `u64` sequence number, and [`StreamSpec::queue_map`] holds
+    /// each key's counters.
+    pub queue: u32,
+    /// With `queue N`: the hash from a begin key to its `u64` counters: the
+    /// next sequence number to begin, then per stage after `begin` the next
+    /// one that stage takes.
+    pub queue_map: String,
     /// The begin probe fills `cgroup` and `comm`; when nothing can show
     /// them they stay zero.
     pub captures_identity: bool,

@@ -414,3 +414,36 @@ fn server_request_follows_each_request_through_its_system_calls() {
         assert_eq!(r["fields"]["written"], 15, "{r}");
     }
 }
+
+#[test]
+fn pipe_follows_each_message_from_its_write_to_the_read_that_takes_it() {
+    require_root!();
+    // 1,000 messages of 8 bytes, written in bursts of 10 before the reader
+    // thread reads them: up to 10 in flight on one pipe, in its queue.
+    let out = run_example("pipe.bt", "pipe-bursts 1000 10", &["-f", "json"]);
+    let mut by_pid: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();
+    for r in json_records(&out.stdout) {
+        let f = &r["fields"];
+        if f["writer"] == "weftwl" && f["reader"] == "weftwl" && f["bytes"] == 8 {
+            by_pid
+                .entry(r["pid"].as_u64().unwrap())
+                .or_default()
+                .push(r);
+        }
+    }
+    let records = by_pid
+        .into_values()
+        .max_by_key(Vec::len)
+        .unwrap_or_else(|| panic!("no record of the workload: {}", out.stderr));
+    assert_eq!(records.len(), 1000, "{}", out.stderr);
+    let mut previous = 0;
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        assert_eq!(r["fields"]["got"], 8, "{r}");
+        // The reader is the other thread, which the read's entry linked.
+        assert_ne!(r["fields"]["reader_tid"], r["tid"], "{r}");
+        let start = r["start_ns"].as_u64().unwrap();
+        assert!(start > previous, "records come in write order: {r}");
+        previous = start;
+    }
+}

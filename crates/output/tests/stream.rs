@@ -48,6 +48,8 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         max_instances: 10240,
         emit_incomplete: true,
         sample: 1,
+        queue: 0,
+        queue_map: String::new(),
     }
 }
 
