@@ -13,7 +13,7 @@
 //! | 24 | `pid_tgid: u64` at begin (tgid in the high half) |
 //! | 32 | `cgroup: u64` at begin |
 //! | 40 | `comm: [u8; 16]` at begin |
-//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64` |
+//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64`, then per stage: `pid_tgid: u64` of the task that ran its first hit, then per stage: `comm: [u8; 16]` of that task (zero unless the record shows identity) |
 //! | ... | with linked keys: `links_filed: u64` (bit N: slot N was filed), then each link slot's last key |
 //! | ... | the captured `$fields`, each at its own offset |
 //!
@@ -84,6 +84,11 @@ pub struct StageSpec {
     pub last_offset: u32,
     /// Offset of its `hits: u64` (how many times the stage fired for this instance).
     pub hits_offset: u32,
+    /// Offset of the `pid_tgid: u64` of the task that ran its first hit.
+    pub task_offset: u32,
+    /// Offset of that task's `comm: [u8; 16]` (zero when the stream does
+    /// not capture identity).
+    pub comm_offset: u32,
 }
 
 /// A key slot the instance is linked under (`link KEY [as NAME]`).

@@ -70,3 +70,73 @@ fn a_full_queue_pushes_out_its_oldest_and_says_so() {
         out.stderr
     );
 }
+
+#[test]
+fn each_stage_carries_and_is_drawn_on_the_thread_that_ran_it() {
+    require_root!();
+    // The writer thread (the main one) begins each instance; the reader
+    // thread runs `reading` and `read`.
+    let timeline = common::scratch("pipe-tasks.timeline");
+    let t = timeline.display().to_string();
+    let out = trace_workload(PIPE, "pipe-bursts 20 5", &["-f", "json", "--timeline", &t]);
+    let records: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "stream")
+        .map(|v| v["data"].clone())
+        .collect();
+    assert_eq!(records.len(), 20, "{}", out.stderr);
+    let mut readers = std::collections::BTreeSet::new();
+    for r in &records {
+        let stages = r["stages"].as_array().unwrap();
+        // The begin stage ran in the record's own task: nothing added.
+        assert!(stages[0].get("tid").is_none(), "{r}");
+        for s in &stages[1..] {
+            assert_eq!(s["pid"], r["pid"], "{r}");
+            assert_ne!(s["tid"], r["tid"], "{r}");
+            assert_eq!(s["comm"], "weftwl", "{r}");
+            readers.insert(s["tid"].as_u64().unwrap());
+        }
+    }
+    assert_eq!(readers.len(), 1, "one reader thread: {readers:?}");
+    let reader = *readers.iter().next().unwrap();
+    let writer = records[0]["tid"].as_u64().unwrap();
+
+    let text = std::fs::read_to_string(&timeline).expect("timeline written");
+    let _ = std::fs::remove_file(&timeline);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let on = |name: &str| -> Vec<u64> {
+        events
+            .iter()
+            .filter(|e| e["name"] == name && e["ph"] == "X")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect()
+    };
+    // Instances on the writer's track (up to 5 overlap: the others on
+    // tracks of their own made for the overlap).
+    let lanes = on("pipe");
+    assert_eq!(lanes.len(), 20, "{text}");
+    assert!(lanes.contains(&writer), "{text}");
+    assert!(!lanes.contains(&reader), "{text}");
+    assert_eq!(on("written → reading"), vec![reader; 20], "{text}");
+    assert_eq!(on("reading → read"), vec![reader; 20], "{text}");
+    // One arrow per instance, from its track to the reader's.
+    let starts: Vec<&Value> = events.iter().filter(|e| e["ph"] == "s").collect();
+    let finishes: Vec<&Value> = events.iter().filter(|e| e["ph"] == "f").collect();
+    assert_eq!((starts.len(), finishes.len()), (20, 20), "{text}");
+    assert!(
+        starts
+            .iter()
+            .all(|e| lanes.contains(&e["tid"].as_u64().unwrap())),
+        "{text}"
+    );
+    assert!(finishes.iter().all(|e| e["tid"] == reader), "{text}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["tid"] == reader),
+        "the reader's track is named: {text}"
+    );
+}

@@ -84,11 +84,13 @@ impl StreamLayout {
                 ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
                 last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
                 hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
+                task_offset: STREAM_STAGES_OFFSET + 8 * (3 * n + i as u32),
+                comm_offset: STREAM_STAGES_OFFSET + 32 * n + STREAM_COMM_SIZE * i as u32,
             })
             .collect();
         let stream = &info.name;
         let state_map = names.unique_kernel(&format!("state_{stream}"));
-        let mut offset = STREAM_STAGES_OFFSET + 24 * n;
+        let mut offset = STREAM_STAGES_OFFSET + (32 + STREAM_COMM_SIZE) * n;
         let links_filed_offset = if info.links.is_empty() {
             0
         } else {
@@ -477,9 +479,32 @@ impl<'a> Lower<'a> {
         };
         self.settle_time(spec, state, st.ts_offset, now, first);
         self.settle_time(spec, state, st.last_offset, now, Extreme::Latest);
-        let one = self.constant(1);
+        // The hit that counts first records its task: the stage's task.
+        let earlier = self.constant(1);
         self.asm
-            .atomic_add(state, st.hits_offset as i16, one, Width::DW);
+            .atomic_fetch_add(state, st.hits_offset as i16, earlier, Width::DW);
+        let counted = self.asm.label();
+        self.asm.br(Cond::Ne, earlier, Src::Imm(0), counted);
+        self.record_task(spec, Place::Ptr(state, 0), index);
+        self.asm.bind(counted);
+    }
+
+    /// Writes the task running now as the one of stage `index` (its
+    /// pid_tgid, and its comm when the stream shows identity).
+    fn record_task(&mut self, spec: &StreamSpec, record: Place, index: usize) {
+        let st = &spec.stages[index];
+        let pid_tgid = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
+        self.store(record.offset(st.task_offset), Src::Reg(pid_tgid), Width::DW);
+        if spec.captures_identity {
+            let comm = self.addr(record.offset(st.comm_offset));
+            self.asm.call(
+                Helper::GET_CURRENT_COMM,
+                &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
+                None,
+            );
+        }
     }
 
     /// Makes the time at `state + offset` the earliest (0 being unset) or
@@ -848,6 +873,13 @@ impl<'a> Lower<'a> {
             .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
         self.store(
             rec.offset(STREAM_PID_TGID_OFFSET),
+            Src::Reg(pid_tgid),
+            Width::DW,
+        );
+        // The begin stage's task is the record's own (its comm is the
+        // record's: user space reads it there).
+        self.store(
+            rec.offset(spec.stages[0].task_offset),
             Src::Reg(pid_tgid),
             Width::DW,
         );
