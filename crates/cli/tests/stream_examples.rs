@@ -447,3 +447,76 @@ fn pipe_follows_each_message_from_its_write_to_the_read_that_takes_it() {
         previous = start;
     }
 }
+
+#[test]
+fn http_server_parses_method_path_and_status_of_each_request() {
+    require_root!();
+    // 1,000 requests to python3's http.server (a thread per connection),
+    // one connection each: 600 GET / (200), 200 GET /nope (404), 100 HEAD /
+    // (200) and 100 POST / (501). The client prints how many of each it got.
+    let server = HttpServer::start("http-server");
+    let client = common::scratch("http-server-mix.py");
+    std::fs::write(
+        &client,
+        "import collections, json, sys, urllib.request, urllib.error\n\
+         port = sys.argv[1]\n\
+         got = collections.Counter()\n\
+         def go(method, path):\n    \
+             data = b'x' if method == 'POST' else None\n    \
+             req = urllib.request.Request(f'http://127.0.0.1:{port}{path}', method=method, data=data)\n    \
+             try:\n        \
+                 with urllib.request.urlopen(req, timeout=10) as r:\n            \
+                     r.read(); status = r.status\n    \
+             except urllib.error.HTTPError as e:\n        \
+                 status = e.code\n    \
+             got[f'{method} {path} {status}'] += 1\n\
+         for i in range(1000):\n    \
+             go(*[('POST', '/'), ('HEAD', '/'), ('GET', '/nope'), ('GET', '/nope')][i % 10] if i % 10 < 4 else ('GET', '/'))\n\
+         print(json.dumps(got))\n",
+    )
+    .unwrap();
+    let cmd = format!("python3 {} {}", client.display(), server.port);
+    let out = run_example_with("http_server.bt", &cmd, &["-f", "json"]);
+    let _ = std::fs::remove_file(&client);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let want: std::collections::BTreeMap<String, u64> = out
+        .stdout
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("the client's counts: {}", out.stdout));
+    assert_eq!(
+        want,
+        [
+            ("GET / 200".to_string(), 600),
+            ("GET /nope 404".to_string(), 200),
+            ("HEAD / 200".to_string(), 100),
+            ("POST / 501".to_string(), 100),
+        ]
+        .into(),
+    );
+    let server_pid = u64::from(server.child.id());
+    let mut got = std::collections::BTreeMap::<String, u64>::new();
+    for r in json_records(&out.stdout)
+        .iter()
+        .filter(|r| r["pid"] == server_pid)
+    {
+        assert_eq!(r["complete"], true, "{r}");
+        let f = &r["fields"];
+        let key = format!(
+            "{} {} {}",
+            f["method"].as_str().unwrap(),
+            f["path"].as_str().unwrap(),
+            f["status"]
+        );
+        *got.entry(key).or_default() += 1;
+        // The worker thread, not the accepting one, read and answered.
+        let st = r["stages"].as_array().unwrap();
+        assert!(
+            st[1..]
+                .iter()
+                .all(|s| s["tid"] != r["tid"] && s["tid"].is_u64()),
+            "{r}"
+        );
+    }
+    assert_eq!(got, want, "{}", out.stderr);
+}
