@@ -18,9 +18,11 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
             ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
             last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
             hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
+            task_offset: STREAM_STAGES_OFFSET + 8 * (3 * n + i as u32),
+            comm_offset: STREAM_STAGES_OFFSET + 32 * n + 16 * i as u32,
         })
         .collect();
-    let mut offset = STREAM_STAGES_OFFSET + 24 * n;
+    let mut offset = STREAM_STAGES_OFFSET + 48 * n;
     let mut field_specs = Vec::new();
     for (fname, layout) in fields {
         offset = offset.next_multiple_of(layout.align().max(1));
@@ -48,6 +50,8 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
         max_instances: 10240,
         emit_incomplete: true,
         sample: 1,
+        queue: 0,
+        queue_map: String::new(),
     }
 }
 

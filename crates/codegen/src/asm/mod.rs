@@ -419,7 +419,28 @@ impl Asm {
         if !matches!(w, Width::W | Width::DW) {
             self.fail(AsmError::BadAtomicWidth { span: self.span });
         }
-        self.push(Op::AtomicXchg { base, off, val, w });
+        self.push(Op::AtomicFetch {
+            base,
+            off,
+            val,
+            w,
+            add: false,
+        });
+    }
+
+    /// `val = fetch_add(*(w *)(base + off), val)` (W or DW): adds `val`
+    /// and gives back the value before the add, in one atomic step.
+    pub fn atomic_fetch_add(&mut self, base: VReg, off: i16, val: VReg, w: Width) {
+        if !matches!(w, Width::W | Width::DW) {
+            self.fail(AsmError::BadAtomicWidth { span: self.span });
+        }
+        self.push(Op::AtomicFetch {
+            base,
+            off,
+            val,
+            w,
+            add: true,
+        });
     }
 
     pub fn label(&mut self) -> Label {
