@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod drain;
+pub mod dwarf;
 pub mod keeper;
 pub mod script;
 pub mod sink;
@@ -176,6 +177,9 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         None,
         Box::new(move |spec: &abi::MapSpec| (spec.name == STACKS_MAP).then(|| roles.clone())),
     );
+    if args::dwarf(args) {
+        sink.dwarf = Some(dwarf::DwarfStacks::new(args.mode == Mode::OffCpu));
+    }
     let mut progress = Progress::new(args, &out.compiled.manifest);
     // No live passes over the maps: `drain::Drain` resolves the stacks as
     // it takes them. kallsyms is read while the run goes on; not before
@@ -282,9 +286,19 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
                 .map_or(0, |d| d.saturating_sub(elapsed).as_nanos() as u64),
             duration_ns: elapsed.as_nanos() as u64,
         },
-        samples: std::mem::take(&mut sink.samples),
+        samples: {
+            let mut samples = std::mem::take(&mut sink.samples);
+            if let Some(d) = sink.dwarf.as_mut() {
+                let started = runtime::symbols::thread_cpu_time();
+                samples.extend(d.samples());
+                times.user += runtime::symbols::thread_cpu_time().saturating_sub(started);
+            }
+            samples
+        },
     };
-    if args.verbose {
+    // Frame-pointer stacks are counted in the kernel's map; DWARF samples
+    // each go through the ring buffer, whose losses are said on their own.
+    if args.verbose && !args::dwarf(args) {
         eprintln!("{}", accounting(args, &profile, &facts));
     }
     if profile.total() == 0 {
@@ -305,6 +319,19 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if args.verbose {
         let cpu_wait = crate::stacks::thread_cpu_wait() + times.kernel_cpu_wait;
         eprintln!("{}", time_report(&times, write_times, elapsed, cpu_wait));
+        if let Some(d) = &sink.dwarf {
+            let st = d.stats();
+            eprintln!(
+                "weft: unwinding (CPU): {:.1} ms for {} user stacks ({} answered from the memo), {} frames, {} truncated, {} files' call-frame information read; {} samples had no stack copy",
+                d.unwind_time.as_secs_f64() * 1000.0,
+                st.stacks,
+                st.memo_hits,
+                st.frames,
+                st.truncated,
+                st.files,
+                d.unpaired
+            );
+        }
     }
     Ok(())
 }
