@@ -103,3 +103,14 @@ fn a_kernel_enumerator_prints_its_name() {
     common::assert_succeeded(&out);
     assert_eq!(out.stdout, "27, BPF_MAP_TYPE_RINGBUF, CUSTOM_ENUM\n\n\n");
 }
+
+/// `is_err()` is true for the last 4095 values of the address space (the
+/// kernel's `ERR_PTR`s), false on either side of them.
+#[test]
+fn is_err_knows_the_error_pointers() {
+    require_root!();
+    let script = r#"BEGIN { printf("%d %d %d %d %d\n", is_err(-1), is_err(-4095), is_err(-4096), is_err(0), is_err((uint64)-22)); exit(); }"#;
+    let out = common::run_weft(&["-q", "-e", script], std::time::Duration::from_secs(30));
+    common::assert_succeeded(&out);
+    assert_eq!(out.stdout, "1 1 0 0 1\n\n\n");
+}

@@ -105,6 +105,7 @@ builtins! {
     len: functions(DEF);
     has_key: functions(DEF);
     find: functions(DEF);
+    is_err: functions(DEF);
     fail: functions(DEF);
     pton: functions(DEF);
     names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
