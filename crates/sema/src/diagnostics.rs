@@ -875,27 +875,40 @@ pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     with_suggestion(d, name, known)
 }
 
-pub fn stream_key_unreachable(span: Span, stage: &str, key: &str) -> Diagnostic {
+pub fn stream_key_unreachable(span: Span, stage: &str, key: &str, slots: &str) -> Diagnostic {
     Diagnostic::error(format!(
-        "stage `{stage}` looks instances up by {key}, but no clause files one"
+        "stage `{stage}` looks instances up by `{key}`, which is neither the begin key nor a key any clause links"
     ))
     .with_code(Code::E0413)
     .with_label(span, "nothing files the instance under this key")
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "instances are filed under the begin key and under the keys earlier clauses `link`: add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
+        "write the key as it was filed (`by` of `begin`, or a `link`), or add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
     )
 }
 
-pub fn stream_key_ambiguous(span: Span, stage: &str, key: &Type, slots: &[&str]) -> Diagnostic {
-    let names: Vec<String> = slots.iter().map(|n| format!("`{n}`")).collect();
+/// A `by` key whose text names no slot, where slots of its type exist: a
+/// key is never matched by its type alone.
+pub fn stream_key_ambiguous(
+    span: Span,
+    stage: &str,
+    key: &str,
+    ty: &Type,
+    same_type: &[&str],
+    slots: &str,
+) -> Diagnostic {
+    let names: Vec<String> = same_type.iter().map(|n| format!("`{n}`")).collect();
     Diagnostic::error(format!(
-        "stage `{stage}` has a `{key}` key, and the instance is filed under {} keys of that type",
-        names.len()
+        "stage `{stage}` looks instances up by `{key}`, which names no key slot (a `{ty}` key is not matched by its type alone)"
     ))
     .with_code(Code::E0416)
-    .with_label(span, format!("which of {}?", names.join(", ")))
+    .with_label(
+        span,
+        format!("no slot is named `{key}`; of its type: {}", names.join(", ")),
+    )
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "write the key as its `link` wrote it, or name the key: `link KEY as NAME` where it is filed, `by KEY as NAME` here",
+        "write the key as it was filed, or name the slot: `as NAME` where it is filed (`by KEY as NAME` on `begin`, `link KEY as NAME`) and `by KEY as NAME` here",
     )
 }
 

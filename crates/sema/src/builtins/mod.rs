@@ -93,6 +93,7 @@ builtins! {
     ntop: functions(DEF);
     strftime: functions(DEF);
     stacks: functions(KSTACK, USTACK, KSYM, USYM) variables(KSTACK_VAR, USTACK_VAR);
+    send_ustack: functions(DEF);
     bswap: functions(DEF);
     reg: functions(DEF);
     uaddr: functions(DEF);

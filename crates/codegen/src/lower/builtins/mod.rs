@@ -124,6 +124,7 @@ lowerings! {
     time: functions(LOWERING);
     join: functions(LOWERING);
     emit: functions(LOWERING);
+    send_ustack: functions(LOWERING);
     exit: functions(LOWERING);
     assert: functions(LOWERING);
     print: functions(LOWERING);
