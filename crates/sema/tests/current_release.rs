@@ -106,3 +106,7 @@ case!(
     is_err_is_a_bool_of_a_pointer,
     "kretprobe:vfs_read { @e[is_err(retval)] = count(); $p = (struct file *)retval; $b = is_err($p); } kprobe:vfs_read { $c = is_err(\"x\"); }"
 );
+case!(
+    write_user_takes_a_value_and_a_literal_length_that_fits,
+    "tracepoint:syscalls:sys_enter_openat { $p = \"/tmp/x\"; $a = write_user(args.filename, $p, 7); $b = write_user(args.filename, $p, 8); $c = write_user(args.filename, $p, $a); }"
+);
