@@ -175,7 +175,10 @@ fn variable_lowering(name: &str) -> Option<&'static VariableLowering> {
 
 impl Lower<'_> {
     /// The lowering of the builtin call `e` and its site, if `e` is one.
-    fn builtin_call<'e>(&self, e: &'e Expr) -> Option<(&'static Lowering, CallSite<'e>)> {
+    pub(crate) fn builtin_call<'e>(
+        &self,
+        e: &'e Expr,
+    ) -> Option<(&'static Lowering, CallSite<'e>)> {
         let ExprKind::Call { args, .. } = &e.kind else {
             return None;
         };
