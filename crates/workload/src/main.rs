@@ -33,6 +33,10 @@ Steps:
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
   nanosleep NS N         N nanosleep()s of NS nanoseconds
+  timed-nanosleep NS N PATH
+                         the same, then writes to PATH each call's wall time in
+                         nanoseconds (CLOCK_MONOTONIC, one a line): what off-CPU
+                         time may reach, however long the wake-ups waited
   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
   spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
                          had MS milliseconds of CPU time (however loaded the machine
@@ -97,6 +101,23 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// One `nanosleep()` of `ns` nanoseconds, the raw syscall (glibc's
+/// nanosleep() uses clock_nanosleep).
+fn nanosleep(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
 }
 
 fn run(args: &[String]) -> Result<(), String> {
@@ -182,21 +203,25 @@ fn run(args: &[String]) -> Result<(), String> {
             "nanosleep" => {
                 let ns = count(next("NS")?)?;
                 let n = count(next("N")?)?;
-                let ts = libc::timespec {
-                    tv_sec: (ns / 1_000_000_000) as _,
-                    tv_nsec: (ns % 1_000_000_000) as _,
-                };
                 for _ in 0..n {
-                    // The raw syscall: glibc's nanosleep() uses clock_nanosleep.
-                    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
-                    unsafe {
-                        libc::syscall(
-                            libc::SYS_nanosleep,
-                            &ts,
-                            std::ptr::null_mut::<libc::timespec>(),
-                        )
-                    };
+                    nanosleep(ns);
                 }
+            }
+            "timed-nanosleep" => {
+                let ns = count(next("NS")?)?;
+                let n = count(next("N")?)?;
+                let path = next("PATH")?;
+                // Instant reads CLOCK_MONOTONIC (bpf_ktime_get_ns's clock)
+                // through the vDSO, so the steps make no other system call.
+                let walls: Vec<u128> = (0..n)
+                    .map(|_| {
+                        let start = Instant::now();
+                        nanosleep(ns);
+                        start.elapsed().as_nanos()
+                    })
+                    .collect();
+                let text: String = walls.iter().map(|w| format!("{w}\n")).collect();
+                std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
             }
             "spin" => {
                 let ms = count(next("MS")?)?;

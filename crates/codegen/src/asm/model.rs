@@ -287,6 +287,7 @@ helpers! {
     FOR_EACH_MAP_ELEM = 164, "bpf_for_each_map_elem";
     SNPRINTF = 165, "bpf_snprintf";
     GET_FUNC_IP = 173, "bpf_get_func_ip";
+    TASK_PT_REGS = 175, "bpf_task_pt_regs";
     TRACE_VPRINTK = 177, "bpf_trace_vprintk";
     GET_ATTACH_COOKIE = 174, "bpf_get_attach_cookie";
     LOOP = 181, "bpf_loop";
