@@ -514,10 +514,8 @@ impl Pump<'_> {
                         return ControlFlow::Continue(());
                     };
                     args.clear();
-                    args.extend(spec.args.iter().map(|a| {
-                        let start = (a.field.offset as usize).min(rec.len());
-                        let end = (start + a.field.layout.size() as usize).min(rec.len());
-                        let mut value = decode(&a.field.layout, &rec[start..end]);
+                    args.extend(abi::printf_fields(spec, rec).map(|(a, bytes)| {
+                        let mut value = decode(&a.field.layout, bytes);
                         format_timestamps(manifest, &a.field.layout, &mut value);
                         value
                     }));
@@ -601,6 +599,13 @@ impl Pump<'_> {
                     helper_failures.push((id, word(8) as i64));
                     ControlFlow::Continue(())
                 }
+                Some(EventKind::UserStack) => match sink.user_stack(rec) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        write_error = Some(e);
+                        ControlFlow::Break(())
+                    }
+                },
                 Some(EventKind::SkbOutput) => {
                     let start = abi::SKB_PACKET_OFFSET as usize;
                     let end = usize::try_from(word(16))

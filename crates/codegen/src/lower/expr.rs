@@ -761,14 +761,15 @@ impl Lower<'_> {
     }
 
     /// Copies a string held in memory (itself zero past its terminator) into
-    /// a buffer of `size` bytes: cut and terminated when it is longer, zero
-    /// after it when it is shorter.
+    /// a buffer of `size` bytes: cut and terminated when its buffer is
+    /// longer, zero after it when shorter; one of the same size is copied as
+    /// it is (a string `str()` cut keeps its missing NUL, the trailer's sign).
     pub(crate) fn copy_string(&mut self, dst: Place, size: u32, src: Place, src_size: u32) {
         let n = src_size.min(size);
         self.copy(dst, src, n);
         if n < size {
             self.zero_range(dst, n, size);
-        } else if n > 0 {
+        } else if n > 0 && src_size > size {
             self.store(dst.offset(size - 1), Src::Imm(0), Width::B);
         }
     }
