@@ -1155,9 +1155,11 @@ pub fn percpu_variable_without_address(span: Span, name: &str) -> Diagnostic {
 }
 
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
-        .with_code(Code::E0476)
-        .with_label(span, "changes the system")
+    Diagnostic::error(format!(
+        "{name}() is unsafe. To use you need the --unsafe flag"
+    ))
+    .with_code(Code::E0476)
+    .with_label(span, what.to_string())
         .with_help(format!(
             "run weft with --unsafe if you mean it (it allows {name}() and the other actions that change the system: system(), signal(), override())"
         ))
