@@ -196,11 +196,18 @@ pub fn verifier_diagnostic(
         (Some((_, f)), Some(i)) => f.spans.get(i).copied(),
         _ => None,
     };
+    // After "infinite loop detected" the verifier prints the two states it
+    // compared: the reason is the line before them.
     let reason = log
         .lines()
         .rev()
-        .find(|l| {
-            !l.trim().is_empty() && !l.starts_with("processed") && !l.contains("verification time")
+        .find(|l| l.starts_with("infinite loop detected"))
+        .or_else(|| {
+            log.lines().rev().find(|l| {
+                !l.trim().is_empty()
+                    && !l.starts_with("processed")
+                    && !l.contains("verification time")
+            })
         })
         .unwrap_or("rejected");
     let mut d = Diagnostic::error(format!(
@@ -222,11 +229,16 @@ pub fn verifier_diagnostic(
         .into_iter()
         .rev()
         .collect();
-    let help = if log.contains("too large")
-        || log.contains("too complex")
-        || log.contains("infinite loop")
-    {
+    let help = if log.contains("infinite loop") {
+        "the verifier could not see this loop end: it does not follow values kept in maps, such as a stream's `$fields` (kept in the instance's record) or `@maps`, so a loop counted by one looks endless to it; count the loop with a `let` variable (kept on the program's stack), or write `for ($i : 0..N)`"
+    } else if log.contains("cannot use helper") {
+        "this kernel does not give that helper to this kind of program: a kernel locked down, or built without it, refuses the helpers that change the system (bpf_probe_write_user, bpf_override_return)"
+    } else if log.contains("too large") || log.contains("too complex") {
         "the verifier follows every path of the program and gives up after 1,000,000 instructions: bound loops to fewer iterations"
+    } else if log.contains("cannot use helper bpf_probe_write_user") {
+        // The kernel offers the helper only outside lockdown (dmesg says
+        // "Kernel is locked down" when it is on).
+        "this kernel does not let BPF programs write to user memory: it is in lockdown (integrity or confidentiality mode), so write_user() cannot run here"
     } else {
         "this is a weft code generation bug if the script is valid: please report it with the script"
     };

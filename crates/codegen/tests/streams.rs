@@ -39,7 +39,7 @@ fn begin_and_end_by_tid_with_fields() {
 
 #[test]
 fn a_linked_key_and_a_handler() {
-    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm\n  end tracepoint:sched:sched_wakeup by args->comm\n}\nstream:s { @ = hist(args->duration); }";
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm as comm\n  end tracepoint:sched:sched_wakeup by args->comm as comm\n}\nstream:s { @ = hist(args->duration); }";
     insta::assert_snapshot!(function_name!(), lower(src), src);
 }
 
@@ -79,4 +79,19 @@ fn sampled_begin_draws_before_writing_anything() {
     let compiled = common::compile_on(src, &FixtureKernel::typical());
     assert_eq!(compiled.manifest.streams[0].sample, 10);
     insta::assert_snapshot!(function_name!(), lower(src), src);
+}
+
+/// `queue N`: the begin numbers its instance with a fetch-add on the key's
+/// counters (and another pushes out the oldest of a full queue), and the
+/// end claims the oldest number the same way, in each of its 4 tries (and
+/// counts its hit with one more, whose old value says whether it was first).
+#[test]
+fn queued_begin_and_end_number_their_instances() {
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_getppid by pid\n  end tracepoint:syscalls:sys_exit_getppid by pid\n  queue 8\n}";
+    let compiled = common::compile_on(src, &FixtureKernel::typical());
+    let spec = &compiled.manifest.streams[0];
+    assert_eq!((spec.queue, spec.queue_map.as_str()), (8, "queue_s"));
+    let out = lower(src);
+    assert_eq!(out.matches("= fetch_add(").count(), 2 + 4 + 1, "{out}");
+    insta::assert_snapshot!(function_name!(), out, src);
 }

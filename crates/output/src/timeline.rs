@@ -48,11 +48,16 @@ struct Slice {
     end_ns: u64,
     /// `(ts_ns, last_ns, hits)` per stage; `ts_ns == 0` for a stage never reached.
     stages: Box<[(u64, u64, u64)]>,
+    /// Per stage, the `(pid, tid)` of the task that ran it when it is not
+    /// the `begin` task (`None`: that task, or not recorded).
+    tasks: Box<[Option<(u32, u32)>]>,
     fields: Box<[Value]>,
     /// The task's cgroup path at begin, when known.
     cgroup: Option<Box<str>>,
     /// `sample N` (1: not sampled).
     sample: u32,
+    /// No stage fired before the reached stage written before it.
+    in_order: bool,
 }
 
 /// Collects stream records and writes them as a trace-event file.
@@ -118,6 +123,11 @@ impl TimelineWriter {
         self.threads
             .entry((record.pid, record.tid))
             .or_insert_with(|| record.comm.into());
+        for stage in record.stages.iter().filter(|s| s.ran_elsewhere(record)) {
+            self.threads
+                .entry((stage.pid, stage.tid))
+                .or_insert_with(|| stage.comm.into());
+        }
         let end_ns = if record.complete {
             record.end_ns
         } else {
@@ -135,9 +145,15 @@ impl TimelineWriter {
                 .iter()
                 .map(|s| (s.ts_ns, s.last_ns, s.hits))
                 .collect(),
+            tasks: record
+                .stages
+                .iter()
+                .map(|s| s.ran_elsewhere(record).then_some((s.pid, s.tid)))
+                .collect(),
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
             cgroup: record.cgroup_path.as_deref().map(Box::from),
             sample: record.sample,
+            in_order: record.in_order,
         });
     }
 
@@ -196,6 +212,8 @@ impl TimelineWriter {
     /// `comm tid (overlap N)`, since a track only shows nested slices.
     pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
         let lanes = self.lanes();
+        // Ids of the flow arrows from a stage to the next one run elsewhere.
+        let mut flows = 0u64;
         out.write_all(b"{\"traceEvents\": [")?;
         let mut first = true;
         let mut event = |out: &mut dyn Write| -> io::Result<()> {
@@ -282,6 +300,13 @@ impl TimelineWriter {
                 out.write_all(b"\"cgroup\": ")?;
                 json_string(out, cgroup.as_bytes())?;
             }
+            if !slice.in_order && !names.fields.iter().any(|f| f == "out_of_order") {
+                if !first_arg {
+                    out.write_all(b", ")?;
+                }
+                first_arg = false;
+                out.write_all(b"\"out_of_order\": true")?;
+            }
             if slice.sample > 1 && !names.fields.iter().any(|f| f == "sample") {
                 if !first_arg {
                     out.write_all(b", ")?;
@@ -299,37 +324,62 @@ impl TimelineWriter {
                 json_value(out, value)?;
             }
             out.write_all(b"}}")?;
-            // One nested slice per interval between consecutive reached stages.
-            let mut previous: Option<(usize, u64)> = None;
-            for (stage, &(ts_ns, last_ns, hits)) in slice.stages.iter().enumerate() {
-                if ts_ns == 0 {
-                    continue;
-                }
-                let ts_ns = ts_ns.clamp(slice.start_ns, slice.end_ns);
-                if let Some((from, from_ns)) = previous {
+            // One nested slice per interval between consecutive reached
+            // stages in the order they fired (a stage that fired before the
+            // one written above it comes first), so each stage is drawn at
+            // its offset from the instance's start, as text and JSON say.
+            let mut fired: Vec<(u64, usize)> = slice
+                .stages
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.0 != 0)
+                .map(|(i, s)| (s.0.clamp(slice.start_ns, slice.end_ns), i))
+                .collect();
+            fired.sort_unstable();
+            for pair in fired.windows(2) {
+                let ((from_ns, from), (ts_ns, stage)) = (pair[0], pair[1]);
+                let (_, last_ns, hits) = slice.stages[stage];
+                // Each interval is drawn on the thread that ran its later
+                // stage; an arrow leads there from the earlier one's.
+                let at = |i: usize| slice.tasks[i].unwrap_or((slice.pid, tid));
+                let ((from_pid, from_tid), (pid, stage_tid)) = (at(from), at(stage));
+                if (from_pid, from_tid) != (pid, stage_tid) {
+                    flows += 1;
                     event(out)?;
-                    out.write_all(b"{\"ph\": \"X\", \"name\": ")?;
-                    let mut name = names.stages[from].clone().into_bytes();
-                    name.extend_from_slice(" → ".as_bytes());
-                    name.extend_from_slice(names.stages[stage].as_bytes());
-                    json_string(out, &name)?;
-                    out.write_all(b", \"cat\": \"stage\", \"ts\": ")?;
-                    write_us(out, from_ns)?;
-                    out.write_all(b", \"dur\": ")?;
-                    write_us(out, ts_ns.saturating_sub(from_ns))?;
                     write!(
                         out,
-                        ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}",
-                        slice.pid
+                        "{{\"ph\": \"s\", \"id\": {flows}, \"name\": \"stage\", \"cat\": \"flow\", \"ts\": "
                     )?;
-                    if hits > 1 && last_ns > ts_ns {
-                        // From the stage's first hit to its last, in microseconds.
-                        out.write_all(b", \"last_hit_us\": ")?;
-                        write_us(out, last_ns - ts_ns)?;
-                    }
-                    out.write_all(b"}}")?;
+                    write_us(out, from_ns)?;
+                    write!(out, ", \"pid\": {from_pid}, \"tid\": {from_tid}}}")?;
+                    event(out)?;
+                    write!(
+                        out,
+                        "{{\"ph\": \"f\", \"bp\": \"e\", \"id\": {flows}, \"name\": \"stage\", \"cat\": \"flow\", \"ts\": "
+                    )?;
+                    write_us(out, from_ns)?;
+                    write!(out, ", \"pid\": {pid}, \"tid\": {stage_tid}}}")?;
                 }
-                previous = Some((stage, ts_ns.max(previous.map_or(0, |p| p.1))));
+                event(out)?;
+                out.write_all(b"{\"ph\": \"X\", \"name\": ")?;
+                let mut name = names.stages[from].clone().into_bytes();
+                name.extend_from_slice(" → ".as_bytes());
+                name.extend_from_slice(names.stages[stage].as_bytes());
+                json_string(out, &name)?;
+                out.write_all(b", \"cat\": \"stage\", \"ts\": ")?;
+                write_us(out, from_ns)?;
+                out.write_all(b", \"dur\": ")?;
+                write_us(out, ts_ns - from_ns)?;
+                write!(
+                    out,
+                    ", \"pid\": {pid}, \"tid\": {stage_tid}, \"args\": {{\"hits\": {hits}"
+                )?;
+                if hits > 1 && last_ns > ts_ns {
+                    // From the stage's first hit to its last, in microseconds.
+                    out.write_all(b", \"last_hit_us\": ")?;
+                    write_us(out, last_ns - ts_ns)?;
+                }
+                out.write_all(b"}}")?;
             }
         }
         out.write_all(b"\n],\n\"displayTimeUnit\": \"ns\"}\n")

@@ -27,6 +27,18 @@ pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown identifier `{name}`"))
         .with_code(Code::E0202)
         .with_label(span, "not a builtin variable");
+    // `exit` where `exit()` was meant.
+    if let Some(f) = crate::builtins::function_def(name) {
+        let args_optional = [format!("{name}()"), format!("{name}([")]
+            .iter()
+            .any(|start| f.signature.starts_with(start.as_str()));
+        let call = if args_optional {
+            format!("{name}()")
+        } else {
+            f.signature.to_string()
+        };
+        return d.with_help(format!("`{name}` is a function: call it, `{call}`"));
+    }
     let d = with_suggestion(d, name, known);
     if name.starts_with(|c: char| c.is_ascii_alphabetic())
         && did_you_mean(name, known.iter().copied()).is_none()
@@ -233,19 +245,39 @@ pub fn map_value_mismatch(
     .with_secondary(first, format!("{map} first gets `{existing}` here"))
 }
 
+/// A map used with a key of another type than before, or with a key where
+/// it had none (`existing`/`new` `None`), and the other way round.
 pub fn map_key_mismatch(
     span: Span,
     map: &str,
-    existing: &str,
-    new: &str,
+    existing: Option<&str>,
+    new: Option<&str>,
     first: Span,
 ) -> Diagnostic {
-    Diagnostic::error(format!(
-        "key mismatch for {map}: used with key `{new}`, but its key is `{existing}`"
-    ))
-    .with_code(Code::E0304)
-    .with_label(span, format!("key of type `{new}`"))
-    .with_secondary(first, format!("{map} is first keyed by `{existing}` here"))
+    let message = match (existing, new) {
+        (Some(existing), Some(new)) => {
+            format!("key mismatch for {map}: used with key `{new}`, but its key is `{existing}`")
+        }
+        (Some(existing), None) => {
+            format!("key mismatch for {map}: used without a key, but its key is `{existing}`")
+        }
+        (None, Some(new)) => {
+            format!("key mismatch for {map}: used with key `{new}`, but it has no key")
+        }
+        (None, None) => format!("key mismatch for {map}"),
+    };
+    let label = match new {
+        Some(new) => format!("key of type `{new}`"),
+        None => "no key".to_string(),
+    };
+    let first_label = match existing {
+        Some(existing) => format!("{map} is first keyed by `{existing}` here"),
+        None => format!("{map} is first used without a key here"),
+    };
+    Diagnostic::error(message)
+        .with_code(Code::E0304)
+        .with_label(span, label)
+        .with_secondary(first, first_label)
 }
 
 pub fn variable_type_mismatch(span: Span, name: &str, existing: &Type, new: &Type) -> Diagnostic {
@@ -314,6 +346,25 @@ pub fn unroll_count_out_of_range(span: Span, count: u64) -> Diagnostic {
     Diagnostic::error(message)
         .with_code(Code::E0313)
         .with_label(span, "out of range")
+}
+
+/// A value assigned to a variable whose type (over the whole probe) has
+/// the other sign and cannot hold every value of it, in bpftrace's words.
+pub fn implicit_sign_cast(span: Span, from: &Type, to: &Type) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "Expression of type: {from} being cast to type: {to}. This may cause unexpected results. Use an explicit cast to suppress this warning."
+    ))
+    .with_code(Code::E0319)
+    .with_label(span, format!("converted to `{to}`"))
+}
+
+/// A statement whose value nothing uses (`{ 1 }`, `has_key(@a, 1);`), in
+/// bpftrace's words.
+pub fn return_value_discarded(span: Span) -> Diagnostic {
+    Diagnostic::warning("Return value discarded.")
+        .with_code(Code::E0318)
+        .with_label(span, "this value is not used")
+        .with_help("assign it to `_` to discard it on purpose: `_ = ...;`")
 }
 
 /// A statement after `exit()` or `return` in the same block, in bpftrace's
@@ -387,6 +438,21 @@ pub fn aggregation_not_assigned(span: Span, name: &str) -> Diagnostic {
         .with_help(format!("write `@name = {name}(...)`"))
 }
 
+/// `fail("...")` reached: the script's own error, its text formatted.
+pub fn fail_reached(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::error(text.to_string())
+        .with_code(Code::E0346)
+        .with_label(span, "fail() is reached here")
+}
+
+/// `find(@m, k, x)` where `x` is not a `$variable`.
+pub fn find_needs_a_variable(span: Span) -> Diagnostic {
+    Diagnostic::error("find() stores the value it finds in a variable")
+        .with_code(Code::E0347)
+        .with_label(span, "not a `$variable`")
+        .with_help("write `let $v; if (find(@m, key, $v)) { ... }`")
+}
+
 pub fn not_assignable(span: Span) -> Diagnostic {
     Diagnostic::error("this expression cannot be assigned to")
         .with_code(Code::E0312)
@@ -426,13 +492,43 @@ fn no_matches(provider: &str, target: &str) -> String {
     format!("No matches for {provider} {target}.")
 }
 
-pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnostic {
-    Diagnostic::error(no_matches("tracepoint", &format!("{category}:{name}")))
+/// A tracepoint this kernel lacks; `known` (every category and name) gives
+/// the hint: the nearest category when the category is not one (listing a
+/// category that does not exist would show nothing), else the nearest
+/// name in it.
+pub fn tracepoint_not_found(
+    span: Span,
+    category: &str,
+    name: &str,
+    known: &[(String, String)],
+) -> Diagnostic {
+    let d = Diagnostic::error(no_matches("tracepoint", &format!("{category}:{name}")))
         .with_code(Code::E0404)
-        .with_label(span, "this kernel has no such tracepoint")
-        .with_help(format!(
-            "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
-        ))
+        .with_label(span, "this kernel has no such tracepoint");
+    let category_exists = known.iter().any(|(c, _)| c == category);
+    if !category_exists && !known.is_empty() {
+        let mut categories: Vec<&str> = known.iter().map(|(c, _)| c.as_str()).collect();
+        categories.dedup();
+        return match did_you_mean(category, categories.iter().copied()) {
+            Some(near) => d.with_help(format!(
+                "there is no category `{category}`; did you mean `{near}`? list it with: weft -l 'tracepoint:{near}:*'"
+            )),
+            None => d.with_help(format!(
+                "there is no category `{category}`; list every tracepoint with: weft -l 'tracepoint:*'"
+            )),
+        };
+    }
+    let names = known
+        .iter()
+        .filter(|(c, _)| c == category)
+        .map(|(_, n)| n.as_str());
+    let d = match did_you_mean(name, names) {
+        Some(near) => d.with_help(format!("did you mean `tracepoint:{category}:{near}`?")),
+        None => d,
+    };
+    d.with_help(format!(
+        "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
+    ))
 }
 
 pub fn no_probe_matches(span: Span, raw: &str) -> Diagnostic {
@@ -779,27 +875,40 @@ pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     with_suggestion(d, name, known)
 }
 
-pub fn stream_key_unreachable(span: Span, stage: &str, key: &str) -> Diagnostic {
+pub fn stream_key_unreachable(span: Span, stage: &str, key: &str, slots: &str) -> Diagnostic {
     Diagnostic::error(format!(
-        "stage `{stage}` looks instances up by {key}, but no clause files one"
+        "stage `{stage}` looks instances up by `{key}`, which is neither the begin key nor a key any clause links"
     ))
     .with_code(Code::E0413)
     .with_label(span, "nothing files the instance under this key")
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "instances are filed under the begin key and under the keys earlier clauses `link`: add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
+        "write the key as it was filed (`by` of `begin`, or a `link`), or add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
     )
 }
 
-pub fn stream_key_ambiguous(span: Span, stage: &str, key: &Type, slots: &[&str]) -> Diagnostic {
-    let names: Vec<String> = slots.iter().map(|n| format!("`{n}`")).collect();
+/// A `by` key whose text names no slot, where slots of its type exist: a
+/// key is never matched by its type alone.
+pub fn stream_key_ambiguous(
+    span: Span,
+    stage: &str,
+    key: &str,
+    ty: &Type,
+    same_type: &[&str],
+    slots: &str,
+) -> Diagnostic {
+    let names: Vec<String> = same_type.iter().map(|n| format!("`{n}`")).collect();
     Diagnostic::error(format!(
-        "stage `{stage}` has a `{key}` key, and the instance is filed under {} keys of that type",
-        names.len()
+        "stage `{stage}` looks instances up by `{key}`, which names no key slot (a `{ty}` key is not matched by its type alone)"
     ))
     .with_code(Code::E0416)
-    .with_label(span, format!("which of {}?", names.join(", ")))
+    .with_label(
+        span,
+        format!("no slot is named `{key}`; of its type: {}", names.join(", ")),
+    )
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "write the key as its `link` wrote it, or name the key: `link KEY as NAME` where it is filed, `by KEY as NAME` here",
+        "write the key as it was filed, or name the slot: `as NAME` where it is filed (`by KEY as NAME` on `begin`, `link KEY as NAME`) and `by KEY as NAME` here",
     )
 }
 
@@ -875,6 +984,16 @@ pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> 
 }
 
 /// `iter:TARGET` for a target the kernel has no iterator for.
+/// `iter:TARGET:PIN`: bpftrace pins the iterator in bpffs; weft runs it.
+pub fn iterator_pin_unsupported(span: Span, target: &str, pin: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "pinning an iterator (`:{pin}`) is not supported by weft: it runs the iterator once and prints what it gives"
+    ))
+    .with_code(Code::E0499)
+    .with_label(span, "pinned iterator")
+    .with_help(format!("run it now with `iter:{target}`"))
+}
+
 pub fn iterator_not_found(span: Span, target: &str, known: &[String]) -> Diagnostic {
     let d = Diagnostic::error(format!("this kernel has no BPF iterator `{target}`"))
         .with_code(Code::E0497)
@@ -1036,9 +1155,11 @@ pub fn percpu_variable_without_address(span: Span, name: &str) -> Diagnostic {
 }
 
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
-        .with_code(Code::E0476)
-        .with_label(span, "changes the system")
+    Diagnostic::error(format!(
+        "{name}() is unsafe. To use you need the --unsafe flag"
+    ))
+    .with_code(Code::E0476)
+    .with_label(span, what.to_string())
         .with_help(format!(
             "run weft with --unsafe if you mean it (it allows {name}() and the other actions that change the system: system(), signal(), override())"
         ))
@@ -1049,6 +1170,15 @@ pub fn not_in_this_probe(span: Span, name: &str, probe: &str, allowed: &str) -> 
         .with_code(Code::E0477)
         .with_label(span, format!("not available in {probe}"))
         .with_help(format!("{name}() works in {allowed}"))
+}
+
+/// `write_user(dst, src, len)` with a literal `len` of 0 or past `src`'s size.
+pub fn write_user_length(span: Span, len: u64, size: u32) -> Diagnostic {
+    Diagnostic::error(format!(
+        "write_user() writes 1 to {size} bytes of this value, not {len}"
+    ))
+    .with_code(Code::E0479)
+    .with_label(span, format!("the value holds {size} bytes"))
 }
 
 pub fn invalid_signal(span: Span, what: &str) -> Diagnostic {

@@ -24,10 +24,19 @@ Steps:
   getppid N              N getppid() calls
   getppid-for MS         getppid() calls for MS milliseconds, as fast as it can,
                          then prints how many it made on stdout (soak benchmarks)
+  getppid-threads T N    T threads at once (released together), each N getppid()
+                         calls: the same probe on several CPUs at the same moment
+  pipe-bursts N B        a writer thread writes N 8-byte messages (`m0000000`,
+                         `m0000001`, ...) into a pipe in bursts of B, each burst
+                         before a reader thread reads it back one message per read()
   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
   nanosleep NS N         N nanosleep()s of NS nanoseconds
+  timed-nanosleep NS N PATH
+                         the same, then writes to PATH each call's wall time in
+                         nanoseconds (CLOCK_MONOTONIC, one a line): what off-CPU
+                         time may reach, however long the wake-ups waited
   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
   spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
                          had MS milliseconds of CPU time (however loaded the machine
@@ -94,6 +103,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// One `nanosleep()` of `ns` nanoseconds, the raw syscall (glibc's
+/// nanosleep() uses clock_nanosleep).
+fn nanosleep(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter().map(String::as_str);
     while let Some(step) = it.next() {
@@ -120,6 +146,16 @@ fn run(args: &[String]) -> Result<(), String> {
                     calls += 1024;
                 }
                 println!("{calls}");
+            }
+            "getppid-threads" => {
+                let threads = count(next("T")?)?;
+                let n = count(next("N")?)?;
+                getppid_threads(threads, n)?;
+            }
+            "pipe-bursts" => {
+                let n = count(next("N")?)?;
+                let burst = count(next("B")?)?.max(1);
+                pipe_bursts(n, burst)?;
             }
             "openat" => {
                 let path = CString::new(next("PATH")?).map_err(|e| e.to_string())?;
@@ -167,21 +203,25 @@ fn run(args: &[String]) -> Result<(), String> {
             "nanosleep" => {
                 let ns = count(next("NS")?)?;
                 let n = count(next("N")?)?;
-                let ts = libc::timespec {
-                    tv_sec: (ns / 1_000_000_000) as _,
-                    tv_nsec: (ns % 1_000_000_000) as _,
-                };
                 for _ in 0..n {
-                    // The raw syscall: glibc's nanosleep() uses clock_nanosleep.
-                    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
-                    unsafe {
-                        libc::syscall(
-                            libc::SYS_nanosleep,
-                            &ts,
-                            std::ptr::null_mut::<libc::timespec>(),
-                        )
-                    };
+                    nanosleep(ns);
                 }
+            }
+            "timed-nanosleep" => {
+                let ns = count(next("NS")?)?;
+                let n = count(next("N")?)?;
+                let path = next("PATH")?;
+                // Instant reads CLOCK_MONOTONIC (bpf_ktime_get_ns's clock)
+                // through the vDSO, so the steps make no other system call.
+                let walls: Vec<u128> = (0..n)
+                    .map(|_| {
+                        let start = Instant::now();
+                        nanosleep(ns);
+                        start.elapsed().as_nanos()
+                    })
+                    .collect();
+                let text: String = walls.iter().map(|w| format!("{w}\n")).collect();
+                std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
             }
             "spin" => {
                 let ms = count(next("MS")?)?;
@@ -512,6 +552,83 @@ fn fd_chain(path: &str, n: u64) -> Result<(), String> {
 /// `threads` threads started together, each `n` times: openat(path), a
 /// one-byte read into its own buffer, a write of that buffer to its own
 /// /dev/null descriptor, close.
+/// `pipe-bursts N B`: a writer thread writes B messages of 8 bytes, then a
+/// reader thread reads them one read() each, in turns (handed over by
+/// channels, which make no read or write calls), until N are written.
+fn pipe_bursts(n: u64, burst: u64) -> Result<(), String> {
+    use std::sync::mpsc::channel;
+    let mut fds = [0i32; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err("pipe() failed".into());
+    }
+    let [read_fd, write_fd] = fds;
+    let (to_reader, reader_turn) = channel::<u64>();
+    let (to_writer, writer_turn) = channel::<()>();
+    let reader = std::thread::spawn(move || -> Result<(), String> {
+        let mut buf = [0u8; 8];
+        while let Ok(count) = reader_turn.recv() {
+            for _ in 0..count {
+                // SAFETY: buf holds 8 bytes; read_fd is ours.
+                let got = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), 8) };
+                if got != 8 {
+                    return Err(format!("pipe read returned {got}"));
+                }
+            }
+            let _ = to_writer.send(());
+        }
+        Ok(())
+    });
+    let mut sent = 0;
+    while sent < n {
+        let count = burst.min(n - sent);
+        for i in sent..sent + count {
+            let msg = format!("m{i:07}");
+            // SAFETY: msg holds 8 bytes; write_fd is ours.
+            let put = unsafe { libc::write(write_fd, msg.as_ptr().cast(), 8) };
+            if put != 8 {
+                return Err(format!("pipe write returned {put}"));
+            }
+        }
+        sent += count;
+        to_reader.send(count).map_err(|e| e.to_string())?;
+        writer_turn.recv().map_err(|e| e.to_string())?;
+    }
+    drop(to_reader);
+    reader
+        .join()
+        .map_err(|_| "the pipe reader panicked".to_string())??;
+    // SAFETY: both descriptors are ours.
+    unsafe {
+        libc::close(read_fd);
+        libc::close(write_fd);
+    }
+    Ok(())
+}
+
+/// `getppid-threads T N`: T threads released by one barrier, each making
+/// N getppid() calls, so that a probe runs on every CPU at once.
+fn getppid_threads(threads: u64, n: u64) -> Result<(), String> {
+    let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                for _ in 0..n {
+                    // SAFETY: getppid has no arguments and cannot fail.
+                    unsafe { libc::syscall(libc::SYS_getppid) };
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "a getppid thread panicked".to_string())?;
+    }
+    Ok(())
+}
+
 fn thread_chain(threads: u64, n: u64, path: &str) -> Result<(), String> {
     let c = one_byte_file(path)?;
     let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));

@@ -483,6 +483,15 @@ pub(super) enum Op {
         src: VReg,
         w: Width,
     },
+    /// `val = xchg(*(base + off), val)`, or with `add` `val =
+    /// fetch_add(*(base + off), val)`: reads and redefines `val`.
+    AtomicFetch {
+        base: VReg,
+        off: i16,
+        val: VReg,
+        w: Width,
+        add: bool,
+    },
     Jmp {
         target: Label,
     },
@@ -537,6 +546,10 @@ impl Op {
                 out.push(*base);
                 out.push(*src);
             }
+            Op::AtomicFetch { base, val, .. } => {
+                out.push(*base);
+                out.push(*val);
+            }
             Op::Br { a, b, .. } => {
                 out.push(*a);
                 src(b, out);
@@ -560,6 +573,7 @@ impl Op {
             | Op::MapPtr { dst, .. }
             | Op::FuncAddr { dst, .. }
             | Op::BtfVarAddr { dst, .. } => one(dst),
+            Op::AtomicFetch { val, .. } => one(val),
             Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }

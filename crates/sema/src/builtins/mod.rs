@@ -105,8 +105,12 @@ builtins! {
     strcontains: functions(DEF);
     len: functions(DEF);
     has_key: functions(DEF);
+    find: functions(DEF);
+    is_err: functions(DEF);
+    write_user: functions(DEF);
+    fail: functions(DEF);
     pton: functions(DEF);
-    names: functions(STRERROR, SIGNAL_NAME);
+    names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
     macaddr: functions(DEF);
     strncmp: functions(DEF);
     username: variables(DEF);
@@ -116,6 +120,7 @@ builtins! {
     percpu_kaddr: functions(DEF);
     skboutput: functions(DEF);
     addrspace: functions(UPTR, KPTR);
+    write_user: functions(DEF);
 }
 
 /// Builtins whose helpers the kernel gives only to BTF-typed tracing

@@ -32,6 +32,9 @@ pub(super) struct BodyFacts {
     pub(super) vars: BTreeMap<String, Type>,
     /// Names read after the block that assigned them ended (0.17's scoping).
     pub(super) hoisted: BTreeSet<String>,
+    /// Each integer variable's type over the values assigned to it that are
+    /// not literals (a literal converts silently, so it decides no sign).
+    pub(super) typed_by_values: BTreeMap<String, Type>,
 }
 
 /// The lexical scopes open while checking one body.
@@ -47,6 +50,9 @@ pub(super) struct Scopes {
     pub(super) typed: std::collections::HashSet<String>,
     /// Names read after their block ended, found in this round.
     pub(super) hoisted: BTreeSet<String>,
+    /// Keys declared with `let` or by a `for` loop: in a stream clause,
+    /// local to their block, never fields of the instance.
+    pub(super) locals: BTreeSet<String>,
 }
 
 impl Scopes {
@@ -168,6 +174,7 @@ impl Checker<'_> {
             self.error(diag::variable_shadowed(span, name, what, first));
         }
         let key = s.scopes.declare(name, span);
+        s.scopes.locals.insert(key.clone());
         Self::note_key(s, id, name, &key);
         key
     }

@@ -76,7 +76,15 @@ impl Checker<'_> {
 
     pub(super) fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
         match &stmt.kind {
-            StmtKind::Expr(e) | StmtKind::Discard(e) => {
+            StmtKind::Expr(e) => {
+                let errors = self.diags.error_count();
+                let t = self.expr(s, e);
+                // An expression found wrong has said enough.
+                if self.diags.error_count() == errors && value_is_lost(e, &t) {
+                    self.error(diag::return_value_discarded(e.span));
+                }
+            }
+            StmtKind::Discard(e) => {
                 self.expr(s, e);
             }
             StmtKind::Assign { target, op, value } => self.assign(s, target, *op, value),
@@ -96,6 +104,13 @@ impl Checker<'_> {
                 let key = self.declare_var(s, *id, name, *name_span, "`let`");
                 let t = match (declared, value_ty) {
                     (Some(d), Some(v)) => {
+                        if let Some(value) = value
+                            && sign_is_certain(value)
+                            && assignable(&d, &v)
+                            && !int_fits_into(&v, &d)
+                        {
+                            self.error(diag::implicit_sign_cast(value.span, &v, &d));
+                        }
                         if !assignable(&d, &v) {
                             self.error(diag::variable_type_mismatch(
                                 value.as_ref().map_or(stmt.span, |v| v.span),
@@ -123,9 +138,16 @@ impl Checker<'_> {
             } => {
                 let t = self.expr(s, cond);
                 self.expect_condition(cond, &t);
+                let known = literal_condition(cond);
+                let dead_then = u32::from(known == Some(false));
+                s.never_taken += dead_then;
                 self.block(s, then);
+                s.never_taken -= dead_then;
                 if let Some(e) = else_branch {
+                    let dead_else = u32::from(known == Some(true));
+                    s.never_taken += dead_else;
                     self.stmt(s, e);
+                    s.never_taken -= dead_else;
                 }
             }
             StmtKind::While { cond, body } => {
@@ -384,6 +406,23 @@ impl Checker<'_> {
                 }
                 let stored = var_storage(&t);
                 let key = self.var_for_assignment(s, target.id, name, target.span);
+                // The variable's type over the whole body's values that are
+                // not literals, as the previous round found it: a value of
+                // the other sign that it cannot hold is converted, which
+                // bpftrace warns of.
+                if sign_is_certain(value) && t.is_int() {
+                    if let Some(whole) = s.known_vars.typed_by_values.get(&key)
+                        && !int_fits_into(&t, whole)
+                    {
+                        let whole = whole.clone();
+                        self.error(diag::implicit_sign_cast(value.span, &t, &whole));
+                    }
+                    let seen = match s.typed_by_values.get(&key) {
+                        Some(before) => before.unify(&t).unwrap_or_else(|| t.clone()),
+                        None => t.clone(),
+                    };
+                    s.typed_by_values.insert(key.clone(), seen);
+                }
                 self.define_var(s, &key, name, stored, value.span);
                 let t = self.var_type(s, &key);
                 s.probe.types.insert(target.id, t);
@@ -461,5 +500,109 @@ pub(super) fn aggregates(e: &Expr) -> bool {
         }
         ExprKind::Block(b) => b.tail.as_ref().is_some_and(|t| aggregates(t)),
         _ => false,
+    }
+}
+
+/// The value of an `if` condition made of integer literals (positional
+/// parameters are literals by now), if it is one: `1 < 2`, `!0`, `$1 > 2`.
+fn literal_condition(e: &Expr) -> Option<bool> {
+    literal_value(e).map(|v| v != 0)
+}
+
+/// An integer expression of literals, evaluated as 64-bit signed C does;
+/// `None` when anything in it is not a literal, or it divides by zero.
+fn literal_value(e: &Expr) -> Option<i64> {
+    use syntax::ast::UnaryOp;
+    Some(match &e.kind {
+        ExprKind::Int { value, .. } => *value as i64,
+        ExprKind::Bool(b) => i64::from(*b),
+        ExprKind::Unary { op, expr } => {
+            let v = literal_value(expr)?;
+            match op {
+                UnaryOp::Not => i64::from(v == 0),
+                UnaryOp::BitNot => !v,
+                UnaryOp::Neg => v.wrapping_neg(),
+                UnaryOp::Deref | UnaryOp::AddrOf => return None,
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (literal_value(lhs)?, literal_value(rhs)?);
+            match op {
+                BinaryOp::LogOr => i64::from(a != 0 || b != 0),
+                BinaryOp::LogAnd => i64::from(a != 0 && b != 0),
+                BinaryOp::BitOr => a | b,
+                BinaryOp::BitXor => a ^ b,
+                BinaryOp::BitAnd => a & b,
+                BinaryOp::Eq => i64::from(a == b),
+                BinaryOp::Ne => i64::from(a != b),
+                BinaryOp::Lt => i64::from(a < b),
+                BinaryOp::Le => i64::from(a <= b),
+                BinaryOp::Gt => i64::from(a > b),
+                BinaryOp::Ge => i64::from(a >= b),
+                BinaryOp::Shl => a.wrapping_shl(b as u32),
+                BinaryOp::Shr => a.wrapping_shr(b as u32),
+                BinaryOp::Add => a.wrapping_add(b),
+                BinaryOp::Sub => a.wrapping_sub(b),
+                BinaryOp::Mul => a.wrapping_mul(b),
+                BinaryOp::Div => a.checked_div(b)?,
+                BinaryOp::Mod => a.checked_rem(b)?,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Whether a statement `e;` of type `t` throws a value away, which
+/// bpftrace's type checker warns of (`{ 1 }`, `has_key(@a, 1);`): not an
+/// effect (`print()`, `@x++`), and not `delete()`, whose value says only
+/// whether the key was there.
+fn value_is_lost(e: &Expr, t: &Type) -> bool {
+    match &e.kind {
+        ExprKind::IncDec { .. } => false,
+        ExprKind::Call { name, .. } if name == "delete" => false,
+        _ => !matches!(t, Type::Void | Type::Agg(_)),
+    }
+}
+
+/// Whether the sign of `e`'s type says what its values are: not for a
+/// literal (`5`, `-5` convert to any integer type silently), nor for
+/// arithmetic with one or a choice of one (`$len - 1`, `$x > 0 ? $x : 0`),
+/// whose sign weft takes from the literal where bpftrace keeps the other
+/// side's.
+fn sign_is_certain(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int { .. } => false,
+        ExprKind::Unary {
+            op: syntax::ast::UnaryOp::Neg,
+            expr,
+        } => sign_is_certain(expr),
+        ExprKind::Binary { lhs, rhs, .. } => sign_is_certain(lhs) && sign_is_certain(rhs),
+        ExprKind::Ternary { then, else_, .. } => {
+            then.as_deref().is_none_or(sign_is_certain) && sign_is_certain(else_)
+        }
+        _ => true,
+    }
+}
+
+/// Whether integer type `from` converts to `to` keeping every value, as
+/// bpftrace decides it (`uint32` into `int64` does, `int64` into `uint64`
+/// or `uint64` into `int64` does not); true for anything but two integers.
+fn int_fits_into(from: &Type, to: &Type) -> bool {
+    match (from, to) {
+        (
+            Type::Int {
+                size: a,
+                signed: sa,
+            },
+            Type::Int {
+                size: b,
+                signed: sb,
+            },
+        ) => match (sa, sb) {
+            (x, y) if x == y => a <= b,
+            (false, true) => a < b,
+            _ => false,
+        },
+        _ => true,
     }
 }
