@@ -120,7 +120,6 @@ builtins! {
     percpu_kaddr: functions(DEF);
     skboutput: functions(DEF);
     addrspace: functions(UPTR, KPTR);
-    write_user: functions(DEF);
 }
 
 /// Builtins whose helpers the kernel gives only to BTF-typed tracing

@@ -161,7 +161,6 @@ lowerings! {
     percpu_kaddr: functions(LOWERING);
     skboutput: functions(LOWERING);
     addrspace: functions(UPTR, KPTR);
-    write_user: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
