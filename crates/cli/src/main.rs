@@ -5,8 +5,6 @@
 mod agent;
 mod args;
 mod bench;
-mod child;
-mod child_exit;
 mod export;
 mod flamegraph_cmd;
 mod helper_errors;
@@ -19,7 +17,6 @@ mod pipeline;
 mod profile;
 mod run;
 mod run_error;
-mod signals;
 mod stacks;
 mod status;
 mod streams;
@@ -150,7 +147,8 @@ fn trace(args: &Args) -> Result<u8, String> {
     // The command is forked (and held) first, so `cpid` can be compiled in.
     let mut child = match (&args.command, emit_only) {
         (Some(cmd), false) => Some(
-            child::HeldChild::spawn(cmd).map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?,
+            runtime::process::HeldChild::spawn(cmd)
+                .map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?,
         ),
         _ => None,
     };
@@ -252,7 +250,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     }
     out.front = None;
 
-    signals::install();
+    runtime::signals::install();
     // Listening comes first: a port in use stops the run before anything loads.
     let targets = std::sync::Arc::new(export::Targets::default());
     let prometheus = match args.prometheus {

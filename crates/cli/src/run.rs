@@ -14,9 +14,9 @@ pub use crate::run_error::RunError;
 use crate::run_error::io_error;
 use runtime::Session;
 
-use crate::child::HeldChild;
-use crate::signals;
 use crate::streams::Streams;
+use runtime::process::HeldChild;
+use runtime::signals;
 
 /// How long one wait on the ring buffer may last before the loop looks at
 /// signals and the traced command again.

@@ -85,8 +85,8 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::signals::install();
-    crate::signals::install_reload();
+    runtime::signals::install();
+    runtime::signals::install_reload();
     let kernel = SysKernelInfo::new();
     let targets = Arc::new(Targets::default());
     let health = Arc::new(Mutex::new(Health::default()));
@@ -170,9 +170,9 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
             }
         });
     let mut config = config;
-    while !crate::signals::stop_requested() {
+    while !runtime::signals::stop_requested() {
         std::thread::sleep(Duration::from_millis(100));
-        if crate::signals::reload_requested() {
+        if runtime::signals::reload_requested() {
             config = reload(
                 config_path,
                 config,

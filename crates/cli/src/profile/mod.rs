@@ -19,9 +19,9 @@ use runtime::{Session, SysKernelInfo};
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
 
-use crate::child::HeldChild;
 use crate::stacks::{SymbolTimes, Symbols};
 use args::{EVENTS_MAP, Mode, PIDS_MAP, ProfileArgs, STACKS_MAP, SwitchProbe};
+use runtime::process::HeldChild;
 
 pub fn main(mode: Mode, raw: &[OsString]) -> ExitCode {
     let args = match args::parse(mode, raw) {
@@ -151,7 +151,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         render_all(diags.iter(), &sources)
     })?
     .without_front();
-    crate::signals::install();
+    runtime::signals::install();
     let mut session = Session::load(
         &out.compiled.elf,
         &out.compiled.manifest,

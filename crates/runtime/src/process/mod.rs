@@ -5,6 +5,8 @@
 //! before anything is compiled or attached, as bpftrace does; an `exec` that
 //! still fails is reported when the command is released.
 
+pub mod exit_watch;
+
 use std::ffi::CString;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -20,7 +22,7 @@ pub struct HeldChild {
     exited: bool,
     /// Keeps the command's memory map at its exit and reaps it (see
     /// `child_exit`), when the script needs its symbols after it ends.
-    watch: Option<crate::child_exit::ExitWatch>,
+    watch: Option<exit_watch::ExitWatch>,
     /// Readable once the command has exited, when it is not watched.
     pidfd: Option<std::os::fd::OwnedFd>,
 }
@@ -99,12 +101,10 @@ impl HeldChild {
     /// `exec` failed). With `exit_maps`, its memory map is kept there as it
     /// exits (for its user stacks and symbols; it waits only for that);
     /// otherwise it runs untraced.
-    pub fn release(&mut self, exit_maps: Option<runtime::symbols::ExitMaps>) -> io::Result<()> {
+    pub fn release(&mut self, exit_maps: Option<crate::symbols::ExitMaps>) -> io::Result<()> {
         if self.go.is_some() {
             match exit_maps {
-                Some(maps) => {
-                    self.watch = Some(crate::child_exit::ExitWatch::start(self.pid, maps))
-                }
+                Some(maps) => self.watch = Some(exit_watch::ExitWatch::start(self.pid, maps)),
                 None => self.pidfd = pidfd_open(self.pid),
             }
         }
