@@ -2,6 +2,8 @@
 //! program, print what it gathered. Runtime errors get their help text at
 //! this edge, in `run_error.rs`.
 
+#![forbid(unsafe_code)]
+
 mod agent;
 mod args;
 mod bench;
@@ -338,7 +340,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     };
     // The live status line: stderr is a terminal and -q was not given.
     let (mut status, writer): (Option<status::StatusLine>, Box<dyn Write>) =
-        if !args.quiet && status::is_terminal(2) {
+        if !args.quiet && io::IsTerminal::is_terminal(&io::stderr()) {
             let to_stdout = args.output.is_none();
             let (line, writer) = status::StatusLine::new(writer, args.stats, to_stdout);
             (Some(line), Box::new(writer))
@@ -365,7 +367,7 @@ fn trace(args: &Args) -> Result<u8, String> {
         OutputFormat::Text => Box::new(
             TextSink::new(writer)
                 .with_messages(Box::new(status::MessagesToStderr))
-                .with_local_time(Box::new(run::local_utc_offset)),
+                .with_local_time(Box::new(runtime::clock::local_utc_offset)),
         ),
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
@@ -520,22 +522,11 @@ fn probe_filter(pattern: &str) -> Result<sema::ProbeFilter, String> {
 /// Whether process `pid` exists (it may not be ours to signal); a pid above
 /// the kernel's `pid_max` is out of range, in bpftrace's words.
 fn process_exists(pid: u32) -> Result<(), String> {
-    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok())
-        .unwrap_or(4_194_304);
-    let (Ok(pid), true) = (libc::pid_t::try_from(pid), pid <= pid_max) else {
-        return Err(format!("Pid out of range: {pid}"));
-    };
-    let no_such = || format!("-p {pid}: no such process");
-    // SAFETY: signal 0 only checks that the process exists.
-    if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 {
-        return Ok(());
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::EPERM) if pid > 0 => Ok(()),
-        _ => Err(no_such()),
-    }
+    use runtime::process::NoProcess;
+    runtime::process::check_exists(pid).map_err(|why| match why {
+        NoProcess::OutOfRange => format!("Pid out of range: {pid}"),
+        NoProcess::Missing => format!("-p {pid}: no such process"),
+    })
 }
 
 /// Hands a loaded script to the exporters (saying which maps cannot be

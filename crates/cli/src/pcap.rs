@@ -97,16 +97,7 @@ fn header() -> [u8; 24] {
 
 /// CLOCK_REALTIME minus CLOCK_BOOTTIME, now.
 fn boot_to_wall() -> i128 {
-    let ns = |clock| {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid timespec for clock_gettime to fill.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
-    };
-    ns(libc::CLOCK_REALTIME) - ns(libc::CLOCK_BOOTTIME)
+    runtime::clock::realtime_minus_boottime_ns()
 }
 
 #[cfg(test)]
