@@ -11,8 +11,10 @@ done
 # python3 is the HTTP server and client the TCP stream examples are tested on;
 # openssl is sslsnoop.bt's TLS server and client; binutils (objdump) and
 # libc6-dbg (names of glibc's strlen/memcpy implementations): the x86 decoder
-# that places uprobes is checked against them.
-for pkg in bpftool llvm bpftrace golang-go python3 openssl binutils libc6-dbg; do
+# that places uprobes is checked against them; linux-perf (`perf record
+# --call-graph dwarf`) and gcc are the oracle and the compiler of the DWARF
+# unwinding tests (crates/cli/tests/unwind.rs).
+for pkg in bpftool llvm bpftrace golang-go python3 openssl binutils libc6-dbg linux-perf gcc; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

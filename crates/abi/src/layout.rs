@@ -52,7 +52,7 @@ pub enum Layout {
     /// `cgroup_path(id[, filter])`: `id: u64, filter: u64` (an index of
     /// `Manifest::cgroup_path_filters`), printed as the cgroup's paths.
     CgroupPath,
-    /// `strerror(n)`, `signal_name(n)`: the `i64` number, printed as its
+    /// `strerror(n)`, `signal_name(n)`, `syscall_name(n)`: the `i64` number, printed as its
     /// name from the table.
     Named(NameTable),
 }
@@ -64,6 +64,8 @@ pub enum NameTable {
     Errno,
     /// A signal, as `strsignal` words it.
     Signal,
+    /// A system call number of this machine, as its name (`read`).
+    Syscall,
     /// A user id, as its name in `/etc/passwd` (`username`), looked up in
     /// user space when printed.
     User,

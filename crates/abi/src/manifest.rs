@@ -106,6 +106,9 @@ pub enum EventKind {
     /// `len` bytes (a perf sample is padded to 8 bytes: `len` says where
     /// the packet ends).
     SkbOutput = 10,
+    /// `send_ustack()`: the current task's user registers and a copy of its
+    /// user stack, laid out as [`crate::stack::UserStackCopy`] describes.
+    UserStack = 11,
 }
 
 /// Offset of the packet in an [`EventKind::SkbOutput`] record.
@@ -131,6 +134,7 @@ impl EventKind {
             8 => EventKind::Stream,
             9 => EventKind::HelperError,
             10 => EventKind::SkbOutput,
+            11 => EventKind::UserStack,
             _ => return None,
         })
     }

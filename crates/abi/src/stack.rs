@@ -72,6 +72,42 @@ pub fn stack_map_name(limit: u32) -> String {
 /// What every stack map's name begins with (`stacks_127`).
 pub const STACK_MAP_PREFIX: &str = "stacks_";
 
+/// The record `send_ustack()` sends ([`crate::EventKind::UserStack`]): what
+/// unwinding a user stack in user space needs, from the task's user
+/// registers (`pt_regs` at its kernel entry, so a sample taken in the
+/// kernel has them too):
+///
+/// | offset | field |
+/// |---|---|
+/// | 0 | `kind: u32`, `id: u32` (0) |
+/// | 8 | `tid: u32`, `pid: u32` |
+/// | 16 | `ip: u64` |
+/// | 24 | `sp: u64` |
+/// | 32 | `bp: u64` |
+/// | 40 | `len: u32`: bytes copied; `flags: u32` ([`USTACK_COMPLETE`]) |
+/// | 48 | `len` bytes of the stack from `sp` up |
+pub struct UserStackCopy;
+
+impl UserStackCopy {
+    pub const TID: usize = 8;
+    pub const PID: usize = 12;
+    pub const IP: usize = 16;
+    pub const SP: usize = 24;
+    pub const BP: usize = 32;
+    pub const LEN: usize = 40;
+    pub const FLAGS: usize = 44;
+    pub const BYTES: usize = 48;
+}
+
+/// The most stack bytes `send_ustack()` copies (perf's `--call-graph dwarf`
+/// copies 8 KiB by default).
+pub const USTACK_COPY_MAX: u32 = 16 * 1024;
+
+/// [`UserStackCopy`] flag: the copy reached the top of the stack given
+/// (nothing above it is the thread's), so a walk that needs more has
+/// gone wrong rather than deeper.
+pub const USTACK_COMPLETE: u32 = 1;
+
 #[cfg(test)]
 mod tests {
     use super::*;

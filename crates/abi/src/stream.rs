@@ -55,10 +55,14 @@ pub enum StreamCounter {
     /// `sample N`: a begin that was not chosen (N - 1 in N, on average);
     /// with [`StreamCounter::Begun`], the instances seen.
     SampledOut = 5,
+    /// A stage's first or last time that kept changing under a CPU while
+    /// it settled it (other CPUs stored better times of the same instance
+    /// through every try): left to them, and counted.
+    TimeContended = 6,
 }
 
 impl StreamCounter {
-    pub const COUNT: u32 = 6;
+    pub const COUNT: u32 = 7;
 }
 
 /// One stage of a stream (begin, the intermediate stages, end, in order).

@@ -64,7 +64,7 @@ pub fn render(f: &Features) -> String {
         s,
         "  tracefs: {}",
         match &f.tracefs {
-            Ok(path) => format!("yes, at {path}"),
+            Ok(place) => format!("yes, {place}"),
             Err(e) => format!("no ({e})"),
         }
     );

@@ -32,18 +32,7 @@ use runtime::SysKernelInfo;
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
 
-/// At exit (a return or a panic's unwinding), unmounts a tracefs weft
-/// mounted outside a namespace of its own.
-struct TracefsAsFound;
-
-impl Drop for TracefsAsFound {
-    fn drop(&mut self) {
-        runtime::tracefs::Tracefs::unmount_ours();
-    }
-}
-
 fn main() -> ExitCode {
-    let _tracefs = TracefsAsFound;
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(code) = subcommand(&raw) {
         return code;

@@ -196,11 +196,18 @@ pub fn verifier_diagnostic(
         (Some((_, f)), Some(i)) => f.spans.get(i).copied(),
         _ => None,
     };
+    // After "infinite loop detected" the verifier prints the two states it
+    // compared: the reason is the line before them.
     let reason = log
         .lines()
         .rev()
-        .find(|l| {
-            !l.trim().is_empty() && !l.starts_with("processed") && !l.contains("verification time")
+        .find(|l| l.starts_with("infinite loop detected"))
+        .or_else(|| {
+            log.lines().rev().find(|l| {
+                !l.trim().is_empty()
+                    && !l.starts_with("processed")
+                    && !l.contains("verification time")
+            })
         })
         .unwrap_or("rejected");
     let mut d = Diagnostic::error(format!(
@@ -222,10 +229,9 @@ pub fn verifier_diagnostic(
         .into_iter()
         .rev()
         .collect();
-    let help = if log.contains("too large")
-        || log.contains("too complex")
-        || log.contains("infinite loop")
-    {
+    let help = if log.contains("infinite loop") {
+        "the verifier could not see this loop end: it does not follow values kept in maps, such as a stream's `$fields` (kept in the instance's record) or `@maps`, so a loop counted by one looks endless to it; count the loop with a `let` variable (kept on the program's stack), or write `for ($i : 0..N)`"
+    } else if log.contains("too large") || log.contains("too complex") {
         "the verifier follows every path of the program and gives up after 1,000,000 instructions: bound loops to fewer iterations"
     } else {
         "this is a weft code generation bug if the script is valid: please report it with the script"

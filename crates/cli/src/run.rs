@@ -607,6 +607,13 @@ impl Pump<'_> {
                     helper_failures.push((id, word(8) as i64));
                     ControlFlow::Continue(())
                 }
+                Some(EventKind::UserStack) => match sink.user_stack(rec) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        write_error = Some(e);
+                        ControlFlow::Break(())
+                    }
+                },
                 Some(EventKind::SkbOutput) => {
                     let start = abi::SKB_PACKET_OFFSET as usize;
                     let end = usize::try_from(word(16))

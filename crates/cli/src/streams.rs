@@ -165,6 +165,21 @@ pub fn sampling_report(spec: &abi::StreamSpec, counters: &[u64]) -> Option<Strin
     ))
 }
 
+/// Stage times that other CPUs kept changing while one settled them (see
+/// `StreamCounter::TimeContended`): `None` when there were none.
+pub fn contention_report(spec: &abi::StreamSpec, counters: &[u64]) -> Option<String> {
+    let n = counters
+        .get(StreamCounter::TimeContended as usize)
+        .copied()
+        .unwrap_or(0);
+    (n > 0).then(|| {
+        format!(
+            "weft: stream {}: {n} stage times left to other CPUs that kept storing times of the same instance at once (a stage's first or last time may be off by the time between those hits)",
+            spec.name
+        )
+    })
+}
+
 /// What to warn about before a run with `--timeline PATH`: a stream whose
 /// handler never calls `emit()` sends no completed record to the timeline.
 pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<String> {
@@ -385,6 +400,7 @@ impl Streams {
             let expired_user = self.expired_user.get(id).copied().unwrap_or(0);
             let losses = Losses::account(&counters, expired_user, open.len() as u64);
             report.extend(sampling_report(spec, &counters));
+            report.extend(contention_report(spec, &counters));
             report.extend(losses.report(&spec.name, spec.max_instances));
         }
         if let Some(t) = self.timeline.take() {

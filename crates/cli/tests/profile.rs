@@ -114,8 +114,15 @@ fn off_cpu_time_of_sleeps_and_min_us() {
         Command::new("chrt").arg("--help").output().is_ok(),
         "chrt (util-linux) is not installed"
     );
-    // 20 sleeps of 10 ms: 200 ms blocked in nanosleep.
-    let cmd = format!("chrt -f 10 {} nanosleep 10000000 20", workload().display());
+    // 20 sleeps of 10 ms: 200 ms blocked in nanosleep, never less; the
+    // workload times each call, which its off-CPU part cannot outlast
+    // however long a busy machine makes the wake-up wait for a CPU.
+    let walls = scratch("offcpu-walls");
+    let cmd = format!(
+        "chrt -f 10 {} timed-nanosleep 10000000 20 {}",
+        workload().display(),
+        walls.display()
+    );
     let path = scratch("offcpu.folded");
     let o = run_weft(
         &["offcpu", "-c", &cmd, "-o", path.to_str().unwrap()],
@@ -126,11 +133,11 @@ fn off_cpu_time_of_sleeps_and_min_us() {
     let sleeping = total_where(&stacks, |s| {
         s.starts_with("weftwl;") && s.contains("do_nanosleep_[k]")
     });
+    let calls_us = wall_times_us(&walls);
+    let in_calls: u64 = calls_us.iter().sum();
     assert!(
-        // A sleep runs long when the machine is busy (the wake-up waits for
-        // a CPU), never short; half again is still far from counting twice.
-        (180_000..=300_000).contains(&sleeping),
-        "{sleeping} us in nanosleep:\n{stacks:#?}"
+        (180_000..=in_calls).contains(&sleeping),
+        "{sleeping} us in nanosleep, {in_calls} us in the calls ({calls_us:?}):\n{stacks:#?}"
     );
     // Kernel frames are annotated, root first, and BPF's own frames are left out.
     assert!(
@@ -144,7 +151,8 @@ fn off_cpu_time_of_sleeps_and_min_us() {
         "{stacks:#?}"
     );
 
-    // Blocks of 10 ms are below 20 ms: none is kept.
+    // Blocks of 10 ms are below 20 ms: none is kept, but for a call the
+    // machine kept from waking for as long again.
     let o = run_weft(
         &[
             "offcpu",
@@ -164,8 +172,25 @@ fn off_cpu_time_of_sleeps_and_min_us() {
         assert!(o.stderr.contains("no off-CPU time"), "{}", o.stderr);
         0
     };
+    let calls_us = wall_times_us(&walls);
     let _ = std::fs::remove_file(&path);
-    assert_eq!(kept, 0, "{}", o.stderr);
+    let _ = std::fs::remove_file(&walls);
+    let in_long_calls: u64 = calls_us.iter().filter(|us| **us >= 20_000).sum();
+    assert!(
+        kept <= in_long_calls,
+        "{kept} us kept, calls {calls_us:?}: {}",
+        o.stderr
+    );
+}
+
+/// The wall time of each of the workload's `timed-nanosleep` calls, in
+/// microseconds, as it wrote them to `path`.
+fn wall_times_us(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .expect("the workload's call times")
+        .lines()
+        .map(|ns| ns.parse::<u64>().expect("nanoseconds") / 1000)
+        .collect()
 }
 
 #[test]
@@ -727,7 +752,13 @@ fn off_cpu_state_and_max_us_filters() {
         Command::new("chrt").arg("--help").output().is_ok(),
         "chrt (util-linux) is not installed"
     );
-    let cmd = format!("chrt -f 10 {} nanosleep 10000000 10", workload().display());
+    // 10 calls of 10 ms, each timed by the workload.
+    let walls = scratch("offcpu-filters-walls");
+    let cmd = format!(
+        "chrt -f 10 {} timed-nanosleep 10000000 10 {}",
+        workload().display(),
+        walls.display()
+    );
     let path = scratch("offcpu-filters.folded");
     // nanosleep sleeps interruptibly (S): D keeps none of it, S keeps it all.
     let sleeping = |extra: &[&str]| -> u64 {
@@ -744,11 +775,18 @@ fn off_cpu_state_and_max_us_filters() {
         })
     };
     let s = sleeping(&["--state", "S"]);
+    let calls_us = wall_times_us(&walls);
     let d = sleeping(&["--state", "D"]);
     let short = sleeping(&["--max-us", "5000"]);
     let _ = std::fs::remove_file(&path);
-    // Never short; long when the machine is busy, but far from twice.
-    assert!((90_000..=150_000).contains(&s), "--state S: {s} us");
+    let _ = std::fs::remove_file(&walls);
+    // Never short; never longer than the calls took, however long a busy
+    // machine made the wake-ups wait.
+    let in_calls: u64 = calls_us.iter().sum();
+    assert!(
+        (90_000..=in_calls).contains(&s),
+        "--state S: {s} us, {in_calls} us in the calls ({calls_us:?})"
+    );
     assert_eq!(d, 0, "--state D");
     assert_eq!(short, 0, "--max-us 5000");
 }

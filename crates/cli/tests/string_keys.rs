@@ -98,7 +98,8 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "func",
-        script: r#"uprobe:{workload}:weft_workload_marker { $a = "abcdefghijklmnopqrstuvwxyz0123456789"; $a = func; @c[$a] = count(); @c[func] = count(); }"#,
+        // `func` is a `usym` (an address and a pid), as in bpftrace.
+        script: r#"uprobe:{workload}:weft_workload_marker { $a = func; @c[$a] = count(); @c[func] = count(); }"#,
         steps: Some("call 3"),
         expected: &["@c[weft_workload_marker]: 6"],
     },

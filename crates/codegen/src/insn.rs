@@ -120,6 +120,9 @@ pub const JMP_JSLE: u8 = 0xd0;
 
 /// `imm` of an atomic add without fetch (`lock *(u64 *)(dst + off) += src`).
 pub const ATOMIC_ADD: i32 = 0x00;
+/// `imm` of an atomic exchange (`BPF_XCHG`, always with `BPF_FETCH`):
+/// `src = xchg(*(dst + off), src)`.
+pub const ATOMIC_XCHG: i32 = 0xe1;
 
 /// `src` of an `ld_imm64` whose immediate is a map file descriptor.
 pub const PSEUDO_MAP_FD: u8 = 1;
@@ -431,6 +434,19 @@ impl Insn {
         )
     }
 
+    /// `src = xchg(*(size *)(dst + off), src)` (size W or DW): the old
+    /// value comes back in `src`, which makes it the one atomic that needs
+    /// no fixed register (cmpxchg compares with R0).
+    pub fn atomic_xchg(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
+        Insn::raw(
+            CLASS_STX | MODE_ATOMIC | size.bits(),
+            dst.num(),
+            src.num(),
+            off,
+            ATOMIC_XCHG,
+        )
+    }
+
     /// `goto +off`.
     pub fn ja(off: i16) -> Insn {
         Insn::raw(CLASS_JMP | JMP_JA, 0, 0, off, 0)
@@ -541,6 +557,11 @@ mod tests {
             (
                 Insn::atomic_add(Size::W, Reg::R0, 0, Reg::R1),
                 [0xc3, 0x10, 0, 0, 0, 0, 0, 0],
+            ),
+            // r1 = xchg(*(u64 *)(r0 + 8), r1)
+            (
+                Insn::atomic_xchg(Size::DW, Reg::R0, 8, Reg::R1),
+                [0xdb, 0x10, 0x08, 0, 0xe1, 0, 0, 0],
             ),
             // if r0 == 0 goto +3
             (

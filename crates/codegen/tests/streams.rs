@@ -39,7 +39,7 @@ fn begin_and_end_by_tid_with_fields() {
 
 #[test]
 fn a_linked_key_and_a_handler() {
-    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm\n  end tracepoint:sched:sched_wakeup by args->comm\n}\nstream:s { @ = hist(args->duration); }";
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  stage tracepoint:sched:sched_switch by tid link args->next_comm as comm\n  end tracepoint:sched:sched_wakeup by args->comm as comm\n}\nstream:s { @ = hist(args->duration); }";
     insta::assert_snapshot!(function_name!(), lower(src), src);
 }
 

@@ -49,7 +49,7 @@ case!(
     "uretprobe:/opt/app:answer { @ = sum(retval); }"
 );
 case!(
-    func_is_a_string_per_program,
+    func_is_the_probed_functions_address,
     "uprobe:/opt/app:* { @[func] = count(); }"
 );
 case!(

@@ -150,8 +150,9 @@ pub struct Btf {
     offsets: Vec<u32>,
     /// FUNC and TYPEDEF names to type ids, built on the first lookup.
     names: OnceLock<HashMap<(u32, Box<str>), u32>>,
-    /// Enumerator names to values (`TCP_ESTABLISHED` → 1), built on the first lookup.
-    enumerators: OnceLock<HashMap<Box<str>, i64>>,
+    /// Enumerator names to values and the ids of their enums
+    /// (`TCP_ESTABLISHED` → 1), built on the first lookup.
+    enumerators: OnceLock<HashMap<Box<str>, (i64, u32)>>,
 }
 
 impl std::fmt::Debug for Btf {
@@ -350,6 +351,12 @@ impl Btf {
     /// `SKB_DROP_REASON_NOT_SPECIFIED`), as C would see it; the first wins
     /// if two enums reuse a name.
     pub fn enum_value(&self, name: &str) -> Option<i64> {
+        self.enumerator(name).map(|(value, _)| value)
+    }
+
+    /// The value of the enumerator `name` (as [`Btf::enum_value`]) and the
+    /// id of the enum type that defines it.
+    pub fn enumerator(&self, name: &str) -> Option<(i64, u32)> {
         self.enumerators
             .get_or_init(|| {
                 let mut map = HashMap::new();
@@ -374,7 +381,7 @@ impl Btf {
                         };
                         let name = self.string(name_off);
                         if !name.is_empty() {
-                            map.entry(name.into()).or_insert(value);
+                            map.entry(name.into()).or_insert((value, id));
                         }
                     }
                 }

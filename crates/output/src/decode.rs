@@ -123,6 +123,7 @@ pub fn decode(layout: &Layout, bytes: &[u8]) -> Value {
             Value::Str(match table {
                 abi::NameTable::Errno => crate::names::errno_text(n).as_bytes().to_vec(),
                 abi::NameTable::Signal => crate::names::signal_text(n).into_bytes(),
+                abi::NameTable::Syscall => crate::names::syscall_text(n).as_bytes().to_vec(),
                 abi::NameTable::User => n.to_string().into_bytes(),
             })
         }

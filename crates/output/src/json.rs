@@ -414,12 +414,14 @@ fn histogram_json(buckets: &[Bucket], out: &mut Vec<u8>) {
 /// envelope style and with its string escaping:
 ///
 /// ```text
-/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+/// {"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "in_order": true, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "offset_ns": 0, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "offset_ns": 15234, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
 /// ```
 ///
 /// `end_ns` and `duration_ns` are 0 for an incomplete record; a stage's
 /// `ts_ns` is its first hit (its last with `keep last`), `last_ns` its last,
-/// and both with `delta_ns` are 0 for a stage never reached. Field values are written
+/// `offset_ns` its time since the instance began, `delta_ns` its time since
+/// the previous reached stage in written order (negative when it fired
+/// before it: then `in_order` is false), all 0 for a stage never reached. Field values are written
 /// as `print()` writes them in JSON (`null` for a value without one), but
 /// a `buf()` as its text.
 pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
@@ -445,8 +447,8 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
     }
     write!(
         out,
-        ", \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"stages\": [",
-        record.start_ns, record.end_ns, record.duration_ns
+        ", \"start_ns\": {}, \"end_ns\": {}, \"duration_ns\": {}, \"in_order\": {}, \"stages\": [",
+        record.start_ns, record.end_ns, record.duration_ns, record.in_order
     )?;
     for (index, stage) in record.stages.iter().enumerate() {
         if index > 0 {
@@ -456,8 +458,8 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         out.write_all(&escape(stage.name.as_bytes()))?;
         write!(
             out,
-            "\", \"ts_ns\": {}, \"last_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
-            stage.ts_ns, stage.last_ns, stage.delta_ns, stage.hits
+            "\", \"ts_ns\": {}, \"last_ns\": {}, \"offset_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
+            stage.ts_ns, stage.last_ns, stage.offset_ns, stage.delta_ns, stage.hits
         )?;
     }
     out.write_all(b"], \"fields\": {")?;

@@ -606,7 +606,8 @@ impl StreamMetrics {
         }
         for (stage, (_, hist)) in record.stages.iter().skip(1).zip(&h.stages) {
             if stage.ts_ns != 0 {
-                hist.observe(stage.delta_ns);
+                // A stage that fired before its predecessor took no time after it.
+                hist.observe(stage.delta_ns.max(0) as u64);
             }
         }
     }

@@ -80,6 +80,11 @@ pub trait Sink {
     ) -> io::Result<()> {
         self.printf(benchmark_text(names, index, mean_ns, iters).as_bytes())
     }
+    /// A `send_ustack()` record (see `abi::stack::UserStackCopy`), for a
+    /// sink that unwinds user stacks (the profiles'); others ignore it.
+    fn user_stack(&mut self, _record: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
     /// What bpftrace writes before printing the maps at exit.
     fn exit_separator(&mut self) -> io::Result<()>;
     fn flush(&mut self) -> io::Result<()>;

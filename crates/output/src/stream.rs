@@ -25,9 +25,14 @@ pub struct StageRecord<'a> {
     pub ts_ns: u64,
     /// When it was last reached; 0 when it never was.
     pub last_ns: u64,
-    /// Time since the previous reached stage (since `start_ns` for the first
-    /// reached one); 0 for a stage never reached.
-    pub delta_ns: u64,
+    /// Time since the instance began (`ts_ns - start_ns`); 0 for a stage
+    /// never reached.
+    pub offset_ns: u64,
+    /// Time since the previous reached stage in written order (since
+    /// `start_ns` for the first reached one): negative when this stage
+    /// fired before it. The deltas of the reached stages add up to each
+    /// one's offset. 0 for a stage never reached.
+    pub delta_ns: i64,
     /// How many times the stage fired for this instance.
     pub hits: u64,
 }
@@ -61,6 +66,9 @@ pub struct StreamRecord<'a> {
     pub fields: Vec<(&'a str, Value)>,
     /// `sample N`: one in N instances was begun (1 when not sampled).
     pub sample: u32,
+    /// Every reached stage fired no earlier than the reached stage written
+    /// before it; false when some stage fired before its predecessor.
+    pub in_order: bool,
 }
 
 impl StreamRecord<'_> {
@@ -83,22 +91,26 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
     let comm = field(bytes, STREAM_COMM_OFFSET, STREAM_COMM_SIZE);
     let comm = &comm[..comm.iter().position(|&b| b == 0).unwrap_or(comm.len())];
     let mut previous = start_ns;
+    let mut in_order = true;
     let stages = spec
         .stages
         .iter()
         .map(|stage| {
             let ts_ns = word(bytes, stage.ts_offset);
-            let delta_ns = if ts_ns == 0 {
-                0
+            let (offset_ns, delta_ns) = if ts_ns == 0 {
+                (0, 0)
             } else {
-                let delta = ts_ns.saturating_sub(previous);
+                // Two's-complement difference: times are within 2^63 ns.
+                let delta = ts_ns.wrapping_sub(previous) as i64;
+                in_order &= delta >= 0;
                 previous = ts_ns;
-                delta
+                (ts_ns.saturating_sub(start_ns), delta)
             };
             StageRecord {
                 name: &stage.name,
                 ts_ns,
                 last_ns: word(bytes, stage.last_offset),
+                offset_ns,
                 delta_ns,
                 hits: word(bytes, stage.hits_offset),
             }
@@ -131,6 +143,7 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
         stages,
         fields,
         sample: spec.sample,
+        in_order,
     }
 }
 

@@ -432,9 +432,12 @@ fn write_logfmt(out: &mut dyn Write, text: &[u8]) -> io::Result<()> {
 /// - `start=` is `start_ns` (CLOCK_MONOTONIC) as seconds with 9 decimals;
 /// - `dur=` the total duration (see [`crate::stream::duration_text`]), or the word
 ///   `incomplete` for an instance that never reached its end stage;
+/// - `out-of-order` when a stage fired before the reached stage written
+///   before it;
 /// - in brackets, the stages in order separated by ` > `, each with the time
-///   since the previous reached stage (`+0` for the first), `-` if it was
-///   never reached, and `xN` after it when it fired N > 1 times, then
+///   since the previous reached stage (`+0` for the first; `-D` when it
+///   fired D before it, so the times add up to each stage's offset from the
+///   start), `-` if it was never reached, and `xN` after it when it fired N > 1 times, then
 ///   `(last +D)` with the time from its first hit to its last;
 /// - then every captured field as `name=value`, values printed as `print()`
 ///   prints them.
@@ -472,6 +475,9 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
     } else {
         out.write_all(b"incomplete")?;
     }
+    if !record.in_order {
+        out.write_all(b" out-of-order")?;
+    }
     out.write_all(b" [")?;
     let mut first_reached = true;
     for (index, stage) in record.stages.iter().enumerate() {
@@ -484,8 +490,8 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         } else if first_reached && stage.delta_ns == 0 {
             out.write_all(b" +0")?;
         } else {
-            out.write_all(b" +")?;
-            write_duration(out, stage.delta_ns)?;
+            out.write_all(if stage.delta_ns < 0 { b" -" } else { b" +" })?;
+            write_duration(out, stage.delta_ns.unsigned_abs())?;
         }
         if stage.ts_ns != 0 {
             first_reached = false;

@@ -53,6 +53,8 @@ struct Slice {
     cgroup: Option<Box<str>>,
     /// `sample N` (1: not sampled).
     sample: u32,
+    /// No stage fired before the reached stage written before it.
+    in_order: bool,
 }
 
 /// Collects stream records and writes them as a trace-event file.
@@ -138,6 +140,7 @@ impl TimelineWriter {
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
             cgroup: record.cgroup_path.as_deref().map(Box::from),
             sample: record.sample,
+            in_order: record.in_order,
         });
     }
 
@@ -282,6 +285,13 @@ impl TimelineWriter {
                 out.write_all(b"\"cgroup\": ")?;
                 json_string(out, cgroup.as_bytes())?;
             }
+            if !slice.in_order && !names.fields.iter().any(|f| f == "out_of_order") {
+                if !first_arg {
+                    out.write_all(b", ")?;
+                }
+                first_arg = false;
+                out.write_all(b"\"out_of_order\": true")?;
+            }
             if slice.sample > 1 && !names.fields.iter().any(|f| f == "sample") {
                 if !first_arg {
                     out.write_all(b", ")?;
@@ -299,37 +309,42 @@ impl TimelineWriter {
                 json_value(out, value)?;
             }
             out.write_all(b"}}")?;
-            // One nested slice per interval between consecutive reached stages.
-            let mut previous: Option<(usize, u64)> = None;
-            for (stage, &(ts_ns, last_ns, hits)) in slice.stages.iter().enumerate() {
-                if ts_ns == 0 {
-                    continue;
+            // One nested slice per interval between consecutive reached
+            // stages in the order they fired (a stage that fired before the
+            // one written above it comes first), so each stage is drawn at
+            // its offset from the instance's start, as text and JSON say.
+            let mut fired: Vec<(u64, usize)> = slice
+                .stages
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.0 != 0)
+                .map(|(i, s)| (s.0.clamp(slice.start_ns, slice.end_ns), i))
+                .collect();
+            fired.sort_unstable();
+            for pair in fired.windows(2) {
+                let ((from_ns, from), (ts_ns, stage)) = (pair[0], pair[1]);
+                let (_, last_ns, hits) = slice.stages[stage];
+                event(out)?;
+                out.write_all(b"{\"ph\": \"X\", \"name\": ")?;
+                let mut name = names.stages[from].clone().into_bytes();
+                name.extend_from_slice(" → ".as_bytes());
+                name.extend_from_slice(names.stages[stage].as_bytes());
+                json_string(out, &name)?;
+                out.write_all(b", \"cat\": \"stage\", \"ts\": ")?;
+                write_us(out, from_ns)?;
+                out.write_all(b", \"dur\": ")?;
+                write_us(out, ts_ns - from_ns)?;
+                write!(
+                    out,
+                    ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}",
+                    slice.pid
+                )?;
+                if hits > 1 && last_ns > ts_ns {
+                    // From the stage's first hit to its last, in microseconds.
+                    out.write_all(b", \"last_hit_us\": ")?;
+                    write_us(out, last_ns - ts_ns)?;
                 }
-                let ts_ns = ts_ns.clamp(slice.start_ns, slice.end_ns);
-                if let Some((from, from_ns)) = previous {
-                    event(out)?;
-                    out.write_all(b"{\"ph\": \"X\", \"name\": ")?;
-                    let mut name = names.stages[from].clone().into_bytes();
-                    name.extend_from_slice(" → ".as_bytes());
-                    name.extend_from_slice(names.stages[stage].as_bytes());
-                    json_string(out, &name)?;
-                    out.write_all(b", \"cat\": \"stage\", \"ts\": ")?;
-                    write_us(out, from_ns)?;
-                    out.write_all(b", \"dur\": ")?;
-                    write_us(out, ts_ns.saturating_sub(from_ns))?;
-                    write!(
-                        out,
-                        ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}",
-                        slice.pid
-                    )?;
-                    if hits > 1 && last_ns > ts_ns {
-                        // From the stage's first hit to its last, in microseconds.
-                        out.write_all(b", \"last_hit_us\": ")?;
-                        write_us(out, last_ns - ts_ns)?;
-                    }
-                    out.write_all(b"}}")?;
-                }
-                previous = Some((stage, ts_ns.max(previous.map_or(0, |p| p.1))));
+                out.write_all(b"}}")?;
             }
         }
         out.write_all(b"\n],\n\"displayTimeUnit\": \"ns\"}\n")

@@ -251,10 +251,10 @@ blk_io pid=1234 tid=1240 comm=weftwl cgroup=7 start=6000.001000000 incomplete [b
 blk_io pid=99 tid=99 comm=\"kworker/0:1 x\" start=7000.000000000 dur=1.500s [block_rq_insert +0 > block_rq_issue +500.000us > block_rq_complete +1.499s] dev=1 disk=\"a \\\"b\\\"\" error=-1
 ";
 
-const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": "/system.slice/a b.service", "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "last_ns": 6000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "last_ns": 6000000001812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "last_ns": 6000002001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": null, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "last_ns": 6000001000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "last_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
-{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "cgroup_path": null, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "last_ns": 7000000000000, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "last_ns": 7000000500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "last_ns": 7001500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
+const JSON: &str = r#"{"type": "stream", "data": {"stream": "read_req", "complete": true, "pid": 1234, "tid": 1234, "comm": "weftwl", "cgroup": 1, "cgroup_path": "/", "start_ns": 5012345678901, "end_ns": 5012345694135, "duration_ns": 15234, "in_order": true, "stages": [{"name": "sys_enter_read", "ts_ns": 5012345678901, "last_ns": 5012345678901, "offset_ns": 0, "delta_ns": 0, "hits": 1}, {"name": "sys_exit_read", "ts_ns": 5012345694135, "last_ns": 5012345694135, "offset_ns": 15234, "delta_ns": 15234, "hits": 1}], "fields": {"fd": 3, "bytes": 4096}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": "/system.slice/a b.service", "start_ns": 6000000000000, "end_ns": 6000002001500, "duration_ns": 2001500, "in_order": true, "stages": [{"name": "block_rq_insert", "ts_ns": 6000000000000, "last_ns": 6000000000000, "offset_ns": 0, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 6000000000812, "last_ns": 6000000001812, "offset_ns": 812, "delta_ns": 812, "hits": 2}, {"name": "block_rq_complete", "ts_ns": 6000002001500, "last_ns": 6000002001500, "offset_ns": 2001500, "delta_ns": 2000688, "hits": 1}], "fields": {"dev": 8388608, "disk": "sda", "error": 0}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": false, "pid": 1234, "tid": 1240, "comm": "weftwl", "cgroup": 7, "cgroup_path": null, "start_ns": 6000001000000, "end_ns": 0, "duration_ns": 0, "in_order": true, "stages": [{"name": "block_rq_insert", "ts_ns": 6000001000000, "last_ns": 6000001000000, "offset_ns": 0, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 0, "last_ns": 0, "offset_ns": 0, "delta_ns": 0, "hits": 0}, {"name": "block_rq_complete", "ts_ns": 0, "last_ns": 0, "offset_ns": 0, "delta_ns": 0, "hits": 0}], "fields": {"dev": 8388608, "disk": "sda", "error": -5}}}
+{"type": "stream", "data": {"stream": "blk_io", "complete": true, "pid": 99, "tid": 99, "comm": "kworker/0:1 x", "cgroup": 0, "cgroup_path": null, "start_ns": 7000000000000, "end_ns": 7001500000000, "duration_ns": 1500000000, "in_order": true, "stages": [{"name": "block_rq_insert", "ts_ns": 7000000000000, "last_ns": 7000000000000, "offset_ns": 0, "delta_ns": 0, "hits": 1}, {"name": "block_rq_issue", "ts_ns": 7000000500000, "last_ns": 7000000500000, "offset_ns": 500000, "delta_ns": 500000, "hits": 1}, {"name": "block_rq_complete", "ts_ns": 7001500000000, "last_ns": 7001500000000, "offset_ns": 1500000000, "delta_ns": 1499500000, "hits": 1}], "fields": {"dev": 1, "disk": "a \"b\"", "error": -1}}}
 "#;
 
 const TIMELINE: &str = r#"{"traceEvents": [
@@ -378,8 +378,9 @@ fn decode_fields_and_stages() {
     assert_eq!((r.pid, r.tid, r.cgroup), (1234, 1240, 7));
     assert_eq!(r.comm, b"weftwl");
     assert_eq!(r.duration_ns, 2_001_500);
-    let deltas: Vec<(u64, u64)> = r.stages.iter().map(|s| (s.delta_ns, s.hits)).collect();
+    let deltas: Vec<(i64, u64)> = r.stages.iter().map(|s| (s.delta_ns, s.hits)).collect();
     assert_eq!(deltas, [(0, 1), (812, 2), (2_000_688, 1)]);
+    assert!(r.in_order);
     assert_eq!(
         r.fields,
         [
@@ -389,6 +390,88 @@ fn decode_fields_and_stages() {
         ]
     );
     assert_eq!(r.last_reached_ns(), 6_000_002_001_500);
+}
+
+/// A stage that fired before the stage written above it keeps its time:
+/// text shows a negative step, JSON a negative `delta_ns`, and all three
+/// outputs place every stage at the same offset from the start.
+#[test]
+fn a_stage_that_fired_before_its_predecessor_keeps_its_time() {
+    let spec = spec(
+        "gai",
+        &["begin", "resolved", "connect", "done"],
+        &[],
+        10_000_000_000,
+    );
+    // connect (written after resolved) fired 100 us after begin, resolved at 300 us.
+    let rec = Rec {
+        id: 0,
+        start: 1_000_000_000,
+        end: 1_000_500_000,
+        pid: 7,
+        tid: 7,
+        cgroup: 0,
+        comm: "gai",
+        stages: vec![
+            (1_000_000_000, 1),
+            (1_000_300_000, 1),
+            (1_000_100_000, 1),
+            (1_000_500_000, 1),
+        ],
+        fields: vec![],
+    };
+    let b = bytes(&spec, &rec);
+    let r = decode_stream_record(&spec, &b);
+    assert!(!r.in_order);
+    let offsets: Vec<u64> = r.stages.iter().map(|s| s.offset_ns).collect();
+    assert_eq!(offsets, [0, 300_000, 100_000, 500_000]);
+    let deltas: Vec<i64> = r.stages.iter().map(|s| s.delta_ns).collect();
+    assert_eq!(deltas, [0, 300_000, -200_000, 400_000]);
+
+    let mut sink = TextSink::new(Vec::new());
+    sink.stream_record(&r).unwrap();
+    assert_eq!(
+        String::from_utf8(sink.into_inner()).unwrap(),
+        "gai pid=7 tid=7 comm=gai start=1.000000000 dur=500.000us out-of-order [begin +0 > resolved +300.000us > connect -200.000us > done +400.000us]\n"
+    );
+    let mut sink = JsonSink::new(Vec::new());
+    sink.stream_record(&r).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&sink.into_inner()).unwrap();
+    assert_eq!(v["data"]["in_order"], false);
+    let json_offsets: Vec<u64> = v["data"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["offset_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(json_offsets, offsets);
+    assert_eq!(v["data"]["stages"][2]["delta_ns"], -200_000);
+
+    // The timeline draws the intervals in the order the stages fired.
+    let mut writer = TimelineWriter::new();
+    writer.push(&r);
+    let mut out = Vec::new();
+    writer.write_to(&mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let instance = events.iter().find(|e| e["name"] == "gai").unwrap();
+    assert_eq!(instance["args"]["out_of_order"], true);
+    let steps: Vec<(String, f64, f64)> = events
+        .iter()
+        .filter(|e| e["cat"] == "stage")
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_string();
+            (name, e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("begin → connect".to_string(), 1_000_000.0, 100.0),
+            ("connect → resolved".to_string(), 1_000_100.0, 200.0),
+            ("resolved → done".to_string(), 1_000_300.0, 200.0),
+        ]
+    );
 }
 
 #[test]

@@ -53,7 +53,7 @@ pub struct Features {
     pub kernel_release: String,
     /// `/sys/kernel/btf/vmlinux` exists (struct layouts, `tp_btf`, fentry).
     pub btf_vmlinux: Support,
-    /// Where tracefs is mounted (after mounting it if needed).
+    /// Where tracefs is (its path, or that weft made a mount of its own).
     pub tracefs: Result<String, String>,
     /// kprobes: the `kprobe` perf PMU or tracefs `kprobe_events`.
     pub kprobes: Support,
@@ -80,12 +80,11 @@ impl Features {
     /// Probes the running kernel. Cheap: a few file reads, one map and one perf event.
     pub fn probe() -> Features {
         silence_libbpf();
-        let tracefs = Tracefs::shared()
-            .map(|t| t.root().display().to_string())
-            .map_err(|e| e.to_string());
-        let kprobe_events = tracefs
+        let shared = Tracefs::shared();
+        let kprobe_events = shared
             .as_ref()
-            .is_ok_and(|root| Path::new(root).join("kprobe_events").exists());
+            .is_ok_and(|t| t.root().join("kprobe_events").exists());
+        let tracefs = shared.map(|t| t.to_string()).map_err(|e| e.to_string());
         let kprobe_pmu = Path::new("/sys/bus/event_source/devices/kprobe/type").exists();
         Features {
             kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease")

@@ -64,8 +64,7 @@ impl KernelInfo for SysKernelInfo {
         let tracefs = self.tracefs()?;
         tracefs.tracepoints().map_err(|e| {
             KernelInfoError::Unavailable(format!(
-                "cannot list tracepoints in {}: {e}",
-                tracefs.root().display()
+                "cannot list tracepoints in tracefs ({tracefs}): {e}"
             ))
         })
     }

@@ -66,56 +66,49 @@ pub(crate) fn fs_type(path: &CStr) -> Option<i64> {
     (r == 0).then_some(st.f_type as i64)
 }
 
-/// `mount(source, target, fstype, 0, NULL)`.
-pub(crate) fn mount(source: &CStr, target: &CStr, fstype: &CStr) -> Result<(), SyscallError> {
-    // SAFETY: all pointers are NUL-terminated strings or NULL.
+/// `fsopen` flag from `linux/mount.h`: the context descriptor is close-on-exec.
+const FSOPEN_CLOEXEC: libc::c_uint = 1;
+/// `fsconfig` command from `linux/mount.h`: create the superblock.
+const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+/// `fsmount` flag from `linux/mount.h`: the mount descriptor is close-on-exec.
+const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+
+/// A mount of `fstype` attached nowhere (Linux 5.2's mount API:
+/// `fsopen`, `fsconfig(FSCONFIG_CMD_CREATE)`, `fsmount`): no mount table
+/// shows it, its files are reached only through the returned descriptor,
+/// and it is gone when the descriptor closes, however the process ends.
+/// Works in a process with threads, where a mount namespace of its own
+/// cannot be had (`unshare(CLONE_NEWNS)` moves only the calling thread).
+pub(crate) fn detached_mount(fstype: &CStr) -> Result<OwnedFd, SyscallError> {
+    // SAFETY: `fstype` is NUL-terminated; the result is a new descriptor or -1.
+    let context = unsafe { libc::syscall(libc::SYS_fsopen, fstype.as_ptr(), FSOPEN_CLOEXEC) };
+    if context < 0 {
+        return Err(last("fsopen"));
+    }
+    // SAFETY: a new descriptor owned by nobody else.
+    let context = unsafe { OwnedFd::from_raw_fd(context as RawFd) };
+    // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux.
     let r = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
+        libc::syscall(
+            libc::SYS_fsconfig,
+            context.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
             0,
-            std::ptr::null(),
         )
     };
-    if r != 0 {
-        return Err(last("mount"));
+    if r < 0 {
+        return Err(last("fsconfig(FSCONFIG_CMD_CREATE)"));
     }
-    Ok(())
-}
-
-/// Moves this process into a mount namespace of its own whose mounts do
-/// not propagate back (`unshare(CLONE_NEWNS)`, then `/` made a recursive
-/// slave): what it mounts from then on is gone with it, however it ends.
-/// Fails in a process that already has threads (EINVAL).
-pub(crate) fn private_mount_namespace() -> Result<(), SyscallError> {
-    // SAFETY: plain syscall.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(last("unshare(CLONE_NEWNS)"));
+    // SAFETY: plain syscall on a descriptor we own; no attribute flags.
+    let mount =
+        unsafe { libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), FSMOUNT_CLOEXEC, 0) };
+    if mount < 0 {
+        return Err(last("fsmount"));
     }
-    // SAFETY: NULL source, type and data are allowed for a propagation change.
-    let r = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_SLAVE,
-            std::ptr::null(),
-        )
-    };
-    if r != 0 {
-        return Err(last("mount(MS_REC|MS_SLAVE)"));
-    }
-    Ok(())
-}
-
-/// `umount2(target, MNT_DETACH)`.
-pub(crate) fn unmount(target: &CStr) -> Result<(), SyscallError> {
-    // SAFETY: `target` is NUL-terminated.
-    if unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(last("umount2"));
-    }
-    Ok(())
+    // SAFETY: a new descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(mount as RawFd) })
 }
 
 /// A new close-on-exec epoll instance.

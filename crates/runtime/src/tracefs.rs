@@ -1,23 +1,26 @@
 //! Finding (or mounting) tracefs and reading tracepoint descriptions from it.
+//!
+//! Where tracefs is mounted nowhere (as a fresh Debian boots), weft makes a
+//! detached mount of its own ([`sys::detached_mount`]): no mount table shows
+//! it, the process reaches its files through `/proc/self/fd/N`, and it is
+//! gone with the descriptor, whatever ends the process. Every thread of the
+//! process sees it (a test harness's too), and nothing else does.
 
 use std::ffi::CString;
+use std::fmt;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use thiserror::Error;
 
 use crate::error::SyscallError;
 use crate::sys;
 
-/// tracefs was mounted by this process in the namespace it shares with
-/// others: unmount it at exit.
-static MOUNTED_HERE: AtomicBool = AtomicBool::new(false);
-
 /// `TRACEFS_MAGIC` from `linux/magic.h`.
 const TRACEFS_MAGIC: i64 = 0x7472_6163;
-/// Where tracefs lives on modern systems; we mount it there when it is missing.
+/// Where tracefs lives on modern systems.
 pub const TRACEFS_PATH: &str = "/sys/kernel/tracing";
 /// The legacy location under debugfs.
 pub const DEBUGFS_TRACING_PATH: &str = "/sys/kernel/debug/tracing";
@@ -25,15 +28,35 @@ pub const DEBUGFS_TRACING_PATH: &str = "/sys/kernel/debug/tracing";
 /// tracefs could not be found or mounted.
 #[derive(Debug, Error, Clone)]
 pub enum TracefsError {
-    /// Not mounted, and mounting it at [`TRACEFS_PATH`] failed.
-    #[error("tracefs is not mounted and mounting it at {TRACEFS_PATH} failed: {0}")]
+    /// Not mounted, and a mount of weft's own could not be made.
+    #[error("tracefs is not mounted and mounting it failed: {0}")]
     Mount(String),
 }
 
-/// A mounted tracefs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A tracefs: one mounted on the system, or a detached mount of this
+/// process's own, kept as long as any clone of this value lives.
+#[derive(Debug, Clone)]
 pub struct Tracefs {
     root: PathBuf,
+    own_mount: Option<Arc<OwnedFd>>,
+}
+
+impl PartialEq for Tracefs {
+    fn eq(&self, other: &Tracefs) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Tracefs {}
+
+/// Where it is, for messages: a system path, or that it is weft's own.
+impl fmt::Display for Tracefs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.own_mount {
+            None => write!(f, "{}", self.root.display()),
+            Some(_) => f.write_str("weft's own detached mount, not on the system"),
+        }
+    }
 }
 
 fn is_tracefs(path: &str) -> bool {
@@ -48,37 +71,43 @@ impl Tracefs {
         [TRACEFS_PATH, DEBUGFS_TRACING_PATH]
             .into_iter()
             .find(|p| is_tracefs(p))
-            .map(|p| Tracefs { root: p.into() })
+            .map(|p| Tracefs {
+                root: p.into(),
+                own_mount: None,
+            })
     }
 
-    /// The mounted tracefs, mounting it at [`TRACEFS_PATH`] when it is
-    /// nowhere. The system is left as found: the mount is made in a mount
-    /// namespace of weft's own, so it goes with weft however weft ends
-    /// (SIGKILL included); where that cannot be (a process with threads
-    /// already), it is made where it is and [`Tracefs::unmount_ours`]
-    /// takes it away at exit.
+    /// The mounted tracefs, or, when it is mounted nowhere, a detached
+    /// mount of this process's own (see the module's docs): the system's
+    /// mounts are never changed.
     pub fn find_or_mount() -> Result<Tracefs, TracefsError> {
         if let Some(t) = Tracefs::find() {
             return Ok(t);
         }
-        let private = sys::private_mount_namespace().is_ok();
-        let mounted = sys::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs");
-        match mounted {
-            Ok(()) if !private => MOUNTED_HERE.store(true, Ordering::SeqCst),
-            Ok(()) => {}
-            // EBUSY: someone mounted it concurrently.
-            Err(e) if e.errno() == Some(libc::EBUSY) => {}
-            Err(e) => return Err(TracefsError::Mount(e.to_string())),
-        }
-        Tracefs::find().ok_or_else(|| TracefsError::Mount("still not tracefs after mount".into()))
+        Tracefs::mount_own()
     }
 
-    /// Unmounts the tracefs [`Tracefs::find_or_mount`] mounted outside a
-    /// namespace of its own, if it did (call once at exit).
-    pub fn unmount_ours() {
-        if MOUNTED_HERE.swap(false, Ordering::SeqCst) {
-            let _ = sys::unmount(c"/sys/kernel/tracing");
+    /// A detached tracefs mount of this process's own, even where tracefs
+    /// is mounted on the system.
+    pub fn mount_own() -> Result<Tracefs, TracefsError> {
+        let fd = sys::detached_mount(c"tracefs")?;
+        let root = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        let t = Tracefs {
+            root,
+            own_mount: Some(Arc::new(fd)),
+        };
+        if !t.root.join("events").is_dir() {
+            return Err(TracefsError::Mount(format!(
+                "{} has no events directory",
+                t.root.display()
+            )));
         }
+        Ok(t)
+    }
+
+    /// This is a detached mount of this process's own.
+    pub fn is_own_mount(&self) -> bool {
+        self.own_mount.is_some()
     }
 
     /// The process-wide tracefs, found or mounted once and then remembered.
@@ -92,9 +121,14 @@ impl Tracefs {
 
     /// A tracefs rooted elsewhere (tests).
     pub fn at(root: impl Into<PathBuf>) -> Tracefs {
-        Tracefs { root: root.into() }
+        Tracefs {
+            root: root.into(),
+            own_mount: None,
+        }
     }
 
+    /// The directory its files are under (`/proc/self/fd/N` for a mount of
+    /// this process's own: valid in this process only).
     pub fn root(&self) -> &Path {
         &self.root
     }

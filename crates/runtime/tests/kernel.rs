@@ -32,6 +32,53 @@ fn tracepoint_formats_come_from_tracefs() {
     assert_eq!(t.id("syscalls", "sys_enter_openat").unwrap(), f.id as u64);
 }
 
+/// The tracefs lines of this process's mount table.
+fn tracefs_mounts() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" - tracefs "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_tracefs_of_our_own_serves_every_thread_and_shows_in_no_mount_table() {
+    testgate::require_root!();
+    let mounts_before = tracefs_mounts();
+    // Made on a thread that then ends, in a process with threads (the
+    // harness's), where a mount namespace of its own moves only the
+    // calling thread: the other threads read through it all the same.
+    let own = std::thread::spawn(|| Tracefs::mount_own().unwrap())
+        .join()
+        .unwrap();
+    assert!(own.is_own_mount());
+    let id = own.id("syscalls", "sys_enter_getppid").unwrap();
+    let from_another_thread = std::thread::scope(|s| {
+        s.spawn(|| own.id("syscalls", "sys_enter_getppid").unwrap())
+            .join()
+            .unwrap()
+    });
+    assert_eq!(from_another_thread, id);
+    let k = SysKernelInfo::new();
+    assert_eq!(
+        k.tracepoint_format("syscalls", "sys_enter_getppid")
+            .unwrap()
+            .id as u64,
+        id
+    );
+    assert!(
+        own.tracepoints()
+            .unwrap()
+            .contains(&("syscalls".into(), "sys_enter_getppid".into()))
+    );
+    assert_eq!(tracefs_mounts(), mounts_before, "no mount table shows it");
+    assert_eq!(
+        own.to_string(),
+        "weft's own detached mount, not on the system"
+    );
+}
+
 #[test]
 fn features_of_this_kernel() {
     testgate::require_root!();

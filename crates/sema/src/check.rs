@@ -360,6 +360,9 @@ struct Scope {
     scopes: scopes::Scopes,
     /// What the previous round found about this body's variables.
     known_vars: scopes::BodyFacts,
+    /// How many enclosing branches have a literal condition that never
+    /// takes them (`fail()` there is not reached).
+    never_taken: u32,
 }
 
 impl<'a> Checker<'a> {
@@ -440,6 +443,7 @@ impl<'a> Checker<'a> {
                     runtime_warnings: Default::default(),
                 },
                 loop_depth: 0,
+                never_taken: 0,
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),
                 scopes: scopes::Scopes::default(),
             };
@@ -1071,6 +1075,25 @@ impl<'a> Checker<'a> {
                     s.probe.constants.insert(e.id, v);
                     return Type::Enum { size: 8, def };
                 }
+                // So is an enumerator of the kernel's named enums, as in
+                // bpftrace (`SKB_DROP_REASON_SOCKET_FILTER` with `%s`).
+                if self.macro_value(name).is_none()
+                    && self.script_types.and_then(|t| t.enumerator(name)).is_none()
+                    && let Some(btf) = self.btf()
+                    && let Some((v, id)) = btf.enumerator(name)
+                    && let Some(t) = btf.type_by_id(id)
+                    && !btf.name(&t).is_empty()
+                {
+                    let def = abi::EnumDef {
+                        name: btf.name(&t).to_string(),
+                        variants: btf.enum_variants(id),
+                    };
+                    s.probe.constants.insert(e.id, v);
+                    return Type::Enum {
+                        size: 8,
+                        def: std::sync::Arc::new(def),
+                    };
+                }
                 if let Some(v) = self
                     .macro_value(name)
                     .or_else(|| self.script_types.and_then(|t| t.enumerator(name)))
@@ -1134,8 +1157,12 @@ impl<'a> Checker<'a> {
                 self.ident(s, e, name)
             }
             None => {
+                // A whole map (`f(@m)`) is not read as a value: a map with
+                // keys would give a second, misleading error.
                 for a in args {
-                    self.expr(s, a);
+                    if !matches!(&a.kind, ExprKind::Map { keys, .. } if keys.is_empty()) {
+                        self.expr(s, a);
+                    }
                 }
                 if crate::builtins::planned_function(name) {
                     return self.unsupported(e, &format!("the function `{name}()`"));

@@ -100,6 +100,17 @@ pub fn pointee(c_type: &str) -> Option<&str> {
         .filter(|p| !p.is_empty())
 }
 
+/// A C type spelling without its qualifiers at any level, `*`s spaced
+/// alike: `const char *const *` and `char**` are both `char * *`.
+pub fn without_qualifiers(c_type: &str) -> String {
+    c_type
+        .replace('*', " * ")
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "restrict" | "__restrict"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The type of a member of a script-defined struct.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CType {

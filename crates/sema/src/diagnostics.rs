@@ -233,19 +233,39 @@ pub fn map_value_mismatch(
     .with_secondary(first, format!("{map} first gets `{existing}` here"))
 }
 
+/// A map used with a key of another type than before, or with a key where
+/// it had none (`existing`/`new` `None`), and the other way round.
 pub fn map_key_mismatch(
     span: Span,
     map: &str,
-    existing: &str,
-    new: &str,
+    existing: Option<&str>,
+    new: Option<&str>,
     first: Span,
 ) -> Diagnostic {
-    Diagnostic::error(format!(
-        "key mismatch for {map}: used with key `{new}`, but its key is `{existing}`"
-    ))
-    .with_code(Code::E0304)
-    .with_label(span, format!("key of type `{new}`"))
-    .with_secondary(first, format!("{map} is first keyed by `{existing}` here"))
+    let message = match (existing, new) {
+        (Some(existing), Some(new)) => {
+            format!("key mismatch for {map}: used with key `{new}`, but its key is `{existing}`")
+        }
+        (Some(existing), None) => {
+            format!("key mismatch for {map}: used without a key, but its key is `{existing}`")
+        }
+        (None, Some(new)) => {
+            format!("key mismatch for {map}: used with key `{new}`, but it has no key")
+        }
+        (None, None) => format!("key mismatch for {map}"),
+    };
+    let label = match new {
+        Some(new) => format!("key of type `{new}`"),
+        None => "no key".to_string(),
+    };
+    let first_label = match existing {
+        Some(existing) => format!("{map} is first keyed by `{existing}` here"),
+        None => format!("{map} is first used without a key here"),
+    };
+    Diagnostic::error(message)
+        .with_code(Code::E0304)
+        .with_label(span, label)
+        .with_secondary(first, first_label)
 }
 
 pub fn variable_type_mismatch(span: Span, name: &str, existing: &Type, new: &Type) -> Diagnostic {
@@ -385,6 +405,21 @@ pub fn aggregation_not_assigned(span: Span, name: &str) -> Diagnostic {
         .with_code(Code::E0316)
         .with_label(span, "not assigned to a map")
         .with_help(format!("write `@name = {name}(...)`"))
+}
+
+/// `fail("...")` reached: the script's own error, its text formatted.
+pub fn fail_reached(span: Span, text: &str) -> Diagnostic {
+    Diagnostic::error(text.to_string())
+        .with_code(Code::E0346)
+        .with_label(span, "fail() is reached here")
+}
+
+/// `find(@m, k, x)` where `x` is not a `$variable`.
+pub fn find_needs_a_variable(span: Span) -> Diagnostic {
+    Diagnostic::error("find() stores the value it finds in a variable")
+        .with_code(Code::E0347)
+        .with_label(span, "not a `$variable`")
+        .with_help("write `let $v; if (find(@m, key, $v)) { ... }`")
 }
 
 pub fn not_assignable(span: Span) -> Diagnostic {
@@ -779,27 +814,40 @@ pub fn unknown_stream(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     with_suggestion(d, name, known)
 }
 
-pub fn stream_key_unreachable(span: Span, stage: &str, key: &str) -> Diagnostic {
+pub fn stream_key_unreachable(span: Span, stage: &str, key: &str, slots: &str) -> Diagnostic {
     Diagnostic::error(format!(
-        "stage `{stage}` looks instances up by {key}, but no clause files one"
+        "stage `{stage}` looks instances up by `{key}`, which is neither the begin key nor a key any clause links"
     ))
     .with_code(Code::E0413)
     .with_label(span, "nothing files the instance under this key")
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "instances are filed under the begin key and under the keys earlier clauses `link`: add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
+        "write the key as it was filed (`by` of `begin`, or a `link`), or add `link KEY` (or `link KEY as NAME`) to the clause that knows this key",
     )
 }
 
-pub fn stream_key_ambiguous(span: Span, stage: &str, key: &Type, slots: &[&str]) -> Diagnostic {
-    let names: Vec<String> = slots.iter().map(|n| format!("`{n}`")).collect();
+/// A `by` key whose text names no slot, where slots of its type exist: a
+/// key is never matched by its type alone.
+pub fn stream_key_ambiguous(
+    span: Span,
+    stage: &str,
+    key: &str,
+    ty: &Type,
+    same_type: &[&str],
+    slots: &str,
+) -> Diagnostic {
+    let names: Vec<String> = same_type.iter().map(|n| format!("`{n}`")).collect();
     Diagnostic::error(format!(
-        "stage `{stage}` has a `{key}` key, and the instance is filed under {} keys of that type",
-        names.len()
+        "stage `{stage}` looks instances up by `{key}`, which names no key slot (a `{ty}` key is not matched by its type alone)"
     ))
     .with_code(Code::E0416)
-    .with_label(span, format!("which of {}?", names.join(", ")))
+    .with_label(
+        span,
+        format!("no slot is named `{key}`; of its type: {}", names.join(", ")),
+    )
+    .with_note(format!("the instance is filed under {slots}"))
     .with_help(
-        "write the key as its `link` wrote it, or name the key: `link KEY as NAME` where it is filed, `by KEY as NAME` here",
+        "write the key as it was filed, or name the slot: `as NAME` where it is filed (`by KEY as NAME` on `begin`, `link KEY as NAME`) and `by KEY as NAME` here",
     )
 }
 

@@ -74,7 +74,7 @@ pub enum Type {
     Timestamp { format: u32 },
     /// `cgroup_path(id[, filter])`: a cgroup id printed as its paths.
     CgroupPath,
-    /// `strerror(n)`, `signal_name(n)`: a number printed as its name.
+    /// `strerror(n)`, `signal_name(n)`, `syscall_name(n)`: a number printed as its name.
     Named(abi::NameTable),
 }
 
@@ -207,6 +207,14 @@ impl Type {
             (Type::Pointer { .. } | Type::Int { .. } | Type::Enum { .. }, _) if self == other => {
                 Some(self.clone())
             }
+            // Qualifiers at any level do not change what a pointer reads
+            // (`const struct timespec *` from one tracepoint and
+            // `struct timespec *` from another): the first spelling stays.
+            (Type::Pointer { c_type: a }, Type::Pointer { c_type: b })
+                if crate::ctypes::without_qualifiers(a) == crate::ctypes::without_qualifiers(b) =>
+            {
+                Some(self.clone())
+            }
             // An enum meets an integer or another enum as an unsigned integer.
             (Type::Enum { .. }, Type::Int { .. } | Type::Enum { .. })
             | (Type::Int { .. }, Type::Enum { .. }) => Some(Type::Int {
@@ -301,6 +309,7 @@ impl fmt::Display for Type {
             Type::Inet => f.write_str("inet"),
             Type::Named(abi::NameTable::Errno) => f.write_str("strerror_t"),
             Type::Named(abi::NameTable::Signal) => f.write_str("signal_name_t"),
+            Type::Named(abi::NameTable::Syscall) => f.write_str("syscall_name_t"),
             Type::Named(abi::NameTable::User) => f.write_str("username_t"),
             Type::MacAddr => f.write_str("macaddr_t"),
             Type::Tuple(ts) => {
@@ -372,6 +381,20 @@ mod tests {
             c_type: "struct file *".into(),
         };
         assert_eq!(sock.unify(&file), Some(Type::U64));
+        // Qualifiers do not make pointers differ, at any level.
+        let const_sock = Type::Pointer {
+            c_type: "const struct sock*".into(),
+        };
+        assert_eq!(const_sock.unify(&sock), Some(const_sock.clone()));
+        assert_eq!(sock.unify(&const_sock), Some(sock.clone()));
+        let argv = Type::Pointer {
+            c_type: "const char *const *".into(),
+        };
+        let plain_argv = Type::Pointer {
+            c_type: "char **".into(),
+        };
+        assert_eq!(argv.unify(&plain_argv), Some(argv.clone()));
+        assert_eq!(argv.unify(&const_sock), Some(Type::U64));
         assert_eq!(sock.unify(&Type::I64), Some(Type::U64));
         assert_eq!(a.unify(&Type::I64), None);
         assert_eq!(

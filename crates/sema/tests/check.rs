@@ -158,7 +158,7 @@ case!(
 // Streams.
 case!(
     ok_stream_with_link_and_handler,
-    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { $fd = args->fd; }\n  stage tracepoint:sched:sched_switch by tid link (args->next_pid, args->next_comm)\n  stage tracepoint:sched:sched_wakeup by (args->pid, args->comm)\n  end tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n  timeout 2s\n  max 100\n}\nstream:s /args->bytes > 0/ { @[args->comm, args->fd] = hist(args->duration); @w = max(args->sched_wakeup); emit(); }"
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { $fd = args->fd; }\n  stage tracepoint:sched:sched_switch by tid link (args->next_pid, args->next_comm) as task\n  stage tracepoint:sched:sched_wakeup by (args->pid, args->comm) as task\n  end tracepoint:syscalls:sys_exit_read by tid { $bytes = args->ret; }\n  timeout 2s\n  max 100\n}\nstream:s /args->bytes > 0/ { @[args->comm, args->fd] = hist(args->duration); @w = max(args->sched_wakeup); emit(); }"
 );
 case!(
     err_stream_without_end,
@@ -175,6 +175,18 @@ case!(
 case!(
     err_stream_key_ambiguous,
     "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->fd\n}"
+);
+case!(
+    // `let` and `for` variables are the block's own: no E0207 in the next
+    // round, and only `$n` and `$total` are fields.
+    ok_stream_let_and_for_are_locals,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid { let $t = 1; for ($k : 0..4) { $t += $k; } $n = $t; }\n  stage tracepoint:sched:sched_switch by tid { let $t = (1, \"a\"); $n += $t.0; }\n  end tracepoint:syscalls:sys_exit_read by tid { for ($k : 0..2) { $n++; } $total = $n; }\n}"
+);
+case!(
+    // A thread id and an inode are both integers: `by tid` must not find
+    // the instance filed under the inode (it would never match).
+    err_stream_key_matched_by_type_alone,
+    "stream pipe {\n  begin tracepoint:syscalls:sys_enter_read by (uint64)args->fd as inode\n  stage written tracepoint:syscalls:sys_exit_read by tid\n  end tracepoint:sched:sched_wakeup by (uint64)args->pid as inode\n}"
 );
 case!(
     err_stream_key_named_but_never_linked,

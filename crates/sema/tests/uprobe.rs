@@ -131,6 +131,10 @@ case!(
     "uprobe:/opt/app:marker+4, uprobe:/opt/app:0x11020, u:/opt/app:*er { @[func] = count(); }"
 );
 case!(
+    func_shares_a_map_with_usym,
+    "uprobe:/opt/app:answer { @[func] = count(); } uretprobe:/opt/app:answer { @[usym(reg(\"ip\"))] = count(); }"
+);
+case!(
     library_by_short_name_with_pid,
     "uprobe:libapp:marker { @ = count(); }",
     Some(4242)

@@ -192,6 +192,8 @@ codes! {
     E0343: "debugf() is for debugging",
     E0344: "invalid debugf() format",
     E0345: "path() of an untrusted pointer",
+    E0346: "fail() reached",
+    E0347: "find() result not a variable",
     E0350: "unknown struct",
     E0351: "struct members need BTF",
     E0352: "no such member",

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod binary;
+pub mod cfi;
 pub mod dwarf;
 mod ldcache;
 mod procmaps;

@@ -24,10 +24,16 @@ Steps:
   getppid N              N getppid() calls
   getppid-for MS         getppid() calls for MS milliseconds, as fast as it can,
                          then prints how many it made on stdout (soak benchmarks)
+  getppid-threads T N    T threads at once (released together), each N getppid()
+                         calls: the same probe on several CPUs at the same moment
   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
   nanosleep NS N         N nanosleep()s of NS nanoseconds
+  timed-nanosleep NS N PATH
+                         the same, then writes to PATH each call's wall time in
+                         nanoseconds (CLOCK_MONOTONIC, one a line): what off-CPU
+                         time may reach, however long the wake-ups waited
   spin MS                busy-loop in `weft_workload_spin` for MS milliseconds
   spin-cpu MS            busy-loop in `weft_workload_spin_cpu` until the thread has
                          had MS milliseconds of CPU time (however loaded the machine
@@ -94,6 +100,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// One `nanosleep()` of `ns` nanoseconds, the raw syscall (glibc's
+/// nanosleep() uses clock_nanosleep).
+fn nanosleep(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter().map(String::as_str);
     while let Some(step) = it.next() {
@@ -120,6 +143,11 @@ fn run(args: &[String]) -> Result<(), String> {
                     calls += 1024;
                 }
                 println!("{calls}");
+            }
+            "getppid-threads" => {
+                let threads = count(next("T")?)?;
+                let n = count(next("N")?)?;
+                getppid_threads(threads, n)?;
             }
             "openat" => {
                 let path = CString::new(next("PATH")?).map_err(|e| e.to_string())?;
@@ -167,21 +195,25 @@ fn run(args: &[String]) -> Result<(), String> {
             "nanosleep" => {
                 let ns = count(next("NS")?)?;
                 let n = count(next("N")?)?;
-                let ts = libc::timespec {
-                    tv_sec: (ns / 1_000_000_000) as _,
-                    tv_nsec: (ns % 1_000_000_000) as _,
-                };
                 for _ in 0..n {
-                    // The raw syscall: glibc's nanosleep() uses clock_nanosleep.
-                    // SAFETY: ts is a valid timespec; the remainder pointer may be null.
-                    unsafe {
-                        libc::syscall(
-                            libc::SYS_nanosleep,
-                            &ts,
-                            std::ptr::null_mut::<libc::timespec>(),
-                        )
-                    };
+                    nanosleep(ns);
                 }
+            }
+            "timed-nanosleep" => {
+                let ns = count(next("NS")?)?;
+                let n = count(next("N")?)?;
+                let path = next("PATH")?;
+                // Instant reads CLOCK_MONOTONIC (bpf_ktime_get_ns's clock)
+                // through the vDSO, so the steps make no other system call.
+                let walls: Vec<u128> = (0..n)
+                    .map(|_| {
+                        let start = Instant::now();
+                        nanosleep(ns);
+                        start.elapsed().as_nanos()
+                    })
+                    .collect();
+                let text: String = walls.iter().map(|w| format!("{w}\n")).collect();
+                std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
             }
             "spin" => {
                 let ms = count(next("MS")?)?;
@@ -512,6 +544,29 @@ fn fd_chain(path: &str, n: u64) -> Result<(), String> {
 /// `threads` threads started together, each `n` times: openat(path), a
 /// one-byte read into its own buffer, a write of that buffer to its own
 /// /dev/null descriptor, close.
+/// `getppid-threads T N`: T threads released by one barrier, each making
+/// N getppid() calls, so that a probe runs on every CPU at once.
+fn getppid_threads(threads: u64, n: u64) -> Result<(), String> {
+    let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                for _ in 0..n {
+                    // SAFETY: getppid has no arguments and cannot fail.
+                    unsafe { libc::syscall(libc::SYS_getppid) };
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "a getppid thread panicked".to_string())?;
+    }
+    Ok(())
+}
+
 fn thread_chain(threads: u64, n: u64, path: &str) -> Result<(), String> {
     let c = one_byte_file(path)?;
     let start = std::sync::Arc::new(std::sync::Barrier::new(threads as usize));

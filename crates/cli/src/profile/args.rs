@@ -46,6 +46,9 @@ OPTIONS:
     -o FILE          write FILE (.svg, .folded, .txt or .pb.gz)
     --pid-frames     show the pid after the comm in folded stacks (`comm-PID`)
     --stack-storage-size N   stacks the kernel keeps (default: sized for the run)
+    --frame-pointers walk user stacks by frame pointer in the kernel (cheaper;
+                     shallow through code built without them) instead of
+                     unwinding a copy of each with DWARF call-frame information
     -q               no progress or summary on standard error
     -v               print the generated script and where the time went
     -h, --help       print this help
@@ -71,7 +74,7 @@ OPTIONS:
                      R (preempted/runnable), S (sleeping), D (disk/uninterruptible),
                      I (idle kernel thread), T (stopped), t (traced)
     -p PID, -c CMD, -d SECONDS, -U, -K, -o FILE, --pid-frames,
-    --stack-storage-size N, -q, -v   as in `weft profile`
+    --stack-storage-size N, --frame-pointers, -q, -v   as in `weft profile`
     -h, --help       print this help
 ";
 
@@ -93,6 +96,9 @@ pub struct ProfileArgs {
     pub states: Option<String>,
     pub pid_frames: bool,
     pub stack_storage: Option<u32>,
+    /// `--frame-pointers`: user stacks walked by frame pointer in the
+    /// kernel (counted there) instead of unwound from copies in user space.
+    pub frame_pointers: bool,
     pub quiet: bool,
     pub verbose: bool,
     pub help: bool,
@@ -152,6 +158,7 @@ pub fn parse(mode: Mode, args: &[OsString]) -> Result<ProfileArgs, String> {
         states: None,
         pid_frames: false,
         stack_storage: None,
+        frame_pointers: false,
         quiet: false,
         verbose: false,
         help: false,
@@ -231,6 +238,7 @@ pub fn parse(mode: Mode, args: &[OsString]) -> Result<ProfileArgs, String> {
                         })?,
                 );
             }
+            (_, "--frame-pointers") => out.frame_pointers = true,
             (_, "-q") => out.quiet = true,
             (_, "-v") => out.verbose = true,
             _ => return Err(format!("unknown option or argument `{arg}` ({see})")),
@@ -304,6 +312,10 @@ const NEW_PID: &str = r#"if (@pids[pid] == 0) { @pids[pid] = nsecs; printf("%d\n
 /// Forgets a process that replaced its program.
 const EXEC: &str = "tracepoint:sched:sched_process_exec { delete(@pids[pid]); }\n";
 
+/// The same, telling the user-space unwinder too (its mappings changed).
+const EXEC_DWARF: &str =
+    "tracepoint:sched:sched_process_exec { delete(@pids[pid]); print((pid, 0)); }\n";
+
 /// The stack key of either script: process, comm, then the stacks asked for.
 fn stack_key(args: &ProfileArgs, user: &str, kernel: &str) -> String {
     let mut key = String::from("pid, comm");
@@ -376,9 +388,40 @@ impl SwitchProbe {
     }
 }
 
+/// Whether user stacks are unwound in user space from copies (the
+/// default) rather than walked by frame pointer in the kernel.
+pub fn dwarf(args: &ProfileArgs) -> bool {
+    !args.frame_pointers && !args.kernel_only
+}
+
+/// The ring buffer's pages when stacks are copied: 8 MiB, a second of
+/// 999 Hz samples on 4 CPUs at their largest copy.
+const DWARF_RB_PAGES: u32 = 2048;
+
+/// The copy of the user stack: bounded by the main thread's stack top
+/// (other threads copy up to the most, less where their stack ends).
+const SEND_USTACK: &str = "send_ustack(curtask->mm->start_stack + 512);";
+
+/// The sample the user-space unwinder joins to its thread's copy: `kstack`,
+/// or 0 with `-U`.
+fn sample_print(
+    args: &ProfileArgs,
+    tid: &str,
+    pid: &str,
+    comm: &str,
+    kstack: &str,
+    weight: &str,
+) -> String {
+    let kstack = if args.user_only { "0" } else { kstack };
+    format!("print(({tid}, {pid}, {comm}, {kstack}, {weight}));")
+}
+
 /// The script `weft profile` / `weft offcpu` runs, for a kernel that has
 /// `switch` (off-CPU only).
 pub fn script(args: &ProfileArgs, switch: SwitchProbe) -> String {
+    if dwarf(args) {
+        return dwarf_script(args, switch);
+    }
     let mut s = format!("let @pids = hash(65536);\n{EXEC}");
     follow_probes(args, &mut s);
     match args.mode {
@@ -447,6 +490,69 @@ pub fn script(args: &ProfileArgs, switch: SwitchProbe) -> String {
     s
 }
 
+/// The script with user stacks copied for unwinding in user space: each
+/// sample (on-CPU) or block (off-CPU, copied where it began) is sent.
+fn dwarf_script(args: &ProfileArgs, switch: SwitchProbe) -> String {
+    let mut s = format!(
+        "config = {{ perf_rb_pages = {DWARF_RB_PAGES} }}\nlet @pids = hash(65536);\n{EXEC_DWARF}"
+    );
+    follow_probes(args, &mut s);
+    match args.mode {
+        Mode::OnCpu => {
+            let pred = task_filter(args)
+                .map(|f| format!(" /{f}/"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "profile:hz:{}{pred} {{ {EVENTS_MAP} = count(); {SEND_USTACK} {} {NEW_PID} }}",
+                args.hz,
+                sample_print(args, "tid", "pid", "comm", "kstack", "1"),
+            );
+        }
+        Mode::OffCpu => {
+            let mut stamp = vec!["tid != 0".to_string()];
+            stamp.extend(task_filter(args).filter(|f| f != "pid != 0"));
+            if args.command.is_some() {
+                stamp.push("!(args->prev_state & 8)".to_string());
+            }
+            if let Some(states) = &args.states {
+                stamp.push(state_condition(states, "args->preempt", "args->prev_state"));
+            }
+            let value = if args.user_only {
+                "nsecs, pid, comm"
+            } else {
+                "nsecs, pid, comm, kstack"
+            };
+            let mut keep = format!("$us >= {}", args.min_us);
+            if let Some(max) = args.max_us {
+                let _ = write!(keep, " && $us <= {max}");
+            }
+            let _ = write!(
+                s,
+                "let @start = hash(65536);\n\
+                 {probe} {{\n\
+                 \x20   if ({stamp}) {{ @start[tid] = ({value}); {SEND_USTACK} {NEW_PID} }}\n\
+                 \x20   $next = args->next->pid;\n\
+                 \x20   $s = @start[$next];\n\
+                 \x20   if ($s.0 != 0) {{\n\
+                 \x20       delete(@start[$next]);\n\
+                 \x20       $us = (nsecs - $s.0) / 1000;\n\
+                 \x20       if ({keep}) {{ {EVENTS_MAP} = count(); {print} }}\n\
+                 \x20   }}\n\
+                 }}\n",
+                probe = switch.probe(),
+                stamp = stamp.join(" && "),
+                print = sample_print(args, "$next", "$s.1", "$s.2", "$s.3", "$us"),
+            );
+        }
+    }
+    if let Some(d) = args.duration {
+        let ms = d.as_millis().max(1);
+        let _ = writeln!(s, "interval:ms:{ms} {{ exit(); }}");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,7 +597,11 @@ mod tests {
 
     #[test]
     fn on_cpu_scripts() {
-        let a = p(Mode::OnCpu, &["-F", "499", "-p", "42", "-d", "2"]).unwrap();
+        let a = p(
+            Mode::OnCpu,
+            &["-F", "499", "-p", "42", "-d", "2", "--frame-pointers"],
+        )
+        .unwrap();
         assert_eq!(
             script(&a, SwitchProbe::RawTracepoint),
             format!(
@@ -508,7 +618,7 @@ mod tests {
                  profile:hz:99 {{ @events = count(); @stacks[pid, comm, kstack] = count(); {NEW_PID} }}\n"
             )
         );
-        let cmd = p(Mode::OnCpu, &["-c", "make"]).unwrap();
+        let cmd = p(Mode::OnCpu, &["-c", "make", "--frame-pointers"]).unwrap();
         let s = script(&cmd, SwitchProbe::RawTracepoint);
         assert!(s.contains("\nBEGIN { @follow[cpid] = 1; }\n"), "{s}");
         assert!(s.contains("sched_process_fork /@follow[args->parent_pid]/"));
@@ -519,7 +629,16 @@ mod tests {
     fn off_cpu_script() {
         let a = p(
             Mode::OffCpu,
-            &["--min-us", "5", "--max-us", "9", "--state", "D", "-U"],
+            &[
+                "--min-us",
+                "5",
+                "--max-us",
+                "9",
+                "--state",
+                "D",
+                "-U",
+                "--frame-pointers",
+            ],
         )
         .unwrap();
         let s = script(&a, SwitchProbe::RawTracepoint);
@@ -528,7 +647,7 @@ mod tests {
             "if (tid != 0 && ((!args->preempt && (args->prev_state & 0x402) == 2))) { @start[tid] = (nsecs, pid, comm, ustack); if (@pids"
         ), "{s}");
         assert!(s.contains("if ($us >= 5 && $us <= 9) { @events = count(); @stacks[$s.1, $s.2, $s.3] = sum($us); }"), "{s}");
-        let all = p(Mode::OffCpu, &["-p", "7"]).unwrap();
+        let all = p(Mode::OffCpu, &["-p", "7", "--frame-pointers"]).unwrap();
         let s = script(&all, SwitchProbe::TpBtf);
         assert!(s.contains("tp_btf:sched_switch {"));
         assert!(
@@ -538,6 +657,33 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("@stacks[$s.1, $s.2, $s.3, $s.4] = sum($us)"));
+    }
+
+    #[test]
+    fn dwarf_scripts_copy_the_user_stack_and_print_each_sample() {
+        let a = p(Mode::OnCpu, &["-F", "999", "-p", "42"]).unwrap();
+        assert!(dwarf(&a));
+        assert_eq!(
+            script(&a, SwitchProbe::RawTracepoint),
+            format!(
+                "config = {{ perf_rb_pages = 2048 }}\nlet @pids = hash(65536);\n{EXEC_DWARF}\
+                 profile:hz:999 /pid == 42/ {{ @events = count(); {SEND_USTACK} print((tid, pid, comm, kstack, 1)); {NEW_PID} }}\n"
+            )
+        );
+        let k = p(Mode::OnCpu, &["-K"]).unwrap();
+        assert!(!dwarf(&k), "kernel stacks only: nothing to copy");
+        let o = p(Mode::OffCpu, &["-U", "--min-us", "10"]).unwrap();
+        let s = script(&o, SwitchProbe::TpBtf);
+        assert!(
+            s.contains(&format!(
+                "if (tid != 0) {{ @start[tid] = (nsecs, pid, comm); {SEND_USTACK} if (@pids"
+            )),
+            "{s}"
+        );
+        assert!(
+            s.contains("if ($us >= 10) { @events = count(); print(($next, $s.1, $s.2, 0, $us)); }"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! written as a flame graph, folded stacks or pprof ([`write`]).
 
 pub mod args;
+pub mod dwarf;
 pub mod script;
 pub mod sink;
 pub mod svg;
@@ -168,6 +169,9 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         None,
         Box::new(move |spec: &abi::MapSpec| (spec.name == STACKS_MAP).then(|| roles.clone())),
     );
+    if args::dwarf(args) {
+        sink.dwarf = Some(dwarf::DwarfStacks::new(args.mode == Mode::OffCpu));
+    }
     let mut progress = Progress::new(args, &out.compiled.manifest);
     let mut met = MetProcesses::new(&out.compiled.manifest);
     let mut tick = |s: &Session, symbols: &mut Symbols, phase: crate::run::Phase| match phase {
@@ -244,7 +248,15 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
                 .map_or(0, |d| d.saturating_sub(elapsed).as_nanos() as u64),
             duration_ns: elapsed.as_nanos() as u64,
         },
-        samples: std::mem::take(&mut sink.samples),
+        samples: {
+            let mut samples = std::mem::take(&mut sink.samples);
+            if let Some(d) = sink.dwarf.as_mut() {
+                let started = runtime::symbols::thread_cpu_time();
+                samples.extend(d.samples());
+                times.user += runtime::symbols::thread_cpu_time().saturating_sub(started);
+            }
+            samples
+        },
     };
     if profile.total() == 0 {
         return Err(no_samples(args, &facts));
@@ -263,6 +275,19 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     }
     if args.verbose {
         eprintln!("{}", time_report(&times, write_times, elapsed));
+        if let Some(d) = &sink.dwarf {
+            let st = d.stats();
+            eprintln!(
+                "weft: unwinding (CPU): {:.1} ms for {} user stacks ({} answered from the memo), {} frames, {} truncated, {} files' call-frame information read; {} samples had no stack copy",
+                d.unwind_time.as_secs_f64() * 1000.0,
+                st.stacks,
+                st.memo_hits,
+                st.frames,
+                st.truncated,
+                st.files,
+                d.unpaired
+            );
+        }
     }
     Ok(())
 }

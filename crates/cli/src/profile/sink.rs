@@ -38,6 +38,9 @@ pub struct ProfileSink<'a> {
     pub maps: Vec<String>,
     /// What keyless count maps held at exit, by name.
     pub counts: Vec<(String, u64)>,
+    /// User stacks unwound here from `send_ustack()` copies, joined to the
+    /// `print()`ed samples (`weft profile`/`offcpu` without `--frame-pointers`).
+    pub dwarf: Option<super::dwarf::DwarfStacks>,
 }
 
 impl<'a> ProfileSink<'a> {
@@ -49,6 +52,7 @@ impl<'a> ProfileSink<'a> {
             samples: Vec::new(),
             maps: Vec::new(),
             counts: Vec::new(),
+            dwarf: None,
         }
     }
 
@@ -155,6 +159,11 @@ impl Sink for ProfileSink<'_> {
     }
 
     fn value(&mut self, value: &Value) -> io::Result<()> {
+        if let Some(dwarf) = self.dwarf.as_mut()
+            && dwarf.sample(value)
+        {
+            return Ok(());
+        }
         match self.inner.as_deref_mut() {
             Some(s) => s.value(value),
             None => Ok(()),
@@ -194,6 +203,13 @@ impl Sink for ProfileSink<'_> {
             Some(s) => s.stream_record(record),
             None => Ok(()),
         }
+    }
+
+    fn user_stack(&mut self, record: &[u8]) -> io::Result<()> {
+        if let Some(dwarf) = self.dwarf.as_mut() {
+            dwarf.record(record);
+        }
+        Ok(())
     }
 
     fn exit_separator(&mut self) -> io::Result<()> {

@@ -395,6 +395,15 @@ impl Asm {
         self.push(Op::AtomicAdd { base, off, src, w });
     }
 
+    /// `val = xchg(*(w *)(base + off), val)` (W or DW): stores `val` and
+    /// gives back what was there, in one atomic step.
+    pub fn atomic_xchg(&mut self, base: VReg, off: i16, val: VReg, w: Width) {
+        if !matches!(w, Width::W | Width::DW) {
+            self.fail(AsmError::BadAtomicWidth { span: self.span });
+        }
+        self.push(Op::AtomicXchg { base, off, val, w });
+    }
+
     pub fn label(&mut self) -> Label {
         let l = Label(self.next_label);
         self.next_label += 1;

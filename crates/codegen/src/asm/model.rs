@@ -287,6 +287,7 @@ helpers! {
     FOR_EACH_MAP_ELEM = 164, "bpf_for_each_map_elem";
     SNPRINTF = 165, "bpf_snprintf";
     GET_FUNC_IP = 173, "bpf_get_func_ip";
+    TASK_PT_REGS = 175, "bpf_task_pt_regs";
     TRACE_VPRINTK = 177, "bpf_trace_vprintk";
     GET_ATTACH_COOKIE = 174, "bpf_get_attach_cookie";
     LOOP = 181, "bpf_loop";
@@ -482,6 +483,13 @@ pub(super) enum Op {
         src: VReg,
         w: Width,
     },
+    /// `val = xchg(*(base + off), val)`: reads and redefines `val`.
+    AtomicXchg {
+        base: VReg,
+        off: i16,
+        val: VReg,
+        w: Width,
+    },
     Jmp {
         target: Label,
     },
@@ -536,6 +544,10 @@ impl Op {
                 out.push(*base);
                 out.push(*src);
             }
+            Op::AtomicXchg { base, val, .. } => {
+                out.push(*base);
+                out.push(*val);
+            }
             Op::Br { a, b, .. } => {
                 out.push(*a);
                 src(b, out);
@@ -559,6 +571,7 @@ impl Op {
             | Op::MapPtr { dst, .. }
             | Op::FuncAddr { dst, .. }
             | Op::BtfVarAddr { dst, .. } => one(dst),
+            Op::AtomicXchg { val, .. } => one(val),
             Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }

@@ -298,7 +298,8 @@ fn run_ops(ops: &[Op]) -> u64 {
             Op::MapPtr { .. }
             | Op::FuncAddr { .. }
             | Op::BtfVarAddr { .. }
-            | Op::AtomicAdd { .. } => {
+            | Op::AtomicAdd { .. }
+            | Op::AtomicXchg { .. } => {
                 panic!("not modelled")
             }
             Op::Call {

@@ -1,7 +1,7 @@
 //! Statements and control flow.
 
 use sema::Type;
-use syntax::ast::{AssignOp, Block, Expr, ExprKind, ForIter, NodeId, Stmt, StmtKind};
+use syntax::ast::{AssignOp, BinaryOp, Block, Expr, ExprKind, ForIter, NodeId, Stmt, StmtKind};
 
 use super::{LoopLabels, Lower};
 use crate::asm::{AluOp, Cond, Label, Src, VReg, Width};
@@ -200,6 +200,12 @@ impl Lower<'_> {
                 let Some(place) = self.var_place(target.id, name) else {
                     return;
                 };
+                if matches!(bop, BinaryOp::Add | BinaryOp::Sub)
+                    && self.ty(target).is_int()
+                    && self.add_to_shared_field(place, value, bop == BinaryOp::Sub)
+                {
+                    return;
+                }
                 let rewritten = Expr {
                     id: target.id,
                     span: target.span.to(value.span),
@@ -271,6 +277,25 @@ impl Lower<'_> {
                 self.asm.bind(other);
                 self.effect(else_);
                 self.asm.bind(done);
+            }
+            ExprKind::IncDec { op, target, .. }
+                if matches!(target.kind, ExprKind::Var(_)) && self.ty(target).is_int() =>
+            {
+                let ExprKind::Var(name) = &target.kind else {
+                    return;
+                };
+                let step = self.probe.scales.get(&target.id).copied().unwrap_or(1) as i64;
+                let delta = if *op == syntax::ast::IncDecOp::Inc {
+                    step
+                } else {
+                    -step
+                };
+                match self.var_place(target.id, name) {
+                    Some(place) if self.add_to_shared_field_const(place, delta) => {}
+                    _ => {
+                        self.scalar(e);
+                    }
+                }
             }
             ExprKind::IncDec { .. } => {
                 self.scalar(e);

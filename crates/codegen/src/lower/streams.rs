@@ -38,6 +38,18 @@ const BPF_EXIST: i32 = 2;
 /// at for one still open (the others ended or were evicted already).
 const EVICT_TRIES: usize = 4;
 
+/// How many exchanges a stage's time gets to settle under contention
+/// (see [`Lower::settle_time`]); each extra one needs another CPU to store
+/// a better time of the same instance within a few instructions.
+const SETTLE_TRIES: usize = 4;
+
+/// Which of two times a stage keeps.
+#[derive(Clone, Copy)]
+enum Extreme {
+    Earliest,
+    Latest,
+}
+
 /// Where everything of one stream lives.
 #[derive(Clone, Debug)]
 pub(crate) struct StreamLayout {
@@ -212,10 +224,11 @@ impl<'a> Lower<'a> {
         self.task_filter_prologue();
         let now = self.asm.vreg();
         self.asm.call(Helper::KTIME_GET_NS, &[], Some(now));
+        let locals = self.block_locals(spec);
 
         let key_ty = stage_info.key.clone();
         if clause.role == StageRole::Begin {
-            return self.begin_instance(stream, stage, layout, now);
+            return self.begin_instance(stream, stage, layout, now, &locals);
         }
         // A predicate that reads no field (`/pid == cpid/`) runs first: an
         // event it turns away then costs no lookup.
@@ -253,13 +266,13 @@ impl<'a> Lower<'a> {
         self.asm.br(Cond::Eq, state, Src::Imm(0), self.exit);
         self.expire_if_old(layout, state, key, now);
         // Any other predicate runs once the instance is found, so it may read its fields.
-        self.bind_fields(spec, state);
+        self.bind_fields(spec, state, &locals);
         if let Some(pred) = clause.predicate.as_ref().filter(|_| early.is_none()) {
             let c = self.scalar(pred);
             self.asm.br(Cond::Eq, c, Src::Imm(0), self.exit);
         }
         self.stamp_stage(spec, stage.stage, stage_info.keep_last, state, now);
-        self.bind_fields(spec, state);
+        self.bind_fields(spec, state, &locals);
 
         if let Some(body) = &clause.body {
             self.clause_body(body);
@@ -293,7 +306,11 @@ impl<'a> Lower<'a> {
     }
 
     /// Records a hit of stage `index`: its first time (every hit's with
-    /// `keep last`), its last time, one more hit.
+    /// `keep last`), its last time, one more hit. Exact however many CPUs
+    /// run the stage at once: the hits are one atomic add, and each time is
+    /// settled by [`Self::settle_time`] (the first the earliest hit, the
+    /// last the latest), never by a plain store that a slower CPU could
+    /// overwrite with an older time.
     fn stamp_stage(
         &mut self,
         spec: &StreamSpec,
@@ -303,22 +320,67 @@ impl<'a> Lower<'a> {
         now: VReg,
     ) {
         let st = &spec.stages[index];
-        let first = self.asm.label();
-        if !keep_last {
-            let ts = self.asm.vreg();
-            self.asm.load(ts, state, st.ts_offset as i16, Width::DW);
-            self.asm.br(Cond::Ne, ts, Src::Imm(0), first);
+        let first = if keep_last {
+            Extreme::Latest
+        } else {
+            Extreme::Earliest
+        };
+        self.settle_time(spec, state, st.ts_offset, now, first);
+        self.settle_time(spec, state, st.last_offset, now, Extreme::Latest);
+        let one = self.constant(1);
+        self.asm
+            .atomic_add(state, st.hits_offset as i16, one, Width::DW);
+    }
+
+    /// Makes the time at `state + offset` the earliest (0 being unset) or
+    /// the latest of itself and `now`, with atomic exchanges: a CPU puts
+    /// its time in and takes out what was there; when what it took out is
+    /// better (another CPU's time, stored in between), it puts that back,
+    /// and so on. The best time is never lost: it is either in the record
+    /// or held by a CPU that will put it back. Each round needs another
+    /// CPU to have stored a better time in the few instructions between
+    /// two exchanges; after [`SETTLE_TRIES`] the time is left to the other
+    /// CPUs and counted ([`StreamCounter::TimeContended`]).
+    fn settle_time(
+        &mut self,
+        spec: &StreamSpec,
+        state: VReg,
+        offset: u32,
+        now: VReg,
+        want: Extreme,
+    ) {
+        let done = self.asm.label();
+        let off = offset as i16;
+        // Most hits find a time already better than theirs, or come last:
+        // one load decides the first, one exchange the last.
+        let current = self.asm.vreg();
+        self.asm.load(current, state, off, Width::DW);
+        let held = self.asm.vreg();
+        self.asm.mov(held, Src::Reg(now));
+        match want {
+            Extreme::Earliest => {
+                let unset = self.asm.label();
+                self.asm.br(Cond::Eq, current, Src::Imm(0), unset);
+                self.asm.br(Cond::Le, current, Src::Reg(now), done);
+                self.asm.bind(unset);
+            }
+            Extreme::Latest => self.asm.br(Cond::Ge, current, Src::Reg(now), done),
         }
-        self.asm
-            .store(state, st.ts_offset as i16, Src::Reg(now), Width::DW);
-        self.asm.bind(first);
-        self.asm
-            .store(state, st.last_offset as i16, Src::Reg(now), Width::DW);
-        let hits = self.asm.vreg();
-        self.asm.load(hits, state, st.hits_offset as i16, Width::DW);
-        self.asm.alu(AluOp::Add, hits, Src::Imm(1));
-        self.asm
-            .store(state, st.hits_offset as i16, Src::Reg(hits), Width::DW);
+        for _ in 0..SETTLE_TRIES {
+            let out = self.asm.vreg();
+            self.asm.mov(out, Src::Reg(held));
+            self.asm.atomic_xchg(state, off, out, Width::DW);
+            match want {
+                Extreme::Earliest => {
+                    self.asm.br(Cond::Eq, out, Src::Imm(0), done);
+                    self.asm.br(Cond::Ge, out, Src::Reg(held), done);
+                }
+                Extreme::Latest => self.asm.br(Cond::Le, out, Src::Reg(held), done),
+            }
+            self.asm.mov(held, Src::Reg(out));
+        }
+        self.bump_stream_counter(spec, StreamCounter::TimeContended);
+        self.asm.bind(done);
     }
 
     /// The begin clause: builds the record (on the stack when it fits, else
@@ -330,6 +392,7 @@ impl<'a> Lower<'a> {
         stage: StageRef,
         layout: &StreamLayout,
         now: VReg,
+        locals: &[(String, Place)],
     ) -> Asm {
         let info = &self.typed.streams[stage.stream];
         let clause = &stream.stages[stage.stage];
@@ -369,6 +432,7 @@ impl<'a> Lower<'a> {
         for f in &spec.fields {
             self.vars.insert(f.name.clone(), rec.offset(f.field.offset));
         }
+        self.vars.extend(locals.iter().cloned());
         if let Some(body) = &clause.body {
             self.clause_body(body);
         }
@@ -685,14 +749,77 @@ impl<'a> Lower<'a> {
         self.asm.bind(fresh);
     }
 
-    /// The instance's `$fields` are the clause's variables.
-    fn bind_fields(&mut self, spec: &StreamSpec, state: VReg) {
+    /// The instance's `$fields` are the clause's variables, with its
+    /// `let` and `for` variables.
+    fn bind_fields(&mut self, spec: &StreamSpec, state: VReg, locals: &[(String, Place)]) {
         self.vars.clear();
         for f in &spec.fields {
             self.vars
                 .insert(f.name.clone(), Place::Ptr(state, f.field.offset as i32));
         }
+        self.vars.extend(locals.iter().cloned());
         self.stream_record = Some((state, spec.clone()));
+    }
+
+    /// The clause's `let` and `for` variables (its variables that are no
+    /// field): each a zeroed slot of its own for the whole program, as a
+    /// probe's variables have, so the verifier follows their values (a loop
+    /// counter in the record would look unbounded to it).
+    fn block_locals(&mut self, spec: &StreamSpec) -> Vec<(String, Place)> {
+        let locals: Vec<(String, Type)> = self
+            .probe
+            .vars
+            .iter()
+            .filter(|(name, _)| !spec.fields.iter().any(|f| &f.name == *name))
+            .map(|(name, t)| (name.clone(), t.clone()))
+            .collect();
+        locals
+            .into_iter()
+            .map(|(name, t)| {
+                let size = t.layout().size().max(8).next_multiple_of(8);
+                let place = self.value_place(size);
+                self.zero(place, size);
+                (name, place)
+            })
+            .collect()
+    }
+
+    /// The record a stage or end clause found, when `place` is one of its
+    /// fields: memory other CPUs may update at the same time.
+    fn shared_field(&self, place: Place) -> Option<(VReg, i16)> {
+        let (state, _) = self.stream_record.as_ref()?;
+        match place {
+            Place::Ptr(base, off) if base == *state => Some((base, off as i16)),
+            _ => None,
+        }
+    }
+
+    /// `$field += value` (or `-=`) as a statement in a stage or end clause:
+    /// one atomic add, so that counts and sums kept in a field are exact
+    /// when several CPUs run the clause at once. False when `place` is no
+    /// field of a found instance (the caller does the ordinary update).
+    pub(crate) fn add_to_shared_field(&mut self, place: Place, value: &Expr, negate: bool) -> bool {
+        let Some((state, off)) = self.shared_field(place) else {
+            return false;
+        };
+        let v = self.scalar(value);
+        let delta = self.asm.vreg();
+        self.asm.mov(delta, Src::Reg(v));
+        if negate {
+            self.asm.neg(delta);
+        }
+        self.asm.atomic_add(state, off, delta, Width::DW);
+        true
+    }
+
+    /// `$field++` or `$field--` as a statement: [`Self::add_to_shared_field`] by a constant.
+    pub(crate) fn add_to_shared_field_const(&mut self, place: Place, delta: i64) -> bool {
+        let Some((state, off)) = self.shared_field(place) else {
+            return false;
+        };
+        let d = self.constant(delta);
+        self.asm.atomic_add(state, off, d, Width::DW);
+        true
     }
 
     /// Sends the instance's state as a record; a full ring buffer is counted.

@@ -373,6 +373,7 @@ mod tests {
                     name: "enter",
                     ts_ns: 1_000,
                     last_ns: 1_000,
+                    offset_ns: 0,
                     delta_ns: 0,
                     hits: 1,
                 },
@@ -380,6 +381,7 @@ mod tests {
                     name: "middle",
                     ts_ns: 0,
                     last_ns: 0,
+                    offset_ns: 0,
                     delta_ns: 0,
                     hits: 0,
                 },
@@ -387,11 +389,13 @@ mod tests {
                     name: "exit",
                     ts_ns: if complete { 1_500 } else { 1_200 },
                     last_ns: if complete { 1_500 } else { 1_300 },
+                    offset_ns: if complete { 500 } else { 200 },
                     delta_ns: 0,
                     hits: 3,
                 },
             ],
             fields: vec![("fd", Value::Int(3)), ("path", Value::str("/tmp/x"))],
+            in_order: true,
         }
     }
 

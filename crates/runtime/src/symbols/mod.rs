@@ -7,10 +7,12 @@
 
 mod kallsyms;
 mod perf_map;
+pub mod unwind;
 mod user;
 
 pub use kallsyms::Kallsyms;
 pub use perf_map::PerfMap;
+pub use unwind::{StackCopy, TRUNCATED_FRAME, Unwinder};
 pub use user::{ExitMaps, UserSymbols, read_process_maps};
 
 /// CPU time this thread has used: where symbolization's time goes is told

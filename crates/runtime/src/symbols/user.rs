@@ -78,7 +78,25 @@ pub fn read_process_maps(pid: u32) -> Option<ProcessMaps> {
     } else {
         String::new()
     };
-    Some(ProcessMaps::parse(&text, &root, pid))
+    let mut maps = ProcessMaps::parse(&text, &root, pid);
+    if !root.is_empty() {
+        // A file that is the same one at its own path is named by that path,
+        // which stays readable after the process (and its root) is gone.
+        use std::os::unix::fs::MetadataExt;
+        let same = |a: &str, b: &str| match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        for m in &mut maps.mappings {
+            if let Backing::File(path) = &m.backing
+                && let Some(own) = path.strip_prefix(root.as_str())
+                && same(path, own)
+            {
+                m.backing = Backing::File(own.to_string());
+            }
+        }
+    }
+    Some(maps)
 }
 
 /// What weft keeps of one process.
@@ -224,6 +242,38 @@ impl UserSymbols {
                 sym.map(|mut s| {
                     s.offset = addr - (probe - s.offset);
                     s
+                })
+            })
+            .collect()
+    }
+
+    /// Symbolizes offsets of the file at `path` (shown as `shown`), as a
+    /// stack unwound in user space found them while the process lived: no
+    /// process mappings are needed, so `exec` and exit do not matter.
+    /// `return_address` offsets are looked up one byte back (at the call).
+    pub fn file_frames(
+        &mut self,
+        path: &str,
+        shown: &str,
+        offsets: &[(u64, bool)],
+    ) -> Vec<Option<ResolvedSymbol>> {
+        let started = super::thread_cpu_time();
+        let probes: Vec<u64> = offsets
+            .iter()
+            .map(|&(o, ret)| if ret { o.saturating_sub(1) } else { o })
+            .collect();
+        let found = self
+            .symbolize_file_twice(path, &probes)
+            .unwrap_or_else(|| vec![None; probes.len()]);
+        self.spent += super::thread_cpu_time().saturating_sub(started);
+        found
+            .into_iter()
+            .zip(offsets.iter().zip(&probes))
+            .map(|(sym, (&(offset, _), &probe))| {
+                sym.map(|(name, into)| ResolvedSymbol {
+                    name,
+                    offset: offset - (probe - into),
+                    module: Some(shown.to_string()),
                 })
             })
             .collect()

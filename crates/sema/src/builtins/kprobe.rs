@@ -6,13 +6,14 @@
 //!   tracepoints, the Nth raw u64 argument. A `uint64`.
 //! - `retval`: in kretprobes `rax` (a `uint64`); in fexit the function's
 //!   return value, typed by its BTF prototype.
-//! - `func`: the probed kernel function's name.
+//! - `func`: the probed kernel function's address, a `ksym` (printed as
+//!   its name; a map may hold it with `ksym(addr)` values, as in bpftrace).
 //! - `args->NAME` (fentry, fexit, raw tracepoints with BTF): see the providers.
 
 use ktypes::{FieldKind, TpField};
 
 use crate::providers::{Context, FentryMode};
-use crate::types::{DEFAULT_STR_SIZE, Type};
+use crate::types::Type;
 
 /// Most arguments a raw tracepoint or trampoline program can read (`MAX_BPF_FUNC_ARGS`).
 pub const MAX_CTX_ARGS: u8 = 12;
@@ -91,9 +92,9 @@ pub fn retval_type(context: &Context) -> Result<Type, &'static str> {
 /// The type of `func` in a kernel probe context.
 pub fn func_type(context: &Context) -> Result<Type, &'static str> {
     match context {
-        Context::Kprobe { .. } | Context::Fentry { .. } => Ok(Type::Str {
-            size: DEFAULT_STR_SIZE,
-        }),
+        // The function's address, printed as its name: one map holds
+        // `func` and `ksym(addr)` alike, as in bpftrace.
+        Context::Kprobe { .. } | Context::Fentry { .. } => Ok(Type::Sym { user: false }),
         _ => Err("`func` exists in kprobe, kretprobe, fentry, fexit, uprobe and uretprobe probes"),
     }
 }

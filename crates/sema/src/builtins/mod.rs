@@ -93,6 +93,7 @@ builtins! {
     ntop: functions(DEF);
     strftime: functions(DEF);
     stacks: functions(KSTACK, USTACK, KSYM, USYM) variables(KSTACK_VAR, USTACK_VAR);
+    send_ustack: functions(DEF);
     bswap: functions(DEF);
     reg: functions(DEF);
     uaddr: functions(DEF);
@@ -104,8 +105,10 @@ builtins! {
     strcontains: functions(DEF);
     len: functions(DEF);
     has_key: functions(DEF);
+    find: functions(DEF);
+    fail: functions(DEF);
     pton: functions(DEF);
-    names: functions(STRERROR, SIGNAL_NAME);
+    names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
     macaddr: functions(DEF);
     strncmp: functions(DEF);
     username: variables(DEF);

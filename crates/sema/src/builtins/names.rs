@@ -1,8 +1,9 @@
-//! `strerror(errno)` and `signal_name(sig)`: a number printed as its name,
-//! as bpftrace's current release prints them (`Operation not permitted`,
-//! `Interrupt`); a negative errno (`-EPERM`, as the kernel returns it)
-//! reads as its errno, an unknown one as `Unknown error`, a signal past 64
-//! as `N/A`.
+//! `strerror(errno)`, `signal_name(sig)` and `syscall_name(nr)`: a number
+//! printed as its name, as bpftrace's current release prints them
+//! (`Operation not permitted`, `Interrupt`, `read`); a negative errno
+//! (`-EPERM`, as the kernel returns it) reads as its errno, an unknown one
+//! as `Unknown error`, a signal past 64 as `N/A`, a number no system call
+//! of this machine has as `Unknown syscall`.
 //!
 //! What the program keeps is the number (8 bytes, read as a C `int`), so
 //! the name costs nothing in the kernel and can key a map; user space
@@ -34,6 +35,18 @@ pub const SIGNAL_NAME: FunctionDef = FunctionDef {
     check: check_signal_name,
     aggregates: false,
 };
+
+pub const SYSCALL_NAME: FunctionDef = FunctionDef {
+    name: "syscall_name",
+    signature: "syscall_name(nr)",
+    help: "the name of system call number NR on this machine (read), printed in user space",
+    check: check_syscall_name,
+    aggregates: false,
+};
+
+fn check_syscall_name(cx: &mut CallCheck<'_, '_>) -> Type {
+    check(cx, NameTable::Syscall, "syscall_name()")
+}
 
 fn check_strerror(cx: &mut CallCheck<'_, '_>) -> Type {
     check(cx, NameTable::Errno, "strerror()")

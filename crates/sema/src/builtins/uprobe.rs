@@ -6,10 +6,11 @@
 //!   a `uint64`. In usdt probes: the Nth operand of the site's argument
 //!   spec, an integer of the spec's size and signedness.
 //! - `retval` (uretprobe): `rax`, a `uint64`.
-//! - `func` (uprobe, uretprobe): the probed function's name.
+//! - `func` (uprobe, uretprobe): the probed function's address, a `usym`
+//!   (printed as its name; a map may hold it with `usym(addr)` values).
 
 use crate::providers::Context;
-use crate::types::{DEFAULT_STR_SIZE, Type};
+use crate::types::Type;
 
 /// The type of `argN` in a probe with this context.
 pub fn arg_type(n: u8, context: &Context) -> Result<Type, &'static str> {
@@ -54,9 +55,8 @@ pub fn retval_type(context: &Context) -> Result<Type, &'static str> {
 pub fn func_type(context: &Context) -> Result<Type, &'static str> {
     match context {
         c if super::kprobe::is_kernel_context(c) => super::kprobe::func_type(context),
-        Context::Uprobe { .. } => Ok(Type::Str {
-            size: DEFAULT_STR_SIZE,
-        }),
+        // The function's address, printed as its name (`usym`), as in bpftrace.
+        Context::Uprobe { .. } => Ok(Type::Sym { user: true }),
         _ => Err("`func` exists in kprobe, kretprobe, fentry, fexit, uprobe and uretprobe probes"),
     }
 }

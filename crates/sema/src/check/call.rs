@@ -125,6 +125,28 @@ impl<'c, 'a> CallCheck<'c, 'a> {
         }
     }
 
+    /// Assigns variable `var` (a `$name`) a value of type `t`, as `$name =`
+    /// would (`find()`'s result).
+    pub fn assign_var(&mut self, var: &Expr, t: Type) {
+        let syntax::ast::ExprKind::Var(name) = &var.kind else {
+            return;
+        };
+        let stored = super::stmts::var_storage(&t);
+        let key = self
+            .checker
+            .var_for_assignment(self.scope, var.id, name, var.span);
+        self.checker
+            .define_var(self.scope, &key, name, stored, var.span);
+        let t = self.checker.var_type(self.scope, &key);
+        self.scope.probe.types.insert(var.id, t);
+    }
+
+    /// Whether the call is in a branch the checker knows is never taken
+    /// (`if (0) { ... }`, `if ($1 > 2)` with `$1` put in as 1).
+    pub fn in_branch_never_taken(&self) -> bool {
+        self.scope.never_taken > 0
+    }
+
     /// Records what the lowering needs: a constant or a table index.
     pub fn set_value(&mut self, value: CallValue) {
         self.value = value;

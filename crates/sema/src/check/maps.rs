@@ -77,7 +77,7 @@ impl Checker<'_> {
 
     pub(super) fn unify_key(&mut self, index: usize, key: Option<Type>, span: Span) {
         let m = &self.maps[index];
-        let show = |k: &Option<Type>| k.as_ref().map_or("none".to_string(), Type::to_string);
+        let show = |k: &Option<Type>| k.as_ref().map(Type::to_string);
         let unified = match (&m.key, &key) {
             (None, None) => return,
             (Some(a), Some(b)) => a.unify(b).map(Some),
@@ -90,8 +90,8 @@ impl Checker<'_> {
                 self.error(diag::map_key_mismatch(
                     span,
                     &name,
-                    &old,
-                    &show(&key),
+                    old.as_deref(),
+                    show(&key).as_deref(),
                     first,
                 ));
             }

@@ -47,6 +47,9 @@ pub(super) struct Scopes {
     pub(super) typed: std::collections::HashSet<String>,
     /// Names read after their block ended, found in this round.
     pub(super) hoisted: BTreeSet<String>,
+    /// Keys declared with `let` or by a `for` loop: in a stream clause,
+    /// local to their block, never fields of the instance.
+    pub(super) locals: BTreeSet<String>,
 }
 
 impl Scopes {
@@ -168,6 +171,7 @@ impl Checker<'_> {
             self.error(diag::variable_shadowed(span, name, what, first));
         }
         let key = s.scopes.declare(name, span);
+        s.scopes.locals.insert(key.clone());
         Self::note_key(s, id, name, &key);
         key
     }

@@ -123,9 +123,16 @@ impl Checker<'_> {
             } => {
                 let t = self.expr(s, cond);
                 self.expect_condition(cond, &t);
+                let known = literal_condition(cond);
+                let dead_then = u32::from(known == Some(false));
+                s.never_taken += dead_then;
                 self.block(s, then);
+                s.never_taken -= dead_then;
                 if let Some(e) = else_branch {
+                    let dead_else = u32::from(known == Some(true));
+                    s.never_taken += dead_else;
                     self.stmt(s, e);
+                    s.never_taken -= dead_else;
                 }
             }
             StmtKind::While { cond, body } => {
@@ -462,4 +469,53 @@ pub(super) fn aggregates(e: &Expr) -> bool {
         ExprKind::Block(b) => b.tail.as_ref().is_some_and(|t| aggregates(t)),
         _ => false,
     }
+}
+
+/// The value of an `if` condition made of integer literals (positional
+/// parameters are literals by now), if it is one: `1 < 2`, `!0`, `$1 > 2`.
+fn literal_condition(e: &Expr) -> Option<bool> {
+    literal_value(e).map(|v| v != 0)
+}
+
+/// An integer expression of literals, evaluated as 64-bit signed C does;
+/// `None` when anything in it is not a literal, or it divides by zero.
+fn literal_value(e: &Expr) -> Option<i64> {
+    use syntax::ast::UnaryOp;
+    Some(match &e.kind {
+        ExprKind::Int { value, .. } => *value as i64,
+        ExprKind::Bool(b) => i64::from(*b),
+        ExprKind::Unary { op, expr } => {
+            let v = literal_value(expr)?;
+            match op {
+                UnaryOp::Not => i64::from(v == 0),
+                UnaryOp::BitNot => !v,
+                UnaryOp::Neg => v.wrapping_neg(),
+                UnaryOp::Deref | UnaryOp::AddrOf => return None,
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (literal_value(lhs)?, literal_value(rhs)?);
+            match op {
+                BinaryOp::LogOr => i64::from(a != 0 || b != 0),
+                BinaryOp::LogAnd => i64::from(a != 0 && b != 0),
+                BinaryOp::BitOr => a | b,
+                BinaryOp::BitXor => a ^ b,
+                BinaryOp::BitAnd => a & b,
+                BinaryOp::Eq => i64::from(a == b),
+                BinaryOp::Ne => i64::from(a != b),
+                BinaryOp::Lt => i64::from(a < b),
+                BinaryOp::Le => i64::from(a <= b),
+                BinaryOp::Gt => i64::from(a > b),
+                BinaryOp::Ge => i64::from(a >= b),
+                BinaryOp::Shl => a.wrapping_shl(b as u32),
+                BinaryOp::Shr => a.wrapping_shr(b as u32),
+                BinaryOp::Add => a.wrapping_add(b),
+                BinaryOp::Sub => a.wrapping_sub(b),
+                BinaryOp::Mul => a.wrapping_mul(b),
+                BinaryOp::Div => a.checked_div(b)?,
+                BinaryOp::Mod => a.checked_rem(b)?,
+            }
+        }
+        _ => return None,
+    })
 }

@@ -1,6 +1,7 @@
 //! Streams in the checker: each clause's body checked with the instance's
 //! fields as its variables (a field's type is the union over the clauses
-//! that assign it), each clause's key and links recorded, and once every body
+//! that assign it; a `let` or `for` variable is the block's own, not a
+//! field), each clause's key and links recorded, and once every body
 //! is checked, each stream laid out: which key slot every clause finds its
 //! instance in and files it under, and whether records must carry the
 //! task's identity.
@@ -58,7 +59,15 @@ impl Checker<'_> {
         }
         self.finish_vars(&mut scope);
         let fields = &mut self.stream_fields[stage.stream];
-        for (name, t) in &scope.probe.vars {
+        // `let` and `for` variables are the block's own: the program keeps
+        // them on its stack, and they never reach the record.
+        let locals = &scope.scopes.locals;
+        for (name, t) in scope
+            .probe
+            .vars
+            .iter()
+            .filter(|(k, _)| !locals.contains(*k))
+        {
             let merged = match fields.get(name) {
                 Some(old) => old.unify(t).unwrap_or_else(|| old.clone()),
                 None => t.clone(),
@@ -152,8 +161,9 @@ impl Checker<'_> {
     ///
     /// Slot 0 is the begin key's; `link KEY [as NAME]` files one named NAME,
     /// or the key's own text. A clause's `by KEY as NAME` looks in slot
-    /// NAME; a `by KEY` in the slot its text names, else in the one slot of
-    /// its type. Slots are reachable from `begin`, through the links of
+    /// NAME; a `by KEY` in the slot its text names, never in one that
+    /// merely has its type (a thread id and an inode are both integers).
+    /// Slots are reachable from `begin`, through the links of
     /// clauses that are themselves reachable; a clause whose slot is not
     /// can never match.
     fn resolve_keys(&self, k: usize, st: &Stream, info: &mut StreamInfo) -> Vec<Diagnostic> {
@@ -221,48 +231,22 @@ impl Checker<'_> {
             let (ty, span) = key_of(i);
             let stage = &info.stages[i].name;
             let named = clause.key.as_ref().and_then(|key| key.name.clone());
-            let found = match &named {
-                Some((name, name_span)) => match slots.iter().position(|(n, _)| n == name) {
-                    Some(at) => Some(at),
-                    None => {
-                        diags.push(diag::stream_key_unreachable(
-                            *name_span,
-                            stage,
-                            &format!("a key named `{name}`"),
-                        ));
-                        None
-                    }
-                },
-                None => {
-                    let text = slot_name(i);
-                    match slots.iter().position(|(n, _)| *n == text) {
-                        Some(at) => Some(at),
-                        None => {
-                            let fits: Vec<usize> = (0..slots.len())
-                                .filter(|&at| same_key(&slots[at].1, &ty))
-                                .collect();
-                            match fits.as_slice() {
-                                [at] => Some(*at),
-                                [] => {
-                                    diags.push(diag::stream_key_unreachable(
-                                        span,
-                                        stage,
-                                        &format!("a `{ty}` key"),
-                                    ));
-                                    None
-                                }
-                                many => {
-                                    let names: Vec<&str> =
-                                        many.iter().map(|&at| slots[at].0.as_str()).collect();
-                                    diags
-                                        .push(diag::stream_key_ambiguous(span, stage, &ty, &names));
-                                    None
-                                }
-                            }
-                        }
-                    }
-                }
-            };
+            let wanted = slot_name(i);
+            let found = slots.iter().position(|(n, _)| *n == wanted);
+            if found.is_none() {
+                let at = named.as_ref().map_or(span, |(_, name_span)| *name_span);
+                let listed = list_slots(&slots);
+                let same_type: Vec<&str> = slots
+                    .iter()
+                    .filter(|(_, slot_ty)| same_key(slot_ty, &ty))
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                diags.push(if same_type.is_empty() {
+                    diag::stream_key_unreachable(at, stage, &wanted, &listed)
+                } else {
+                    diag::stream_key_ambiguous(at, stage, &wanted, &ty, &same_type, &listed)
+                });
+            }
             lookups[i] = found;
             let Some(at) = found else { continue };
             match slots[at]
@@ -326,6 +310,20 @@ impl Checker<'_> {
         }
         diags
     }
+}
+
+/// The key slots of a stream for a diagnostic: `` `tid` (the begin key, a
+/// `uint64`), `fd` (linked, a `uint64`) ``.
+fn list_slots(slots: &[(String, Type)]) -> String {
+    slots
+        .iter()
+        .enumerate()
+        .map(|(at, (name, ty))| {
+            let how = if at == 0 { "the begin key" } else { "linked" };
+            format!("`{name}` ({how}, a `{ty}`)")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Two stream keys file into the same table when they have the same shape

@@ -72,14 +72,6 @@ impl Lower<'_> {
         }
     }
 
-    /// The probed kernel function's name, for `func`.
-    pub(crate) fn kernel_func_name(&self) -> Option<String> {
-        match &self.probe.resolved.context {
-            Context::Kprobe { func, .. } | Context::Fentry { func, .. } => Some(func.clone()),
-            _ => None,
-        }
-    }
-
     /// The 64-bit word at `offset` of the context.
     fn ctx_u64(&mut self, offset: u32) -> VReg {
         let r = self.asm.vreg();

@@ -124,6 +124,7 @@ lowerings! {
     time: functions(LOWERING);
     join: functions(LOWERING);
     emit: functions(LOWERING);
+    send_ustack: functions(LOWERING);
     exit: functions(LOWERING);
     assert: functions(LOWERING);
     print: functions(LOWERING);
@@ -145,8 +146,10 @@ lowerings! {
     strcontains: functions(LOWERING);
     len: functions(LOWERING);
     has_key: functions(LOWERING);
+    find: functions(LOWERING);
+    fail: functions(LOWERING);
     pton: functions(LOWERING);
-    names: functions(STRERROR, SIGNAL_NAME);
+    names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
     macaddr: functions(LOWERING);
     strncmp: functions(LOWERING);
     username: variables(LOWERING);

@@ -1,4 +1,4 @@
-//! `strerror(errno)`, `signal_name(sig)` (rules in `sema::builtins::names`):
+//! `strerror(errno)`, `signal_name(sig)`, `syscall_name(nr)` (rules in `sema::builtins::names`):
 //! the number, stored as 8 bytes; user space prints its name.
 
 use sema::Type;
@@ -9,6 +9,12 @@ use crate::lower::{Lower, Place};
 
 pub(crate) const STRERROR: Lowering = Lowering {
     name: "strerror",
+    write: Some(write),
+    ..Lowering::NONE
+};
+
+pub(crate) const SYSCALL_NAME: Lowering = Lowering {
+    name: "syscall_name",
     write: Some(write),
     ..Lowering::NONE
 };

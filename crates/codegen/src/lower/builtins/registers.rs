@@ -5,7 +5,7 @@
 use sema::Type;
 
 use super::VariableLowering;
-use crate::asm::VReg;
+use crate::asm::{Src, VReg, Width};
 use crate::lower::{Lower, Place};
 
 pub(crate) const ARG: VariableLowering = VariableLowering {
@@ -34,8 +34,14 @@ fn retval(l: &mut Lower<'_>, _: u8) -> VReg {
     l.uprobe_retval()
 }
 
+/// `func`: the probed function's address as a `ksym`/`usym` (a `usym`
+/// carries the pid its address space belongs to).
 fn func(l: &mut Lower<'_>, _: u8, place: Place, dst: &Type) {
-    let Type::Str { size } = *dst else { return };
-    let name = l.uprobe_func_name();
-    l.write_literal(name.as_bytes(), place, size);
+    let Type::Sym { user } = *dst else { return };
+    let addr = l.func_addr();
+    l.store(place, Src::Reg(addr), Width::DW);
+    if user {
+        let pid = l.pid();
+        l.store(place.offset(8), Src::Reg(pid), Width::DW);
+    }
 }

@@ -2,7 +2,7 @@
 //! (`sema::builtins::uprobe`): `argN`, `retval` and `func`. Register
 //! offsets come from `abi::arch`, the one table of the machine's layout.
 
-use abi::arch::{ARG_OFFSETS, RETVAL_OFFSET, Register, SP_OFFSET};
+use abi::arch::{ARG_OFFSETS, IP_OFFSET, RETVAL_OFFSET, Register, SP_OFFSET};
 use sema::Context;
 use uelf::{ArgLocation, UsdtArg};
 
@@ -41,14 +41,27 @@ impl Lower<'_> {
         self.ctx_load(RETVAL_OFFSET)
     }
 
-    /// The name `func` stands for in this program (a compile-time string).
-    pub(crate) fn uprobe_func_name(&self) -> String {
-        if let Some(name) = self.kernel_func_name() {
-            return name;
-        }
+    /// The probed function's address, for `func`. Where a probe fires on
+    /// the function's first instruction (kprobe, uprobe) it is the
+    /// instruction pointer, which lies in the function (a symbol resolves
+    /// to its name); at a return, or in a trampoline program, the
+    /// instruction pointer is elsewhere and `bpf_get_func_ip` gives it, as
+    /// bpftrace reads it.
+    pub(crate) fn func_addr(&mut self) -> VReg {
         match &self.probe.resolved.context {
-            Context::Uprobe { func, .. } => func.clone(),
-            _ => String::new(),
+            Context::Kprobe {
+                retprobe: false, ..
+            }
+            | Context::Uprobe {
+                retprobe: false, ..
+            } => self.ctx_load(IP_OFFSET),
+            _ => {
+                let r = self.asm.vreg();
+                let ctx = self.ctx();
+                self.asm
+                    .call(Helper::GET_FUNC_IP, &[Src::Reg(ctx)], Some(r));
+                r
+            }
         }
     }
 
