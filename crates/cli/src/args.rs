@@ -99,13 +99,7 @@ pub enum OutputFormat {
     Json,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DumpStage {
-    Ast,
-    Types,
-    Bpf,
-    All,
-}
+pub use crate::pipeline::DumpStage;
 
 /// What the user asked for.
 #[derive(Debug, Default)]

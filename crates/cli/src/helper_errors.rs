@@ -81,7 +81,7 @@ fn warning(site: &HelperErrorSite, error: i64) -> Diagnostic {
             "Can't delete map element because it does not exist.".to_string()
         }
         ("map_lookup_elem", _) => "Can't lookup map element because it does not exist.".to_string(),
-        _ => crate::io_reason(&std::io::Error::from_raw_os_error(errno)),
+        _ => crate::run_error::io_reason(&std::io::Error::from_raw_os_error(errno)),
     };
     Diagnostic::warning(format!(
         "{what}\nAdditional Info - helper: {}, retcode: {error}",

@@ -22,12 +22,14 @@ mod run_error;
 mod stacks;
 mod status;
 mod streams;
+mod times;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use args::{Args, OutputFormat};
 use output::{JsonSink, Sink, TextSink};
+use run_error::io_reason;
 use runtime::SysKernelInfo;
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
@@ -146,12 +148,8 @@ fn trace(args: &Args) -> Result<u8, String> {
     let cgroup_filter = match &args.cgroup {
         Some((path, tree)) => {
             let flag = if *tree { "--cgroup-tree" } else { "--cgroup" };
-            let target = ktypes::cgroup::resolve_cgroup(&kernel, path).map_err(|e| {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                format!("ERROR: {flag} {path}: {e}")
-            })?;
+            let target = ktypes::cgroup::resolve_cgroup(&kernel, path)
+                .map_err(|e| format!("ERROR: {flag} {path}: {e}"))?;
             Some(abi::CgroupFilter {
                 id: target.id,
                 dir: target.dir,
@@ -193,19 +191,9 @@ fn trace(args: &Args) -> Result<u8, String> {
     print!("{dumps}");
     let mut out = match result {
         Ok(out) => out,
-        Err(diags) => {
-            if let Some(c) = child.as_mut() {
-                c.kill();
-            }
-            return Err(render_all(diags.iter(), &sources));
-        }
+        Err(diags) => return Err(render_all(diags.iter(), &sources)),
     };
-    if let Err(e) = check_named_params(&out.named, &args.named) {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        return Err(e);
-    }
+    check_named_params(&out.named, &args.named)?;
     if args.verbose {
         for note in &out.notes {
             eprintln!("{note}");
@@ -251,12 +239,9 @@ fn trace(args: &Args) -> Result<u8, String> {
                 args.prometheus_max_series
                     .unwrap_or(export::prometheus::DEFAULT_MAX_SERIES),
             );
-            let server = exporter.serve(address).map_err(|e| {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                format!("ERROR: --prometheus {address}: cannot listen there: {e}")
-            })?;
+            let server = exporter
+                .serve(address)
+                .map_err(|e| format!("ERROR: --prometheus {address}: cannot listen there: {e}"))?;
             if args.verbose {
                 eprintln!(
                     "weft: serving Prometheus metrics at http://{}/metrics",
@@ -271,26 +256,16 @@ fn trace(args: &Args) -> Result<u8, String> {
     let mut session =
         match runtime::Session::load(&out.compiled.elf, &out.compiled.manifest, &load_opts) {
             Ok(s) => s,
-            Err(e) => {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                return Err(run_error::runtime_error(&e, &out.compiled, &sources));
-            }
+            Err(e) => return Err(run_error::runtime_error(&e, &out.compiled, &sources)),
         };
     if args.stats {
-        if let Err(e) = session.enable_stats() {
-            if let Some(c) = child.as_mut() {
-                c.kill();
-            }
-            return Err(format!(
-                "ERROR: --stats: the kernel refused to count BPF run time: {e}"
-            ));
-        }
+        session.enable_stats().map_err(|e| {
+            format!("ERROR: --stats: the kernel refused to count BPF run time: {e}")
+        })?;
         export::want_program_stats();
     }
     let exporting = prometheus.is_some() || args.otlp.is_some();
-    let stream_tap = if exporting {
+    let stream_tap: Option<std::sync::Arc<dyn streams::StreamObserver>> = if exporting {
         let name = match (&args.program, &args.script_file) {
             (None, Some(path)) => path
                 .file_name()
@@ -361,11 +336,8 @@ fn trace(args: &Args) -> Result<u8, String> {
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
     let profiling = args.flamegraph.is_some() || args.folded.is_some();
-    if profiling && let Err(e) = profile::script::check(&out.compiled.manifest) {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        return Err(e);
+    if profiling {
+        profile::script::check(&out.compiled.manifest)?;
     }
     let mut helper_errors = (args.helper_errors != abi::HelperErrors::Off)
         .then(|| helper_errors::HelperErrors::new(&sources, &out.compiled.manifest));
@@ -485,16 +457,6 @@ pub(crate) fn read_script(args: &Args, sources: &mut SourceMap) -> Result<source
             Ok(sources.add(path.display().to_string(), text))
         }
         (None, None) => Err("ERROR: no program given".into()),
-    }
-}
-
-/// An I/O error as the C library words it (`No such file or directory`),
-/// without Rust's `(os error 2)`.
-pub(crate) fn io_reason(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
     }
 }
 

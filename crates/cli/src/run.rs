@@ -71,7 +71,7 @@ pub struct RunOptions<'a> {
     /// `--timeline FILE`: the file, already created, written at exit.
     pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
     /// The exporters' view of the streams (`--prometheus`, `--otlp`), fed each record.
-    pub stream_tap: Option<std::sync::Arc<crate::export::StreamTap>>,
+    pub stream_tap: Option<std::sync::Arc<dyn crate::streams::StreamObserver>>,
     /// Symbol tables set up by the caller (how often live passes run);
     /// `None`: the defaults.
     pub symbols: Option<crate::stacks::Symbols>,
@@ -559,7 +559,7 @@ impl Pump<'_> {
                         .time_formats
                         .get(id)
                         .map_or("%H:%M:%S\n", String::as_str);
-                    if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
+                    if let Err(e) = sink.time(crate::times::strftime_now(fmt).as_bytes()) {
                         write_error = Some(e);
                         return ControlFlow::Break(());
                     }
@@ -793,7 +793,11 @@ fn print_value(sink: &mut dyn Sink, args: &[output::Value]) -> std::io::Result<(
 fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut output::Value) {
     match (layout, value) {
         (abi::Layout::Timestamp { .. }, output::Value::Timestamp(t)) => {
-            t.text = Some(time_text(&manifest.time_formats, t.ns, t.format));
+            t.text = Some(crate::times::time_text(
+                &manifest.time_formats,
+                t.ns,
+                t.format,
+            ));
         }
         (abi::Layout::Tuple { fields, .. }, output::Value::Tuple(items)) => {
             for (field, item) in fields.iter().zip(items) {
@@ -863,34 +867,9 @@ fn print_text(
         Err(e) => {
             eprintln!(
                 "ERROR: failed to open file '{path}' ({})",
-                crate::io_reason(&e)
+                crate::run_error::io_reason(&e)
             );
             sink.cat(b"")
         }
     }
-}
-
-/// Formats the local time now with C `strftime`.
-/// `strftime(fmt, ns)`: `ns` of the monotonic clock (`nsecs`) as wall-clock
-/// time, with bpftrace's `%f` (microseconds) besides strftime(3)'s fields.
-/// `strftime()`'s text: `ns` in the script's time format number `format`.
-pub(crate) fn time_text(formats: &[String], ns: u64, format: u32) -> String {
-    let fmt = formats.get(format as usize);
-    strftime_ns(fmt.map_or("%H:%M:%S", String::as_str), ns)
-}
-
-fn strftime_ns(fmt: &str, ns: u64) -> String {
-    static OFFSET_NS: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
-    let offset = *OFFSET_NS.get_or_init(runtime::clock::realtime_minus_monotonic_ns);
-    let wall = offset + ns as i128;
-    let (secs, nanos) = (
-        wall.div_euclid(1_000_000_000),
-        wall.rem_euclid(1_000_000_000),
-    );
-    let fmt = fmt.replace("%f", &format!("{:06}", nanos / 1000));
-    runtime::clock::strftime_local(&fmt, secs as i64)
-}
-
-fn strftime_now(fmt: &str) -> String {
-    runtime::clock::strftime_local(fmt, runtime::clock::now_secs())
 }

@@ -104,3 +104,13 @@ pub(crate) fn runtime_error(
     };
     render(&d, sources)
 }
+
+/// An I/O error as the C library words it (`No such file or directory`),
+/// without Rust's `(os error 2)`.
+pub fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}

@@ -18,8 +18,7 @@ use abi::{Manifest, StreamCounter, StreamSpec};
 use output::{Sink, StackResolver, TimelineWriter, decode_stream_record};
 use runtime::{MapEntry, Session};
 
-use crate::export::StreamTap;
-use crate::run::RunError;
+use crate::run_error::RunError;
 use crate::stacks::Symbols;
 
 /// How often the state maps are swept while the script runs.
@@ -202,6 +201,16 @@ fn monotonic_ns() -> u64 {
     runtime::clock::monotonic_ns()
 }
 
+/// Who is told about a run's streams besides its sinks (the exporters):
+/// each record that reaches user space, and each instance the user-space
+/// sweep expired. Called on the event loop's thread: keep it short.
+pub trait StreamObserver: Send + Sync {
+    /// One record of stream `id`: `bytes` as received, `record` decoded.
+    fn record(&self, id: usize, bytes: &[u8], record: &output::StreamRecord<'_>);
+    /// The sweep expired one instance of stream `id`.
+    fn expired(&self, id: usize);
+}
+
 /// The `--timeline` file being gathered.
 struct Timeline {
     writer: TimelineWriter,
@@ -216,7 +225,7 @@ pub struct Streams {
     timeline: Option<Timeline>,
     last_sweep: Instant,
     /// The exporters' view: each record and each expiry.
-    tap: Option<Arc<StreamTap>>,
+    tap: Option<Arc<dyn StreamObserver>>,
     /// Cgroup ids back to paths, for the records (made on the first record).
     cgroups: Option<runtime::cgroups::CgroupPaths>,
 }
@@ -227,7 +236,7 @@ impl Streams {
     pub fn new(
         manifest: &Manifest,
         timeline: Option<(PathBuf, File)>,
-        tap: Option<Arc<StreamTap>>,
+        tap: Option<Arc<dyn StreamObserver>>,
     ) -> Streams {
         Streams {
             expired_user: vec![0; manifest.streams.len()],

@@ -24,6 +24,16 @@ use output::StreamRecord;
 use output::metrics::{MapMetric, MetricKind, NotExported, SampleValue, StreamMetrics};
 use runtime::{FlatEntries, SessionReader};
 
+impl crate::streams::StreamObserver for StreamTap {
+    fn record(&self, id: usize, bytes: &[u8], record: &StreamRecord<'_>) {
+        StreamTap::record(self, id, bytes, record);
+    }
+
+    fn expired(&self, id: usize) {
+        StreamTap::expired(self, id);
+    }
+}
+
 /// What the event loop hands the exporters about one script's streams:
 /// each record that reaches user space, and each instance the user-space
 /// sweep expired.

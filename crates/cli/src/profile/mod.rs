@@ -145,12 +145,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         None,
         &mut dumps,
     )
-    .map_err(|diags| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        render_all(diags.iter(), &sources)
-    })?
+    .map_err(|diags| render_all(diags.iter(), &sources))?
     .without_front();
     runtime::signals::install();
     let mut session = Session::load(
@@ -158,12 +153,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         &out.compiled.manifest,
         &Default::default(),
     )
-    .map_err(|e| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        crate::run_error::runtime_error(&e, &out.compiled, &sources)
-    })?;
+    .map_err(|e| crate::run_error::runtime_error(&e, &out.compiled, &sources))?;
     let roles = stack_roles(args);
     let mut sink = sink::ProfileSink::new(
         None,
