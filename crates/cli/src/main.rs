@@ -6,23 +6,10 @@
 
 mod agent;
 mod args;
-mod bench;
-mod export;
 mod flamegraph_cmd;
-mod helper_errors;
-mod imports;
 mod info;
 mod list;
-mod overhead;
-mod pcap;
-mod pipeline;
 mod profile;
-mod run;
-mod run_error;
-mod stacks;
-mod status;
-mod streams;
-mod times;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -33,6 +20,7 @@ use run_error::io_reason;
 use runtime::SysKernelInfo;
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
+use tracer::{helper_errors, pipeline, run, run_error, status, streams};
 
 fn main() -> ExitCode {
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

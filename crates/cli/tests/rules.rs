@@ -18,7 +18,8 @@ use serde_json::Value;
 /// The pipeline, in dependency order: a crate may depend only on crates
 /// before it. `testgate` (the kernel-test gate) and `workload` stand apart.
 const PIPELINE: &[&str] = &[
-    "source", "syntax", "ktypes", "abi", "uelf", "sema", "codegen", "output", "runtime", "weft",
+    "source", "syntax", "ktypes", "abi", "uelf", "sema", "codegen", "output", "runtime", "tracer",
+    "export", "weft",
 ];
 
 /// The crates that make syscalls: the only ones that may use libc or libbpf.

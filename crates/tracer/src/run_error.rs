@@ -38,7 +38,7 @@ impl From<runtime::MapError> for RunError {
 }
 
 /// A failed write of the output.
-pub(crate) fn io_error(e: io::Error) -> RunError {
+pub fn io_error(e: io::Error) -> RunError {
     RunError::Output(e)
 }
 
@@ -81,7 +81,7 @@ fn kprobe_help(e: &AttachError) -> String {
 }
 
 /// One clear sentence (plus help) for what the kernel refused.
-pub(crate) fn runtime_error(
+pub fn runtime_error(
     e: &RuntimeError,
     compiled: &codegen::Compiled,
     sources: &SourceMap,

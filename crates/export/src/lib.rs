@@ -11,6 +11,8 @@
 //! histograms, a copy of each record for spans); everything else happens on
 //! the exporters' own threads through a [`runtime::SessionReader`].
 
+#![forbid(unsafe_code)]
+
 pub mod http;
 pub mod otlp;
 pub mod prometheus;
@@ -24,7 +26,7 @@ use output::StreamRecord;
 use output::metrics::{MapMetric, MetricKind, NotExported, SampleValue, StreamMetrics};
 use runtime::{FlatEntries, SessionReader};
 
-impl crate::streams::StreamObserver for StreamTap {
+impl tracer::streams::StreamObserver for StreamTap {
     fn record(&self, id: usize, bytes: &[u8], record: &StreamRecord<'_>) {
         StreamTap::record(self, id, bytes, record);
     }

@@ -15,7 +15,7 @@ const LINKTYPE_RAW: u32 = 101;
 const SNAPLEN: u32 = 65535;
 
 /// The files of a run's `skboutput()` calls.
-pub(crate) struct PcapFiles {
+pub struct PcapFiles {
     /// One per distinct path.
     files: Vec<(String, BufWriter<File>)>,
     /// For each call site (`abi::Manifest::skb_outputs`): its file and offset.
@@ -26,7 +26,7 @@ pub(crate) struct PcapFiles {
 
 impl PcapFiles {
     /// Creates (truncates) each file and writes its header.
-    pub(crate) fn create(sites: &[abi::SkbOutputSite]) -> Result<PcapFiles, (String, io::Error)> {
+    pub fn create(sites: &[abi::SkbOutputSite]) -> Result<PcapFiles, (String, io::Error)> {
         let mut files: Vec<(String, BufWriter<File>)> = Vec::new();
         let mut at = Vec::new();
         for site in sites {
@@ -53,7 +53,7 @@ impl PcapFiles {
     /// Writes one `EventKind::SkbOutput` record's packet (after the call's
     /// offset) to its file; a packet no longer than the offset is left out,
     /// as bpftrace leaves it out.
-    pub(crate) fn write(
+    pub fn write(
         &mut self,
         site: usize,
         boot_ns: u64,
