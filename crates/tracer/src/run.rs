@@ -520,10 +520,8 @@ impl Pump<'_> {
                         return ControlFlow::Continue(());
                     };
                     args.clear();
-                    args.extend(spec.args.iter().map(|a| {
-                        let start = (a.field.offset as usize).min(rec.len());
-                        let end = (start + a.field.layout.size() as usize).min(rec.len());
-                        let mut value = decode(&a.field.layout, &rec[start..end]);
+                    args.extend(abi::printf_fields(spec, rec).map(|(a, bytes)| {
+                        let mut value = decode(&a.field.layout, bytes);
                         format_timestamps(manifest, &a.field.layout, &mut value);
                         value
                     }));

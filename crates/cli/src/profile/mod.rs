@@ -199,7 +199,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             )),
             on_tick: Some(&mut tick),
             symbol_times: Some(&mut times),
-            stop: None,
+            stop: deadline(args.duration),
             on_attached: None,
         },
     );
@@ -323,6 +323,20 @@ fn time_report(times: &SymbolTimes, write: write::WriteTimes, elapsed: Duration)
         ms(write.writing),
         ms(elapsed)
     )
+}
+
+/// A `-d` run ends by its `exit()` record; when the ring buffer is full
+/// (stack copies arriving faster than they are unwound) that record can be
+/// lost, so a flag set a quarter second after the duration ends it too.
+fn deadline(duration: Option<Duration>) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let d = duration?;
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let set = flag.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(d + Duration::from_millis(250));
+        set.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    Some(flag)
 }
 
 /// Whether `pid` still runs: it exists and is no zombie waiting for its
