@@ -11,7 +11,7 @@ use output::profile::{KeyRole, ProfileSample, sample_from_entry};
 use runtime::Session;
 
 use super::args::DRAIN_INTERVAL;
-use crate::stacks::Symbols;
+use tracer::stacks::Symbols;
 
 pub struct Drain {
     spec: Option<abi::MapSpec>,
