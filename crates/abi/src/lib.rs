@@ -26,9 +26,9 @@ pub use manifest::{
     Attach, CGROUP_MAP, COUNTERS_MAP, CgroupFilter, CounterIndex, EVENT_HEADER_SIZE, EVENTS_MAP,
     EventKind, GLOBAL_EXITING, GLOBAL_NCPUS, GLOBAL_START_NS, GLOBALS_MAP, GLOBALS_SIZE,
     HelperErrorSite, HelperErrors, JOIN_ARG_SIZE, JOIN_ARGS_OFFSET, JOIN_MAX_ARGS, Manifest,
-    MapSpec, MapValue, OWN_MAPS, PrintfAction, PrintfArg, PrintfSpec, ProgramSpec, RunSettings,
-    SCALAR_KEY_SIZE, SCRATCH_MAP, SKB_MAP, SKB_PACKET_OFFSET, SkbOutputSite, SourcePlace, ZERO_MAP,
-    attached_probe_count,
+    MapSpec, MapValue, OWN_MAPS, PACKED_STRING_MIN, PrintfAction, PrintfArg, PrintfSpec,
+    ProgramSpec, RunSettings, SCALAR_KEY_SIZE, SCRATCH_MAP, SKB_MAP, SKB_PACKET_OFFSET,
+    SkbOutputSite, SourcePlace, ZERO_MAP, attached_probe_count, printf_fields,
 };
 pub use stack::{StackMapSpec, StackMode};
 pub use stream::{StageSpec, StreamCounter, StreamField, StreamLink, StreamSpec};

@@ -188,7 +188,45 @@ impl MapSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrintfArg {
     /// Offset from the start of the record (after the 8-byte header, so >= 8).
+    /// For a [`PrintfArg::tail`] string, the offset of its length.
     pub field: Field,
+    /// A long string (over [`PACKED_STRING_MIN`] bytes) sent at its length:
+    /// at `field.offset` a `u32`, the bytes sent (NUL included; the
+    /// buffer's size for a string that fills it without one), and the bytes
+    /// themselves after the record's fixed part ([`PrintfSpec::fixed_size`]),
+    /// right after those of the tail strings before it.
+    pub tail: bool,
+}
+
+/// Strings in a printf record longer than this are sent at their length
+/// ([`PrintfArg::tail`]); shorter ones (`comm`, literals) keep their place.
+pub const PACKED_STRING_MIN: u32 = 64;
+
+/// Where each argument's bytes are in the record `rec` of `spec` (short or
+/// garbage records give short or empty slices, never a panic).
+pub fn printf_fields<'r>(
+    spec: &'r PrintfSpec,
+    rec: &'r [u8],
+) -> impl Iterator<Item = (&'r PrintfArg, &'r [u8])> {
+    let slice = move |start: usize, len: usize| {
+        let start = start.min(rec.len());
+        &rec[start..start.saturating_add(len).min(rec.len())]
+    };
+    let mut tail = spec.fixed_size as usize;
+    spec.args.iter().map(move |a| {
+        let at = a.field.offset as usize;
+        let size = a.field.layout.size() as usize;
+        if !a.tail {
+            return (a, slice(at, size));
+        }
+        let len = slice(at, 4)
+            .try_into()
+            .map_or(0, |b: [u8; 4]| u32::from_le_bytes(b) as usize)
+            .min(size);
+        let bytes = slice(tail, len);
+        tail = tail.saturating_add(len);
+        (a, bytes)
+    })
 }
 
 /// A printf call site: its format string and where its arguments sit in the record.
@@ -197,8 +235,11 @@ pub struct PrintfSpec {
     /// The format, parsed once (by sema, which checked the arguments against it).
     pub format: crate::printf::Format,
     pub args: Vec<PrintfArg>,
-    /// Total record size, header included.
+    /// The largest record, header included (every tail string full).
     pub size: u32,
+    /// Where the tail strings' bytes begin ([`PrintfArg::tail`]); `size`
+    /// when there are none (the record's size is then always `size`).
+    pub fixed_size: u32,
     /// What user space does with the formatted text.
     pub action: PrintfAction,
     /// The call in the script: global byte offsets of its span.
@@ -488,6 +529,63 @@ mod tests {
             probe: probe.into(),
             item,
         }
+    }
+
+    /// `printf("%s %d %s", long, int, long)`: lengths at 8 and 16, the
+    /// integer at 24, the strings' bytes from 32 on.
+    fn two_tail_strings() -> PrintfSpec {
+        let arg = |offset, layout, tail| PrintfArg {
+            field: Field { offset, layout },
+            tail,
+        };
+        let long = Layout::Str { size: 1024 };
+        let int = Layout::Int {
+            size: 8,
+            signed: true,
+        };
+        PrintfSpec {
+            format: crate::printf::Format::parse("%s %d %s"),
+            args: vec![
+                arg(8, long.clone(), true),
+                arg(16, int, false),
+                arg(12, long, true),
+            ],
+            size: 32 + 2048,
+            fixed_size: 32,
+            action: PrintfAction::Print,
+            span: (0, 0),
+            origin: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tail_strings_are_read_at_their_lengths_one_after_another() {
+        let spec = two_tail_strings();
+        let mut rec = vec![0u8; 32];
+        rec[8..12].copy_from_slice(&3u32.to_le_bytes());
+        rec[12..16].copy_from_slice(&6u32.to_le_bytes());
+        rec[16..24].copy_from_slice(&(-5i64).to_le_bytes());
+        rec.extend_from_slice(b"ab\0hello\0");
+        let fields: Vec<&[u8]> = printf_fields(&spec, &rec).map(|(_, b)| b).collect();
+        assert_eq!(
+            fields,
+            [&b"ab\0"[..], &(-5i64).to_le_bytes()[..], b"hello\0"]
+        );
+    }
+
+    #[test]
+    fn short_or_lying_records_give_short_fields() {
+        let spec = two_tail_strings();
+        // A length past the buffer is cut to it; past the record, to the record.
+        let mut rec = vec![0u8; 40];
+        rec[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        rec[12..16].copy_from_slice(&4u32.to_le_bytes());
+        let lens: Vec<usize> = printf_fields(&spec, &rec).map(|(_, b)| b.len()).collect();
+        assert_eq!(lens, [8, 8, 0]);
+        let lens: Vec<usize> = printf_fields(&spec, &rec[..10])
+            .map(|(_, b)| b.len())
+            .collect();
+        assert_eq!(lens, [0, 0, 0]);
     }
 
     #[test]

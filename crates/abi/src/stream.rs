@@ -13,9 +13,13 @@
 //! | 24 | `pid_tgid: u64` at begin (tgid in the high half) |
 //! | 32 | `cgroup: u64` at begin |
 //! | 40 | `comm: [u8; 16]` at begin |
-//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64` |
+//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64`, then per stage after `begin`: `pid_tgid: u64` of the task that ran its first hit, then per stage after `begin`: `comm: [u8; 16]` of that task (zero unless the record shows identity and it is not the `begin` task); the `begin` stage's task is the record's own `pid_tgid` and `comm` |
 //! | ... | with linked keys: `links_filed: u64` (bit N: slot N was filed), then each link slot's last key |
 //! | ... | the captured `$fields`, each at its own offset |
+//!
+//! With `queue N` the state map's key is the begin key (8-aligned) and a
+//! `u64` sequence number: the instances of one key are numbered in begin
+//! order, and each later stage takes the next number it has not taken.
 //!
 //! A stage marked `keep last` writes each hit's time to both `ts_ns` and
 //! `last_ns`. The linked keys are kept so that whatever ends the instance
@@ -59,10 +63,13 @@ pub enum StreamCounter {
     /// it settled it (other CPUs stored better times of the same instance
     /// through every try): left to them, and counted.
     TimeContended = 6,
+    /// `queue N`: a begin found N instances open under its key and pushed
+    /// out the oldest.
+    QueueOverflow = 7,
 }
 
 impl StreamCounter {
-    pub const COUNT: u32 = 7;
+    pub const COUNT: u32 = 8;
 }
 
 /// One stage of a stream (begin, the intermediate stages, end, in order).
@@ -77,6 +84,12 @@ pub struct StageSpec {
     pub last_offset: u32,
     /// Offset of its `hits: u64` (how many times the stage fired for this instance).
     pub hits_offset: u32,
+    /// Offset of the `pid_tgid: u64` of the task that ran its first hit
+    /// (for `begin`, the record's own).
+    pub task_offset: u32,
+    /// Offset of that task's `comm: [u8; 16]` (zero when the stream does
+    /// not capture identity).
+    pub comm_offset: u32,
 }
 
 /// A key slot the instance is linked under (`link KEY [as NAME]`).
@@ -126,6 +139,15 @@ pub struct StreamSpec {
     pub emit_incomplete: bool,
     /// `sample N`: one in N instances is begun (1: every one).
     pub sample: u32,
+    /// `queue N`: up to N open instances per begin key (0: one, replaced
+    /// by the next begin). The state map is then keyed by the begin key
+    /// and a `u64` sequence number, and [`StreamSpec::queue_map`] holds
+    /// each key's counters.
+    pub queue: u32,
+    /// With `queue N`: the hash from a begin key to its `u64` counters: the
+    /// next sequence number to begin, then per stage after `begin` the next
+    /// one that stage takes.
+    pub queue_map: String,
     /// The begin probe fills `cgroup` and `comm`; when nothing can show
     /// them they stay zero.
     pub captures_identity: bool,

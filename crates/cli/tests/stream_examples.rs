@@ -455,3 +455,109 @@ fn server_request_follows_each_request_through_its_system_calls() {
         assert_eq!(r["fields"]["written"], 15, "{r}");
     }
 }
+
+#[test]
+fn pipe_follows_each_message_from_its_write_to_the_read_that_takes_it() {
+    require_root!();
+    // 1,000 messages of 8 bytes, written in bursts of 10 before the reader
+    // thread reads them: up to 10 in flight on one pipe, in its queue.
+    let out = run_example("pipe.bt", "pipe-bursts 1000 10", &["-f", "json"]);
+    let mut by_pid: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();
+    for r in json_records(&out.stdout) {
+        let f = &r["fields"];
+        if f["writer"] == "weftwl" && f["reader"] == "weftwl" && f["bytes"] == 8 {
+            by_pid
+                .entry(r["pid"].as_u64().unwrap())
+                .or_default()
+                .push(r);
+        }
+    }
+    let records = by_pid
+        .into_values()
+        .max_by_key(Vec::len)
+        .unwrap_or_else(|| panic!("no record of the workload: {}", out.stderr));
+    assert_eq!(records.len(), 1000, "{}", out.stderr);
+    let mut previous = 0;
+    for r in &records {
+        assert_eq!(r["complete"], true, "{r}");
+        assert_eq!(r["fields"]["got"], 8, "{r}");
+        // The reader is the other thread, which the read's entry linked.
+        assert_ne!(r["fields"]["reader_tid"], r["tid"], "{r}");
+        let start = r["start_ns"].as_u64().unwrap();
+        assert!(start > previous, "records come in write order: {r}");
+        previous = start;
+    }
+}
+
+#[test]
+fn http_server_parses_method_path_and_status_of_each_request() {
+    require_root!();
+    // 1,000 requests to python3's http.server (a thread per connection),
+    // one connection each: 600 GET / (200), 200 GET /nope (404), 100 HEAD /
+    // (200) and 100 POST / (501). The client prints how many of each it got.
+    let server = HttpServer::start("http-server");
+    let client = common::scratch("http-server-mix.py");
+    std::fs::write(
+        &client,
+        "import collections, json, sys, urllib.request, urllib.error\n\
+         port = sys.argv[1]\n\
+         got = collections.Counter()\n\
+         def go(method, path):\n    \
+             data = b'x' if method == 'POST' else None\n    \
+             req = urllib.request.Request(f'http://127.0.0.1:{port}{path}', method=method, data=data)\n    \
+             try:\n        \
+                 with urllib.request.urlopen(req, timeout=10) as r:\n            \
+                     r.read(); status = r.status\n    \
+             except urllib.error.HTTPError as e:\n        \
+                 status = e.code\n    \
+             got[f'{method} {path} {status}'] += 1\n\
+         for i in range(1000):\n    \
+             go(*[('POST', '/'), ('HEAD', '/'), ('GET', '/nope'), ('GET', '/nope')][i % 10] if i % 10 < 4 else ('GET', '/'))\n\
+         print(json.dumps(got))\n",
+    )
+    .unwrap();
+    let cmd = format!("python3 {} {}", client.display(), server.port);
+    let out = run_example_with("http_server.bt", &cmd, &["-f", "json"]);
+    let _ = std::fs::remove_file(&client);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let want: std::collections::BTreeMap<String, u64> = out
+        .stdout
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("the client's counts: {}", out.stdout));
+    assert_eq!(
+        want,
+        [
+            ("GET / 200".to_string(), 600),
+            ("GET /nope 404".to_string(), 200),
+            ("HEAD / 200".to_string(), 100),
+            ("POST / 501".to_string(), 100),
+        ]
+        .into(),
+    );
+    let server_pid = u64::from(server.child.id());
+    let mut got = std::collections::BTreeMap::<String, u64>::new();
+    for r in json_records(&out.stdout)
+        .iter()
+        .filter(|r| r["pid"] == server_pid)
+    {
+        assert_eq!(r["complete"], true, "{r}");
+        let f = &r["fields"];
+        let key = format!(
+            "{} {} {}",
+            f["method"].as_str().unwrap(),
+            f["path"].as_str().unwrap(),
+            f["status"]
+        );
+        *got.entry(key).or_default() += 1;
+        // The worker thread, not the accepting one, read and answered.
+        let st = r["stages"].as_array().unwrap();
+        assert!(
+            st[1..]
+                .iter()
+                .all(|s| s["tid"] != r["tid"] && s["tid"].is_u64()),
+            "{r}"
+        );
+    }
+    assert_eq!(got, want, "{}", out.stderr);
+}

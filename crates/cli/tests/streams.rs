@@ -230,7 +230,7 @@ fn every_stream_example_compiles() {
         let _ = std::fs::remove_file(obj);
         seen += 1;
     }
-    assert_eq!(seen, 9, "examples/streams holds nine examples");
+    assert_eq!(seen, 11, "examples/streams holds eleven examples");
 }
 
 #[test]

@@ -144,6 +144,13 @@ pub fn insn_text(insn: &Insn) -> String {
         CLASS_STX if code & MODE_MASK == MODE_ATOMIC && imm == ATOMIC_ADD => {
             format!("lock *({} *)({}) += r{s}", size_name(code), mem(d, off))
         }
+        CLASS_STX if code & MODE_MASK == MODE_ATOMIC && imm == ATOMIC_FETCH_ADD => {
+            format!(
+                "r{s} = fetch_add(*({} *)({}), r{s})",
+                size_name(code),
+                mem(d, off)
+            )
+        }
         CLASS_STX if code & MODE_MASK == MODE_ATOMIC && imm == ATOMIC_XCHG => {
             format!(
                 "r{s} = xchg(*({} *)({}), r{s})",

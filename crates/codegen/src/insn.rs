@@ -123,6 +123,9 @@ pub const ATOMIC_ADD: i32 = 0x00;
 /// `imm` of an atomic exchange (`BPF_XCHG`, always with `BPF_FETCH`):
 /// `src = xchg(*(dst + off), src)`.
 pub const ATOMIC_XCHG: i32 = 0xe1;
+/// `imm` of an atomic add that gives back the old value (`BPF_ADD | BPF_FETCH`):
+/// `src = fetch_add(*(dst + off), src)`.
+pub const ATOMIC_FETCH_ADD: i32 = 0x01;
 
 /// `src` of an `ld_imm64` whose immediate is a map file descriptor.
 pub const PSEUDO_MAP_FD: u8 = 1;
@@ -447,6 +450,18 @@ impl Insn {
         )
     }
 
+    /// `src = fetch_add(*(size *)(dst + off), src)` (size W or DW): adds
+    /// and gives back the value before the add, like [`Insn::atomic_xchg`].
+    pub fn atomic_fetch_add(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
+        Insn::raw(
+            CLASS_STX | MODE_ATOMIC | size.bits(),
+            dst.num(),
+            src.num(),
+            off,
+            ATOMIC_FETCH_ADD,
+        )
+    }
+
     /// `goto +off`.
     pub fn ja(off: i16) -> Insn {
         Insn::raw(CLASS_JMP | JMP_JA, 0, 0, off, 0)
@@ -562,6 +577,11 @@ mod tests {
             (
                 Insn::atomic_xchg(Size::DW, Reg::R0, 8, Reg::R1),
                 [0xdb, 0x10, 0x08, 0, 0xe1, 0, 0, 0],
+            ),
+            // r2 = fetch_add(*(u64 *)(r1 + 16), r2)
+            (
+                Insn::atomic_fetch_add(Size::DW, Reg::R1, 16, Reg::R2),
+                [0xdb, 0x21, 0x10, 0, 0x01, 0, 0, 0],
             ),
             // if r0 == 0 goto +3
             (

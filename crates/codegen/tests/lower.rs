@@ -35,6 +35,49 @@ case!(
     printf_int_and_string,
     r#"tracepoint:syscalls:sys_enter_openat { printf("%d %s\n", pid, str(args->filename)); }"#
 );
+// Two long strings, the second a variable's: each sent at its length
+// after the fixed part (the helper's count for `str()`, a counting copy
+// for the variable), the record at the sum.
+case!(
+    printf_sends_long_strings_at_their_length,
+    r#"tracepoint:syscalls:sys_enter_openat { $s = str(args->filename); printf("%s %s %s\n", str(args->filename), comm, $s); }"#
+);
+
+/// The record of `printf` with long strings: `comm` (16 bytes) keeps its
+/// place, each `str()` (1024 bytes) is a 4-byte length in the fixed part and
+/// its bytes after it; the largest record holds both in full.
+#[test]
+fn long_strings_are_laid_out_after_the_fixed_part() {
+    let c = common::compile_on(
+        r#"tracepoint:syscalls:sys_enter_openat { printf("%s %d %s %s\n", str(args->filename), pid, comm, str(args->filename)); }"#,
+        &ktypes::FixtureKernel::typical(),
+    );
+    let spec = &c.manifest.printfs[0];
+    let layout: Vec<(u32, bool)> = spec.args.iter().map(|a| (a.field.offset, a.tail)).collect();
+    assert_eq!(layout, [(8, true), (16, false), (24, false), (40, true)]);
+    assert_eq!(spec.fixed_size, 48);
+    assert_eq!(spec.size, 48 + 2 * 1024);
+    // A string of `max_strlen` = 64 keeps its place, as before.
+    let c = common::compile_on(
+        r#"config = { max_strlen = 64 } tracepoint:syscalls:sys_enter_openat { printf("%s\n", str(args->filename)); }"#,
+        &ktypes::FixtureKernel::typical(),
+    );
+    let spec = &c.manifest.printfs[0];
+    assert!(!spec.args[0].tail);
+    assert_eq!((spec.fixed_size, spec.size), (72, 72));
+}
+
+// A `str()` only compared is read without zeroing its 1 KiB first.
+case!(
+    str_compared_with_a_literal_is_not_zeroed,
+    r#"tracepoint:syscalls:sys_enter_openat /str(args->filename) == "/dev/null"/ { @ = count(); }"#
+);
+// The haystack copied and counted by one helper, the needle's length by
+// another, the starts tried by bpf_loop's callback (no loop over 1 KiB).
+case!(
+    strcontains_tries_the_starts_with_bpf_loop,
+    r#"tracepoint:syscalls:sys_enter_openat { @ = strcontains(str(args->filename), "null"); }"#
+);
 case!(
     string_compare_with_literal,
     r#"tracepoint:syscalls:sys_enter_getppid /comm == "bash"/ { @ = count(); }"#

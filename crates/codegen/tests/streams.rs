@@ -80,3 +80,18 @@ fn sampled_begin_draws_before_writing_anything() {
     assert_eq!(compiled.manifest.streams[0].sample, 10);
     insta::assert_snapshot!(function_name!(), lower(src), src);
 }
+
+/// `queue N`: the begin numbers its instance with a fetch-add on the key's
+/// counters (and another pushes out the oldest of a full queue), and the
+/// end claims the oldest number the same way, in each of its 4 tries (and
+/// counts its hit with one more, whose old value says whether it was first).
+#[test]
+fn queued_begin_and_end_number_their_instances() {
+    let src = "stream s {\n  begin tracepoint:syscalls:sys_enter_getppid by pid\n  end tracepoint:syscalls:sys_exit_getppid by pid\n  queue 8\n}";
+    let compiled = common::compile_on(src, &FixtureKernel::typical());
+    let spec = &compiled.manifest.streams[0];
+    assert_eq!((spec.queue, spec.queue_map.as_str()), (8, "queue_s"));
+    let out = lower(src);
+    assert_eq!(out.matches("= fetch_add(").count(), 2 + 4 + 1, "{out}");
+    insta::assert_snapshot!(function_name!(), out, src);
+}

@@ -76,11 +76,12 @@ fn nested_loops_are_joined_depth_first_as_libbpf_appends_them() {
 #[test]
 fn frames_of_a_program_and_its_callback_share_the_stack_limit() {
     // Each frame fits in 512 bytes, but the callback's runs on top of the
-    // program's (four 64-byte strings in variables), whose key holds
+    // program's (four 64-byte strings in variables, `max_strlen` = 64), whose key holds
     // three more: refused when compiling,
     // at the loop, rather than by the verifier.
     let err = compile(
-        "BEGIN { @m[1] = 1; $a = str(0); $b = str(0); $c = str(0); $d = str(0); \
+        "config = { max_strlen = 64 } \
+         BEGIN { @m[1] = 1; $a = str(0); $b = str(0); $c = str(0); $d = str(0); \
          for ($kv : @m) { @x[$kv.0, str(1), str(2), str(3)] = 1; } @y = $a; @z = $d; }",
     )
     .err()

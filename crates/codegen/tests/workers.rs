@@ -57,6 +57,8 @@ fn an_error_in_a_late_program_is_reported_from_any_worker() {
         .collect();
     let mut lines: Vec<String> = src.lines().map(String::from).collect();
     lines[120] = format!("tracepoint:syscalls:sys_enter_openat {{ {big}}}");
+    // Strings of 64 bytes, on the stack (longer ones live in scratch memory).
+    lines[0] = format!("config = {{ max_strlen = 64 }} {}", lines[0]);
     src = lines.join("\n");
     let one = compile(&src, 1).err().expect("too large a frame");
     let two = compile(&src, 2).err().expect("too large a frame");

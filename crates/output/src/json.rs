@@ -421,7 +421,9 @@ fn histogram_json(buckets: &[Bucket], out: &mut Vec<u8>) {
 /// `ts_ns` is its first hit (its last with `keep last`), `last_ns` its last,
 /// `offset_ns` its time since the instance began, `delta_ns` its time since
 /// the previous reached stage in written order (negative when it fired
-/// before it: then `in_order` is false), all 0 for a stage never reached. Field values are written
+/// before it: then `in_order` is false), all 0 for a stage never reached;
+/// a stage whose first hit ran in another task than `begin` also has that
+/// task's `pid`, `tid` and `comm`. Field values are written
 /// as `print()` writes them in JSON (`null` for a value without one), but
 /// a `buf()` as its text.
 pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::Result<()> {
@@ -458,9 +460,19 @@ pub fn write_stream_json(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         out.write_all(&escape(stage.name.as_bytes()))?;
         write!(
             out,
-            "\", \"ts_ns\": {}, \"last_ns\": {}, \"offset_ns\": {}, \"delta_ns\": {}, \"hits\": {}}}",
+            "\", \"ts_ns\": {}, \"last_ns\": {}, \"offset_ns\": {}, \"delta_ns\": {}, \"hits\": {}",
             stage.ts_ns, stage.last_ns, stage.offset_ns, stage.delta_ns, stage.hits
         )?;
+        if stage.ran_elsewhere(record) {
+            write!(
+                out,
+                ", \"pid\": {}, \"tid\": {}, \"comm\": \"",
+                stage.pid, stage.tid
+            )?;
+            out.write_all(&escape(stage.comm))?;
+            out.write_all(b"\"")?;
+        }
+        out.write_all(b"}")?;
     }
     out.write_all(b"], \"fields\": {")?;
     for (index, (name, value)) in record.fields.iter().enumerate() {

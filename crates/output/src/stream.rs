@@ -35,6 +35,19 @@ pub struct StageRecord<'a> {
     pub delta_ns: i64,
     /// How many times the stage fired for this instance.
     pub hits: u64,
+    /// The task that ran the stage's first hit: its process and thread
+    /// (0 when never reached or not recorded) and its comm (empty when the
+    /// stream does not record identity or it is the `begin` task).
+    pub pid: u32,
+    pub tid: u32,
+    pub comm: &'a [u8],
+}
+
+impl StageRecord<'_> {
+    /// Whether another task than the record's (the `begin` task) ran it.
+    pub fn ran_elsewhere(&self, record: &StreamRecord<'_>) -> bool {
+        self.ts_ns != 0 && self.tid != 0 && self.tid != record.tid
+    }
 }
 
 /// One decoded instance of a stream.
@@ -106,6 +119,9 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
                 previous = ts_ns;
                 (ts_ns.saturating_sub(start_ns), delta)
             };
+            let task = word(bytes, stage.task_offset);
+            let c = field(bytes, stage.comm_offset, STREAM_COMM_SIZE);
+            let stage_comm = &c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())];
             StageRecord {
                 name: &stage.name,
                 ts_ns,
@@ -113,6 +129,9 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
                 offset_ns,
                 delta_ns,
                 hits: word(bytes, stage.hits_offset),
+                pid: (task >> 32) as u32,
+                tid: task as u32,
+                comm: stage_comm,
             }
         })
         .collect();

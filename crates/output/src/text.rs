@@ -437,7 +437,8 @@ fn write_logfmt(out: &mut dyn Write, text: &[u8]) -> io::Result<()> {
 /// - in brackets, the stages in order separated by ` > `, each with the time
 ///   since the previous reached stage (`+0` for the first; `-D` when it
 ///   fired D before it, so the times add up to each stage's offset from the
-///   start), `-` if it was never reached, and `xN` after it when it fired N > 1 times, then
+///   start), `-` if it was never reached, `@TID:COMM` when another task than
+///   `begin`'s ran its first hit, and `xN` after it when it fired N > 1 times, then
 ///   `(last +D)` with the time from its first hit to its last;
 /// - then every captured field as `name=value`, values printed as `print()`
 ///   prints them.
@@ -495,6 +496,14 @@ pub fn write_stream_text(out: &mut dyn Write, record: &StreamRecord<'_>) -> io::
         }
         if stage.ts_ns != 0 {
             first_reached = false;
+        }
+        if stage.ran_elsewhere(record) {
+            // Another task ran it: its thread id, and its comm when known.
+            write!(out, " @{}", stage.tid)?;
+            if !stage.comm.is_empty() {
+                out.write_all(b":")?;
+                write_logfmt(out, stage.comm)?;
+            }
         }
         if stage.hits > 1 {
             write!(out, " x{}", stage.hits)?;

@@ -48,6 +48,9 @@ struct Slice {
     end_ns: u64,
     /// `(ts_ns, last_ns, hits)` per stage; `ts_ns == 0` for a stage never reached.
     stages: Box<[(u64, u64, u64)]>,
+    /// Per stage, the `(pid, tid)` of the task that ran it when it is not
+    /// the `begin` task (`None`: that task, or not recorded).
+    tasks: Box<[Option<(u32, u32)>]>,
     fields: Box<[Value]>,
     /// The task's cgroup path at begin, when known.
     cgroup: Option<Box<str>>,
@@ -120,6 +123,11 @@ impl TimelineWriter {
         self.threads
             .entry((record.pid, record.tid))
             .or_insert_with(|| record.comm.into());
+        for stage in record.stages.iter().filter(|s| s.ran_elsewhere(record)) {
+            self.threads
+                .entry((stage.pid, stage.tid))
+                .or_insert_with(|| stage.comm.into());
+        }
         let end_ns = if record.complete {
             record.end_ns
         } else {
@@ -136,6 +144,11 @@ impl TimelineWriter {
                 .stages
                 .iter()
                 .map(|s| (s.ts_ns, s.last_ns, s.hits))
+                .collect(),
+            tasks: record
+                .stages
+                .iter()
+                .map(|s| s.ran_elsewhere(record).then_some((s.pid, s.tid)))
                 .collect(),
             fields: record.fields.iter().map(|(_, v)| v.clone()).collect(),
             cgroup: record.cgroup_path.as_deref().map(Box::from),
@@ -199,6 +212,8 @@ impl TimelineWriter {
     /// `comm tid (overlap N)`, since a track only shows nested slices.
     pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
         let lanes = self.lanes();
+        // Ids of the flow arrows from a stage to the next one run elsewhere.
+        let mut flows = 0u64;
         out.write_all(b"{\"traceEvents\": [")?;
         let mut first = true;
         let mut event = |out: &mut dyn Write| -> io::Result<()> {
@@ -324,6 +339,27 @@ impl TimelineWriter {
             for pair in fired.windows(2) {
                 let ((from_ns, from), (ts_ns, stage)) = (pair[0], pair[1]);
                 let (_, last_ns, hits) = slice.stages[stage];
+                // Each interval is drawn on the thread that ran its later
+                // stage; an arrow leads there from the earlier one's.
+                let at = |i: usize| slice.tasks[i].unwrap_or((slice.pid, tid));
+                let ((from_pid, from_tid), (pid, stage_tid)) = (at(from), at(stage));
+                if (from_pid, from_tid) != (pid, stage_tid) {
+                    flows += 1;
+                    event(out)?;
+                    write!(
+                        out,
+                        "{{\"ph\": \"s\", \"id\": {flows}, \"name\": \"stage\", \"cat\": \"flow\", \"ts\": "
+                    )?;
+                    write_us(out, from_ns)?;
+                    write!(out, ", \"pid\": {from_pid}, \"tid\": {from_tid}}}")?;
+                    event(out)?;
+                    write!(
+                        out,
+                        "{{\"ph\": \"f\", \"bp\": \"e\", \"id\": {flows}, \"name\": \"stage\", \"cat\": \"flow\", \"ts\": "
+                    )?;
+                    write_us(out, from_ns)?;
+                    write!(out, ", \"pid\": {pid}, \"tid\": {stage_tid}}}")?;
+                }
                 event(out)?;
                 out.write_all(b"{\"ph\": \"X\", \"name\": ")?;
                 let mut name = names.stages[from].clone().into_bytes();
@@ -336,8 +372,7 @@ impl TimelineWriter {
                 write_us(out, ts_ns - from_ns)?;
                 write!(
                     out,
-                    ", \"pid\": {}, \"tid\": {tid}, \"args\": {{\"hits\": {hits}",
-                    slice.pid
+                    ", \"pid\": {pid}, \"tid\": {stage_tid}, \"args\": {{\"hits\": {hits}"
                 )?;
                 if hits > 1 && last_ns > ts_ns {
                     // From the stage's first hit to its last, in microseconds.

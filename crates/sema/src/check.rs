@@ -363,6 +363,8 @@ struct Scope {
     /// How many enclosing branches have a literal condition that never
     /// takes them (`fail()` there is not reached).
     never_taken: u32,
+    /// This round's [`scopes::BodyFacts::typed_by_values`].
+    typed_by_values: BTreeMap<String, Type>,
 }
 
 impl<'a> Checker<'a> {
@@ -444,6 +446,7 @@ impl<'a> Checker<'a> {
                 },
                 loop_depth: 0,
                 never_taken: 0,
+                typed_by_values: BTreeMap::new(),
                 known_vars: self.known_vars.get(n).cloned().unwrap_or_default(),
                 scopes: scopes::Scopes::default(),
             };
@@ -485,6 +488,7 @@ impl<'a> Checker<'a> {
         self.instance_vars.push(scopes::BodyFacts {
             vars: s.probe.vars.clone(),
             hoisted,
+            typed_by_values: std::mem::take(&mut s.typed_by_values),
         });
     }
 

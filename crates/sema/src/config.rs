@@ -91,6 +91,10 @@ pub const STACK_MODES: &[&str] = &["bpftrace", "perf", "raw", "build_id"];
 /// the values it holds at once.
 pub const MAX_STRLEN_LIMIT: u64 = 16 * 1024;
 
+/// The default `max_strlen`, as in bpftrace's current release
+/// (`BPFTRACE_MAX_STRLEN`; bpftrace 0.17 had 64).
+pub const DEFAULT_MAX_STRLEN: u64 = 1024;
+
 /// The largest `perf_rb_pages` (as for `BPFTRACE_PERF_RB_PAGES`).
 pub const MAX_RB_PAGES: u64 = 1 << 18;
 
@@ -167,7 +171,7 @@ pub static KEYS: &[Key] = &[
             min: 1,
             max: MAX_STRLEN_LIMIT,
         },
-        default: || ConfigValue::Int(crate::types::DEFAULT_STR_SIZE as u64),
+        default: || ConfigValue::Int(DEFAULT_MAX_STRLEN),
         effect: Effect::Applied,
         help: "the size in bytes of strings read by str() and of buf()",
     },

@@ -27,6 +27,18 @@ pub fn unknown_builtin(span: Span, name: &str, known: &[&str]) -> Diagnostic {
     let d = Diagnostic::error(format!("unknown identifier `{name}`"))
         .with_code(Code::E0202)
         .with_label(span, "not a builtin variable");
+    // `exit` where `exit()` was meant.
+    if let Some(f) = crate::builtins::function_def(name) {
+        let args_optional = [format!("{name}()"), format!("{name}([")]
+            .iter()
+            .any(|start| f.signature.starts_with(start.as_str()));
+        let call = if args_optional {
+            format!("{name}()")
+        } else {
+            f.signature.to_string()
+        };
+        return d.with_help(format!("`{name}` is a function: call it, `{call}`"));
+    }
     let d = with_suggestion(d, name, known);
     if name.starts_with(|c: char| c.is_ascii_alphabetic())
         && did_you_mean(name, known.iter().copied()).is_none()
@@ -336,6 +348,25 @@ pub fn unroll_count_out_of_range(span: Span, count: u64) -> Diagnostic {
         .with_label(span, "out of range")
 }
 
+/// A value assigned to a variable whose type (over the whole probe) has
+/// the other sign and cannot hold every value of it, in bpftrace's words.
+pub fn implicit_sign_cast(span: Span, from: &Type, to: &Type) -> Diagnostic {
+    Diagnostic::warning(format!(
+        "Expression of type: {from} being cast to type: {to}. This may cause unexpected results. Use an explicit cast to suppress this warning."
+    ))
+    .with_code(Code::E0319)
+    .with_label(span, format!("converted to `{to}`"))
+}
+
+/// A statement whose value nothing uses (`{ 1 }`, `has_key(@a, 1);`), in
+/// bpftrace's words.
+pub fn return_value_discarded(span: Span) -> Diagnostic {
+    Diagnostic::warning("Return value discarded.")
+        .with_code(Code::E0318)
+        .with_label(span, "this value is not used")
+        .with_help("assign it to `_` to discard it on purpose: `_ = ...;`")
+}
+
 /// A statement after `exit()` or `return` in the same block, in bpftrace's
 /// words; `end`: the statement that ends the probe.
 pub fn unreachable_statement(span: Span, end: Span) -> Diagnostic {
@@ -461,13 +492,43 @@ fn no_matches(provider: &str, target: &str) -> String {
     format!("No matches for {provider} {target}.")
 }
 
-pub fn tracepoint_not_found(span: Span, category: &str, name: &str) -> Diagnostic {
-    Diagnostic::error(no_matches("tracepoint", &format!("{category}:{name}")))
+/// A tracepoint this kernel lacks; `known` (every category and name) gives
+/// the hint: the nearest category when the category is not one (listing a
+/// category that does not exist would show nothing), else the nearest
+/// name in it.
+pub fn tracepoint_not_found(
+    span: Span,
+    category: &str,
+    name: &str,
+    known: &[(String, String)],
+) -> Diagnostic {
+    let d = Diagnostic::error(no_matches("tracepoint", &format!("{category}:{name}")))
         .with_code(Code::E0404)
-        .with_label(span, "this kernel has no such tracepoint")
-        .with_help(format!(
-            "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
-        ))
+        .with_label(span, "this kernel has no such tracepoint");
+    let category_exists = known.iter().any(|(c, _)| c == category);
+    if !category_exists && !known.is_empty() {
+        let mut categories: Vec<&str> = known.iter().map(|(c, _)| c.as_str()).collect();
+        categories.dedup();
+        return match did_you_mean(category, categories.iter().copied()) {
+            Some(near) => d.with_help(format!(
+                "there is no category `{category}`; did you mean `{near}`? list it with: weft -l 'tracepoint:{near}:*'"
+            )),
+            None => d.with_help(format!(
+                "there is no category `{category}`; list every tracepoint with: weft -l 'tracepoint:*'"
+            )),
+        };
+    }
+    let names = known
+        .iter()
+        .filter(|(c, _)| c == category)
+        .map(|(_, n)| n.as_str());
+    let d = match did_you_mean(name, names) {
+        Some(near) => d.with_help(format!("did you mean `tracepoint:{category}:{near}`?")),
+        None => d,
+    };
+    d.with_help(format!(
+        "list the tracepoints with: weft -l 'tracepoint:{category}:*'"
+    ))
 }
 
 pub fn no_probe_matches(span: Span, raw: &str) -> Diagnostic {
@@ -923,6 +984,16 @@ pub fn btf_function_not_found(span: Span, kind: &str, func: &str, why: &str) -> 
 }
 
 /// `iter:TARGET` for a target the kernel has no iterator for.
+/// `iter:TARGET:PIN`: bpftrace pins the iterator in bpffs; weft runs it.
+pub fn iterator_pin_unsupported(span: Span, target: &str, pin: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "pinning an iterator (`:{pin}`) is not supported by weft: it runs the iterator once and prints what it gives"
+    ))
+    .with_code(Code::E0499)
+    .with_label(span, "pinned iterator")
+    .with_help(format!("run it now with `iter:{target}`"))
+}
+
 pub fn iterator_not_found(span: Span, target: &str, known: &[String]) -> Diagnostic {
     let d = Diagnostic::error(format!("this kernel has no BPF iterator `{target}`"))
         .with_code(Code::E0497)
@@ -1084,9 +1155,11 @@ pub fn percpu_variable_without_address(span: Span, name: &str) -> Diagnostic {
 }
 
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
-        .with_code(Code::E0476)
-        .with_label(span, "changes the system")
+    Diagnostic::error(format!(
+        "{name}() is unsafe. To use you need the --unsafe flag"
+    ))
+    .with_code(Code::E0476)
+    .with_label(span, what.to_string())
         .with_help(format!(
             "run weft with --unsafe if you mean it (it allows {name}() and the other actions that change the system: system(), signal(), override())"
         ))
@@ -1097,6 +1170,15 @@ pub fn not_in_this_probe(span: Span, name: &str, probe: &str, allowed: &str) -> 
         .with_code(Code::E0477)
         .with_label(span, format!("not available in {probe}"))
         .with_help(format!("{name}() works in {allowed}"))
+}
+
+/// `write_user(dst, src, len)` with a literal `len` of 0 or past `src`'s size.
+pub fn write_user_length(span: Span, len: u64, size: u32) -> Diagnostic {
+    Diagnostic::error(format!(
+        "write_user() writes 1 to {size} bytes of this value, not {len}"
+    ))
+    .with_code(Code::E0479)
+    .with_label(span, format!("the value holds {size} bytes"))
 }
 
 pub fn invalid_signal(span: Span, what: &str) -> Diagnostic {

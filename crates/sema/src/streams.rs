@@ -76,6 +76,9 @@ pub struct StreamInfo {
     pub max_instances: u32,
     /// `sample N`: one in N instances is begun (1 without the clause).
     pub sample: u32,
+    /// `queue N`: up to N open instances per begin key, taken in begin
+    /// order (0 without the clause: one per key, a new begin replaces it).
+    pub queue: u32,
     pub incomplete: bool,
     /// Whether any `stream:NAME` handler exists (then records are emitted only by `emit()`).
     pub has_handlers: bool,
@@ -232,6 +235,14 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
             ));
         }
     }
+    if let Some(q) = &stream.queue {
+        if literal(q).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
+            out.push(crate::diagnostics::needs_literal(
+                q.span,
+                "a stream's `queue` (open instances per key: a positive count)",
+            ));
+        }
+    }
     if let Some(s) = &stream.sample {
         if literal(s).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
             out.push(crate::diagnostics::needs_literal(
@@ -241,6 +252,17 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// A stream's queue depth per key: `queue N`, 0 without it (or when N is
+/// not a valid count, which `check_shape` reports).
+pub fn queue_depth(stream: &Stream) -> u32 {
+    stream
+        .queue
+        .as_ref()
+        .and_then(literal)
+        .filter(|&v| v >= 1 && v <= u32::MAX as u64)
+        .map_or(0, |v| v as u32)
 }
 
 /// A stream's sample rate: `sample N`, 1 without it (or when N is not a

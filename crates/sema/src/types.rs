@@ -4,7 +4,9 @@ use std::fmt;
 
 use abi::{Aggregation, Layout};
 
-/// bpftrace's default maximum string length (`BPFTRACE_MAX_STRLEN`).
+/// The size of strings that do not follow `max_strlen`: `func`, `probe`,
+/// the `string` type name in casts and `sizeof`, a tracepoint's
+/// `__data_loc` string field.
 pub const DEFAULT_STR_SIZE: u32 = 64;
 /// Size of `comm` (TASK_COMM_LEN).
 pub const COMM_SIZE: u32 = 16;

@@ -54,3 +54,59 @@ case!(
     a_kernel_enumerator_keeps_its_enum_type,
     "enum custom { CUSTOM_ENUM = 3 }; BEGIN { $r = WEFT_BELOW_ZERO; printf(\"%d, %s, %s\\n\", $r, $r, CUSTOM_ENUM); @anon = TCP_FIN_WAIT1; @sum = WEFT_BELOW_ZERO + 1; $size = sizeof(WEFT_BELOW_ZERO); }"
 );
+
+/// Every diagnostic of `src`, warnings too (the shared harness shows
+/// types when there is no error).
+fn diagnostics(src: &str) -> String {
+    use sema::{CheckOptions, check};
+    use source::{SourceMap, render_all};
+    let mut map = SourceMap::new();
+    let id = map.add("script.bt", src);
+    let (program, mut diags) = syntax::parse(map.file(id));
+    let kernel = ktypes::FixtureKernel::typical();
+    let (_, sema_diags) = check(&program, &kernel, &CheckOptions::default());
+    diags.extend(sema_diags.iter().cloned());
+    render_all(diags.iter(), &map)
+}
+
+macro_rules! warnings {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), diagnostics($src), $src);
+        }
+    };
+}
+
+warnings!(
+    a_discarded_value_is_warned_of,
+    "BEGIN { @a[1] = 1; { 1 } has_key(@a, 1); _ = has_key(@a, 1); $b = has_key(@a, 1); delete(@a, 2); @a[1]++; print(1); }"
+);
+warnings!(
+    a_value_of_the_other_sign_is_warned_of,
+    "BEGIN { $c = (uint64)1; $d = (int64)-1; $c = $d; $e = (uint32)1; $e = $d; $f = 1; $f = (uint64)5; let $g: uint16 = 1; $h = -1; let $i: uint16 = $h; let $j: int64 = $e; }"
+);
+case!(
+    a_pinned_iterator_is_one_sentence,
+    "iter:task:/sys/fs/bpf/tasks { printf(\"%d\\n\", ctx.task.pid); }"
+);
+case!(
+    a_misspelt_tracepoint_category_suggests_the_category,
+    "tracepoint:sycalls:sys_enter_openat { } tracepoint:syscalls:sys_enter_opnat { }"
+);
+case!(
+    a_function_named_without_a_call_suggests_the_call,
+    "BEGIN { exit; $n = strerror; }"
+);
+warnings!(
+    arithmetic_with_a_literal_decides_no_sign,
+    "BEGIN { $len = (uint64)5; $len = ($len > 0) ? ($len - 1) : 0; $n = (uint64)1; $n = $n + 1; }"
+);
+case!(
+    is_err_is_a_bool_of_a_pointer,
+    "kretprobe:vfs_read { @e[is_err(retval)] = count(); $p = (struct file *)retval; $b = is_err($p); } kprobe:vfs_read { $c = is_err(\"x\"); }"
+);
+case!(
+    write_user_takes_a_value_and_a_literal_length_that_fits,
+    "tracepoint:syscalls:sys_enter_openat { $p = \"/tmp/x\"; $a = write_user(args.filename, $p, 7); $b = write_user(args.filename, $p, 8); $c = write_user(args.filename, $p, $a); }"
+);

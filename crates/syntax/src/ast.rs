@@ -57,6 +57,7 @@ pub enum Item {
 ///     timeout 5s
 ///     max 10240
 ///     sample 100
+///     queue 64
 ///     incomplete
 /// }
 /// ```
@@ -72,6 +73,8 @@ pub struct Stream {
     pub max: Option<Expr>,
     /// `sample N`: begin only one in N instances (chosen at random).
     pub sample: Option<Expr>,
+    /// `queue N`: up to N open instances per key, taken in begin order.
+    pub queue: Option<Expr>,
     /// `incomplete`: emit records for expired and evicted instances too.
     pub incomplete: bool,
     pub span: Span,

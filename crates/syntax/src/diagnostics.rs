@@ -248,7 +248,7 @@ pub fn stream_clause_expected(span: Span, found: &str) -> Diagnostic {
     Diagnostic::error(format!("expected a stream clause, found {found}"))
         .with_code(Code::E0038)
         .with_label(span, "not a stream clause")
-        .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY [link KEY] {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N`, `sample N` and `incomplete`")
+        .with_help("a stream holds `begin PROBE by KEY {...}`, `stage PROBE by KEY [link KEY] {...}`, `end PROBE by KEY {...}`, `timeout 10s`, `max N`, `sample N`, `queue N` and `incomplete`")
 }
 
 /// `#else`, `#elif` or `#endif` with no open `#if`.

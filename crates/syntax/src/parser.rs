@@ -726,6 +726,7 @@ impl<'a> Parser<'a> {
             timeout: None,
             max: None,
             sample: None,
+            queue: None,
             incomplete: false,
             span: Span::DUMMY,
         };
@@ -765,6 +766,10 @@ impl<'a> Parser<'a> {
                     self.bump();
                     stream.sample = Some(self.stream_value());
                 }
+                "queue" => {
+                    self.bump();
+                    stream.queue = Some(self.stream_value());
+                }
                 "incomplete" => {
                     self.bump();
                     stream.incomplete = true;
@@ -781,7 +786,7 @@ impl<'a> Parser<'a> {
         Some(stream)
     }
 
-    /// A `timeout`/`max`/`sample` value: an expression without a block after it.
+    /// A `timeout`/`max`/`sample`/`queue` value: an expression without a block after it.
     fn stream_value(&mut self) -> Expr {
         let saved = self.no_brace;
         self.no_brace = true;
@@ -888,7 +893,14 @@ impl<'a> Parser<'a> {
                 && self.newline_before_tok()
                 && matches!(
                     self.tok_text(),
-                    "begin" | "stage" | "end" | "timeout" | "max" | "sample" | "incomplete"
+                    "begin"
+                        | "stage"
+                        | "end"
+                        | "timeout"
+                        | "max"
+                        | "sample"
+                        | "queue"
+                        | "incomplete"
                 )
             {
                 return;

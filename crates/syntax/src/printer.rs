@@ -167,6 +167,10 @@ impl Printer {
                     self.line(d + 1, "Sample", s.span);
                     self.expr(d + 2, s);
                 }
+                if let Some(q) = &st.queue {
+                    self.line(d + 1, "Queue", q.span);
+                    self.expr(d + 2, q);
+                }
                 if st.incomplete {
                     self.line(d + 1, "Incomplete", st.span);
                 }

@@ -26,6 +26,9 @@ Steps:
                          then prints how many it made on stdout (soak benchmarks)
   getppid-threads T N    T threads at once (released together), each N getppid()
                          calls: the same probe on several CPUs at the same moment
+  pipe-bursts N B        a writer thread writes N 8-byte messages (`m0000000`,
+                         `m0000001`, ...) into a pipe in bursts of B, each burst
+                         before a reader thread reads it back one message per read()
   openat PATH N          N openat(AT_FDCWD, PATH, O_RDONLY|O_CREAT) (+ close)
   write SIZE N           N write()s of SIZE bytes to /dev/null
   read SIZE N            N read()s of SIZE bytes from /dev/zero
@@ -148,6 +151,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 let threads = count(next("T")?)?;
                 let n = count(next("N")?)?;
                 getppid_threads(threads, n)?;
+            }
+            "pipe-bursts" => {
+                let n = count(next("N")?)?;
+                let burst = count(next("B")?)?.max(1);
+                pipe_bursts(n, burst)?;
             }
             "openat" => {
                 let path = CString::new(next("PATH")?).map_err(|e| e.to_string())?;
@@ -544,6 +552,60 @@ fn fd_chain(path: &str, n: u64) -> Result<(), String> {
 /// `threads` threads started together, each `n` times: openat(path), a
 /// one-byte read into its own buffer, a write of that buffer to its own
 /// /dev/null descriptor, close.
+/// `pipe-bursts N B`: a writer thread writes B messages of 8 bytes, then a
+/// reader thread reads them one read() each, in turns (handed over by
+/// channels, which make no read or write calls), until N are written.
+fn pipe_bursts(n: u64, burst: u64) -> Result<(), String> {
+    use std::sync::mpsc::channel;
+    let mut fds = [0i32; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err("pipe() failed".into());
+    }
+    let [read_fd, write_fd] = fds;
+    let (to_reader, reader_turn) = channel::<u64>();
+    let (to_writer, writer_turn) = channel::<()>();
+    let reader = std::thread::spawn(move || -> Result<(), String> {
+        let mut buf = [0u8; 8];
+        while let Ok(count) = reader_turn.recv() {
+            for _ in 0..count {
+                // SAFETY: buf holds 8 bytes; read_fd is ours.
+                let got = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), 8) };
+                if got != 8 {
+                    return Err(format!("pipe read returned {got}"));
+                }
+            }
+            let _ = to_writer.send(());
+        }
+        Ok(())
+    });
+    let mut sent = 0;
+    while sent < n {
+        let count = burst.min(n - sent);
+        for i in sent..sent + count {
+            let msg = format!("m{i:07}");
+            // SAFETY: msg holds 8 bytes; write_fd is ours.
+            let put = unsafe { libc::write(write_fd, msg.as_ptr().cast(), 8) };
+            if put != 8 {
+                return Err(format!("pipe write returned {put}"));
+            }
+        }
+        sent += count;
+        to_reader.send(count).map_err(|e| e.to_string())?;
+        writer_turn.recv().map_err(|e| e.to_string())?;
+    }
+    drop(to_reader);
+    reader
+        .join()
+        .map_err(|_| "the pipe reader panicked".to_string())??;
+    // SAFETY: both descriptors are ours.
+    unsafe {
+        libc::close(read_fd);
+        libc::close(write_fd);
+    }
+    Ok(())
+}
+
 /// `getppid-threads T N`: T threads released by one barrier, each making
 /// N getppid() calls, so that a probe runs on every CPU at once.
 fn getppid_threads(threads: u64, n: u64) -> Result<(), String> {

@@ -284,10 +284,20 @@ impl Emitter<'_> {
                 let s = self.use_reg(*src, S2);
                 self.emit(Insn::atomic_add(w.size(), b, *off, s));
             }
-            Op::AtomicXchg { base, off, val, w } => {
+            Op::AtomicFetch {
+                base,
+                off,
+                val,
+                w,
+                add,
+            } => {
                 let b = self.use_reg(*base, S1);
                 let v = self.use_reg(*val, S2);
-                self.emit(Insn::atomic_xchg(w.size(), b, *off, v));
+                self.emit(if *add {
+                    Insn::atomic_fetch_add(w.size(), b, *off, v)
+                } else {
+                    Insn::atomic_xchg(w.size(), b, *off, v)
+                });
                 self.finish_def(*val, v);
             }
             Op::Jmp { target } => {

@@ -188,6 +188,24 @@ impl Asm {
         self.scratch_peak
     }
 
+    /// Where the next scratch reservation would start.
+    pub fn scratch_mark(&self) -> u32 {
+        self.scratch
+    }
+
+    /// Starts this function's scratch reservations at `from`: a callback's
+    /// values go after those its caller holds while it runs.
+    pub fn start_scratch_at(&mut self, from: u32) {
+        self.scratch = from;
+        self.scratch_peak = from;
+    }
+
+    /// The function needs `peak` bytes of scratch buffer (a callback it
+    /// calls uses the same buffer up to there).
+    pub fn need_scratch(&mut self, peak: u32) {
+        self.scratch_peak = self.scratch_peak.max(peak);
+    }
+
     /// `off` as an instruction's 16-bit offset; an offset beyond it fails
     /// the function (a value too large to address).
     pub fn offset16(&mut self, off: i32) -> i16 {
@@ -401,7 +419,28 @@ impl Asm {
         if !matches!(w, Width::W | Width::DW) {
             self.fail(AsmError::BadAtomicWidth { span: self.span });
         }
-        self.push(Op::AtomicXchg { base, off, val, w });
+        self.push(Op::AtomicFetch {
+            base,
+            off,
+            val,
+            w,
+            add: false,
+        });
+    }
+
+    /// `val = fetch_add(*(w *)(base + off), val)` (W or DW): adds `val`
+    /// and gives back the value before the add, in one atomic step.
+    pub fn atomic_fetch_add(&mut self, base: VReg, off: i16, val: VReg, w: Width) {
+        if !matches!(w, Width::W | Width::DW) {
+            self.fail(AsmError::BadAtomicWidth { span: self.span });
+        }
+        self.push(Op::AtomicFetch {
+            base,
+            off,
+            val,
+            w,
+            add: true,
+        });
     }
 
     pub fn label(&mut self) -> Label {

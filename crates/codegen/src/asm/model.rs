@@ -483,12 +483,14 @@ pub(super) enum Op {
         src: VReg,
         w: Width,
     },
-    /// `val = xchg(*(base + off), val)`: reads and redefines `val`.
-    AtomicXchg {
+    /// `val = xchg(*(base + off), val)`, or with `add` `val =
+    /// fetch_add(*(base + off), val)`: reads and redefines `val`.
+    AtomicFetch {
         base: VReg,
         off: i16,
         val: VReg,
         w: Width,
+        add: bool,
     },
     Jmp {
         target: Label,
@@ -544,7 +546,7 @@ impl Op {
                 out.push(*base);
                 out.push(*src);
             }
-            Op::AtomicXchg { base, val, .. } => {
+            Op::AtomicFetch { base, val, .. } => {
                 out.push(*base);
                 out.push(*val);
             }
@@ -571,7 +573,7 @@ impl Op {
             | Op::MapPtr { dst, .. }
             | Op::FuncAddr { dst, .. }
             | Op::BtfVarAddr { dst, .. } => one(dst),
-            Op::AtomicXchg { val, .. } => one(val),
+            Op::AtomicFetch { val, .. } => one(val),
             Op::Call { ret, .. } => ret.as_ref().map_or(0..0, one),
             Op::Store { .. }
             | Op::AtomicAdd { .. }

@@ -299,7 +299,7 @@ fn run_ops(ops: &[Op]) -> u64 {
             | Op::FuncAddr { .. }
             | Op::BtfVarAddr { .. }
             | Op::AtomicAdd { .. }
-            | Op::AtomicXchg { .. } => {
+            | Op::AtomicFetch { .. } => {
                 panic!("not modelled")
             }
             Op::Call {

@@ -24,7 +24,7 @@ use syntax::ast::{Block, Expr, NodeId};
 
 use super::expr::field_offsets;
 use super::{CtxAt, LoopLabels, Lower, Place};
-use crate::asm::{Asm, AsmError, Cond, Helper, Label, Slot, Src, VReg, Width};
+use crate::asm::{Asm, Cond, Helper, Label, Slot, Src, VReg, Width};
 
 /// The callback's parameters (`long cb(map, key, value, ctx)`).
 pub(crate) const CALLBACK_PARAMS: u32 = 4;
@@ -52,6 +52,8 @@ pub(crate) struct FunctionState {
     stream_record: Option<(VReg, abi::StreamSpec)>,
     /// In a callback: its loop context (parameter 4).
     loop_context: Option<VReg>,
+    /// The scratch buffer as this function looked it up.
+    scratch_base: VReg,
 }
 
 impl Lower<'_> {
@@ -65,6 +67,7 @@ impl Lower<'_> {
             ctx: std::mem::replace(&mut self.ctx, state.ctx),
             stream_record: std::mem::replace(&mut self.stream_record, state.stream_record),
             loop_context: std::mem::replace(&mut self.loop_context, state.loop_context),
+            scratch_base: std::mem::replace(&mut self.scratch_base, state.scratch_base),
         }
     }
 
@@ -193,6 +196,11 @@ impl Lower<'_> {
     ) -> Asm {
         let mut asm = Asm::with_params(CALLBACK_PARAMS);
         asm.set_span(self.asm.span());
+        // The callback's large values go in the program's scratch buffer,
+        // after those the caller holds now.
+        let scratch_from = self.asm.scratch_mark();
+        asm.start_scratch_at(scratch_from);
+        let scratch_base = asm.vreg();
         let anchor = asm.param(CONTEXT_PARAM);
         let (key, value) = (asm.param(KEY_PARAM), asm.param(VALUE_PARAM));
         let (next, stop, exit) = (asm.label(), asm.label(), asm.label());
@@ -238,6 +246,7 @@ impl Lower<'_> {
             ctx: CtxAt::Saved(anchor, PROGRAM_CTX_WORD),
             stream_record,
             loop_context: Some(anchor),
+            scratch_base,
         });
 
         // `$kv = (key, value)`, copied from the element.
@@ -262,17 +271,15 @@ impl Lower<'_> {
         self.asm.ret(Src::Imm(1));
 
         // A value too long for the stack lives in the program's scratch
-        // buffer, which the callback has no pointer to: refused here rather
-        // than loaded wrong.
+        // buffer: the callback looks it up for itself (a pointer in the
+        // context would be one more word for every loop), and the caller's
+        // program needs the buffer as large as the callback goes.
         let scratch = self.asm.scratch_size();
-        let span = self.asm.span();
-        let mut inner = self.swap_function(outer);
-        if scratch > 0 {
-            inner.asm.fail(AsmError::StackTooLarge {
-                span,
-                needed: crate::asm::MAX_STACK + scratch,
-            });
+        if scratch > scratch_from {
+            self.look_up_scratch_first();
         }
+        let inner = self.swap_function(outer);
+        self.asm.need_scratch(scratch);
         inner.asm
     }
 }

@@ -597,7 +597,9 @@ fn map_spec(names: &mut SymbolNames, m: &sema::MapInfo, max_entries: u32) -> Map
     }
 }
 
-/// Record layout of a printf: the 8-byte header, then each argument aligned.
+/// Record layout of a printf: the 8-byte header, then each argument aligned
+/// (a long string as its length, its bytes after the fixed part: see
+/// `abi::PrintfArg::tail`).
 fn printf_spec(
     args: &[Type],
     format: &abi::printf::Format,
@@ -605,20 +607,30 @@ fn printf_spec(
     span: source::Span,
 ) -> PrintfSpec {
     let mut offset = abi::EVENT_HEADER_SIZE;
+    let mut tail_size = 0;
     let mut out = Vec::new();
     for t in args {
         let layout = t.layout();
-        offset = offset.next_multiple_of(layout.align().max(1));
-        let size = layout.size();
+        let tail = matches!(t, Type::Str { size } if *size > abi::PACKED_STRING_MIN);
+        let (align, size) = if tail {
+            tail_size += layout.size();
+            (4, 4)
+        } else {
+            (layout.align().max(1), layout.size())
+        };
+        offset = offset.next_multiple_of(align);
         out.push(PrintfArg {
             field: abi::Field { offset, layout },
+            tail,
         });
         offset += size;
     }
+    let fixed_size = offset.next_multiple_of(8);
     PrintfSpec {
         format: format.clone(),
         args: out,
-        size: offset.next_multiple_of(8),
+        size: (fixed_size + tail_size).next_multiple_of(8),
+        fixed_size,
         action,
         span: (span.start, span.end),
         origin: Vec::new(),
@@ -733,8 +745,9 @@ pub(crate) struct Lower<'a> {
     helper_sites: Vec<abi::HelperErrorSite>,
     helper_site_base: usize,
     /// The program's scratch buffer (a pointer into `abi::SCRATCH_MAP`'s
-    /// entry `scratch_index`), looked up first thing when the body uses it.
-    scratch_base: VReg,
+    /// entry `scratch_index`), looked up first thing when the body uses it
+    /// (a map loop's callback looks it up too: see `map_loop`).
+    pub(crate) scratch_base: VReg,
     scratch_index: u32,
     /// Bytes of scratch buffer the finished program needs (0: none).
     scratch_size: u32,
@@ -817,6 +830,15 @@ impl<'a> Lower<'a> {
     pub(crate) fn finish_function(&mut self) -> Asm {
         self.scratch_size = self.asm.scratch_size();
         if self.scratch_size > 0 {
+            self.look_up_scratch_first();
+        }
+        std::mem::take(&mut self.asm)
+    }
+
+    /// Looks the program's scratch buffer up into `scratch_base` first thing
+    /// in the function being lowered (a program, or a map loop's callback).
+    pub(crate) fn look_up_scratch_first(&mut self) {
+        {
             let start = self.asm.position();
             self.asm.set_span(Span::DUMMY);
             let key = self.asm.stack(8);
@@ -837,7 +859,6 @@ impl<'a> Lower<'a> {
             self.asm.br(crate::asm::Cond::Eq, base, Src::Imm(0), exit);
             self.asm.move_to_start(start);
         }
-        std::mem::take(&mut self.asm)
     }
 
     /// In a script that calls `exit()`, a probe that fires after some probe

@@ -43,6 +43,10 @@ const EVICT_TRIES: usize = 4;
 /// a better time of the same instance within a few instructions.
 const SETTLE_TRIES: usize = 4;
 
+/// How many numbers of gone instances (timed out, pushed out of the queue)
+/// a `queue N` stage skips for one event before it gives up.
+const QUEUE_SKIPS: usize = 4;
+
 /// Which of two times a stage keeps.
 #[derive(Clone, Copy)]
 enum Extreme {
@@ -54,8 +58,11 @@ enum Extreme {
 #[derive(Clone, Debug)]
 pub(crate) struct StreamLayout {
     pub spec: StreamSpec,
-    /// Size of the begin key.
+    /// Size of a state map key: the begin key (8-aligned), and with
+    /// `queue N` its sequence number after it.
     pub key_size: u32,
+    /// Size of the begin key (8-aligned): the key of the queue map.
+    pub begin_key_size: u32,
     /// Per-CPU array where a begin builds a record too big for its stack.
     pub scratch_map: Option<String>,
     /// With `incomplete`: the queue of `(begin key, start_ns)` in begin order.
@@ -77,11 +84,22 @@ impl StreamLayout {
                 ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
                 last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
                 hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
+                // The begin stage's task is the record's own; each later
+                // stage has a task and a comm after the hits.
+                task_offset: match i as u32 {
+                    0 => STREAM_PID_TGID_OFFSET,
+                    i => STREAM_STAGES_OFFSET + 24 * n + 8 * (i - 1),
+                },
+                comm_offset: match i as u32 {
+                    0 => STREAM_COMM_OFFSET,
+                    i => STREAM_STAGES_OFFSET + 32 * n - 8 + STREAM_COMM_SIZE * (i - 1),
+                },
             })
             .collect();
         let stream = &info.name;
         let state_map = names.unique_kernel(&format!("state_{stream}"));
-        let mut offset = STREAM_STAGES_OFFSET + 24 * n;
+        let mut offset =
+            STREAM_STAGES_OFFSET + 24 * n + (8 + STREAM_COMM_SIZE) * n.saturating_sub(1);
         let links_filed_offset = if info.links.is_empty() {
             0
         } else {
@@ -120,11 +138,18 @@ impl StreamLayout {
             offset += size;
         }
         let record_size = offset.next_multiple_of(8);
-        let key_size = info
+        let begin_key_size = info
             .stages
             .first()
             .map_or(8, |s| s.key.layout().size().max(1))
             .next_multiple_of(8);
+        let queued = info.queue > 0;
+        let key_size = begin_key_size + if queued { 8 } else { 0 };
+        let queue_map = if queued {
+            names.unique_kernel(&format!("queue_{stream}"))
+        } else {
+            String::new()
+        };
         StreamLayout {
             scratch_map: (record_size > STACK_RECORD_MAX)
                 .then(|| names.unique_kernel(&format!("scratch_{stream}"))),
@@ -144,10 +169,13 @@ impl StreamLayout {
                 max_instances: info.max_instances,
                 emit_incomplete: info.incomplete,
                 sample: info.sample,
+                queue: info.queue,
+                queue_map,
                 captures_identity: info.captures_identity,
                 emits_records: info.emits_records,
             },
             key_size,
+            begin_key_size,
         }
     }
 
@@ -203,6 +231,17 @@ impl StreamLayout {
         if let Some(name) = &self.order_queue {
             maps.push(hash(name, map_type::QUEUE, 0, self.key_size + 8));
         }
+        if self.spec.queue > 0 {
+            // Per begin key: the next sequence number to begin, then the
+            // next one each later stage takes.
+            let counters = 8 * self.spec.stages.len().max(1) as u32;
+            maps.push(hash(
+                &self.spec.queue_map,
+                map_type::LRU_HASH,
+                self.begin_key_size,
+                counters,
+            ));
+        }
         maps
     }
 }
@@ -241,6 +280,10 @@ impl<'a> Lower<'a> {
         // The slot the instance was found through, and the key used there.
         let mut came_through = None;
         let (state, key) = match stage_info.lookup {
+            KeyLookup::Primary if spec.queue > 0 => {
+                let key = self.stream_key(by, &key_ty, layout.key_size);
+                (self.take_from_queue(layout, stage.stage, key), key)
+            }
             KeyLookup::Primary => {
                 let key = self.stream_key(by, &key_ty, layout.key_size);
                 (self.lookup_named(&spec.state_map, key), key)
@@ -305,6 +348,124 @@ impl<'a> Lower<'a> {
         self.finish_function()
     }
 
+    /// `queue N` at begin: numbers the new instance after the last one of
+    /// its key (an atomic fetch-add of the key's next number, so that two
+    /// CPUs beginning at once get two numbers) and writes the number after
+    /// the begin key in `key`. A key with N instances open pushes out its
+    /// oldest (counted; emitted with `incomplete`). Without room in the
+    /// queue map the begin ends here, counted as refused.
+    fn append_to_queue(&mut self, layout: &StreamLayout, key: Place) {
+        let spec = &layout.spec;
+        let counters = self.queue_counters(layout, key);
+        let seq = self.constant(1);
+        self.asm.atomic_fetch_add(counters, 0, seq, Width::DW);
+        self.store(key.offset(layout.begin_key_size), Src::Reg(seq), Width::DW);
+        // The oldest instance still queued is the next one `end` takes.
+        let end_at = 8 * (spec.stages.len() as i16 - 1);
+        let (oldest, depth) = (self.asm.vreg(), self.asm.vreg());
+        self.asm.load(oldest, counters, end_at, Width::DW);
+        self.asm.mov(depth, Src::Reg(seq));
+        self.asm.alu(AluOp::Sub, depth, Src::Reg(oldest));
+        let room = self.asm.label();
+        let limit = self.constant(i64::from(spec.queue));
+        self.asm.br(Cond::Lt, depth, Src::Reg(limit), room);
+        let taken = self.constant(1);
+        self.asm
+            .atomic_fetch_add(counters, end_at, taken, Width::DW);
+        let victim_key = Place::Stack(self.asm.stack(layout.key_size), 0);
+        self.copy(victim_key, key, layout.begin_key_size);
+        self.store(
+            victim_key.offset(layout.begin_key_size),
+            Src::Reg(taken),
+            Width::DW,
+        );
+        self.bump_stream_counter(spec, StreamCounter::QueueOverflow);
+        let victim = self.lookup_named(&spec.state_map, victim_key);
+        self.asm.br(Cond::Eq, victim, Src::Imm(0), room);
+        if spec.emit_incomplete {
+            self.emit_record(spec, victim);
+        }
+        self.retire_links(layout, victim, None);
+        self.delete_named(&spec.state_map, victim_key);
+        self.asm.bind(room);
+    }
+
+    /// The queue map's counters of the begin key at the start of `key`,
+    /// created (zero) on the key's first begin; exits when the map has no
+    /// room (counted as refused).
+    fn queue_counters(&mut self, layout: &StreamLayout, key: Place) -> VReg {
+        let spec = &layout.spec;
+        let found = self.asm.label();
+        let counters = self.lookup_named(&spec.queue_map, key);
+        self.asm.br(Cond::Ne, counters, Src::Imm(0), found);
+        let size = 8 * spec.stages.len() as u32;
+        let zeros = Place::Stack(self.asm.stack(size), 0);
+        self.zero(zeros, size);
+        // BPF_NOEXIST: a begin on another CPU may have created it meanwhile.
+        let ptr = self.addr(zeros);
+        self.update_raw(&spec.queue_map, key, Src::Reg(ptr), 1);
+        let again = self.lookup_named(&spec.queue_map, key);
+        self.asm.mov(counters, Src::Reg(again));
+        self.asm.br(Cond::Ne, counters, Src::Imm(0), found);
+        self.bump_stream_counter(spec, StreamCounter::MapFull);
+        self.asm.jmp(self.exit);
+        self.asm.bind(found);
+        counters
+    }
+
+    /// `queue N` at a later stage: takes the oldest instance of the key that
+    /// has not passed this stage. Each stage keeps the next number it takes;
+    /// it claims one with an atomic fetch-add (two CPUs take two instances),
+    /// never past the key's last begun instance, and skips numbers whose
+    /// instance has gone (timed out, pushed out) up to [`QUEUE_SKIPS`]
+    /// times. A stage that fell behind `end` (it did not fire for some
+    /// instances) starts again from `end`'s next. Returns the instance
+    /// (null: none) with its number written in `key`.
+    fn take_from_queue(&mut self, layout: &StreamLayout, stage: usize, key: Place) -> VReg {
+        let spec = &layout.spec;
+        let state = self.asm.vreg();
+        self.asm.mov(state, Src::Imm(0));
+        let counters = self.lookup_named(&spec.queue_map, key);
+        let done = self.asm.label();
+        self.asm.br(Cond::Eq, counters, Src::Imm(0), done);
+        let at = 8 * stage as i16;
+        let end_at = 8 * (spec.stages.len() as i16 - 1);
+        if at != end_at {
+            let (next, end_next) = (self.asm.vreg(), self.asm.vreg());
+            let ahead = self.asm.label();
+            self.asm.load(next, counters, at, Width::DW);
+            self.asm.load(end_next, counters, end_at, Width::DW);
+            self.asm.br(Cond::Ge, next, Src::Reg(end_next), ahead);
+            self.asm.store(counters, at, Src::Reg(end_next), Width::DW);
+            self.asm.bind(ahead);
+        }
+        for _ in 0..QUEUE_SKIPS {
+            let (begun, next) = (self.asm.vreg(), self.asm.vreg());
+            self.asm.load(begun, counters, 0, Width::DW);
+            self.asm.load(next, counters, at, Width::DW);
+            self.asm.br(Cond::Ge, next, Src::Reg(begun), done);
+            let taken = self.constant(1);
+            self.asm.atomic_fetch_add(counters, at, taken, Width::DW);
+            let claimed = self.asm.label();
+            self.asm.br(Cond::Lt, taken, Src::Reg(begun), claimed);
+            // Another CPU took the last one first: give the number back.
+            let back = self.constant(-1);
+            self.asm.atomic_add(counters, at, back, Width::DW);
+            self.asm.jmp(done);
+            self.asm.bind(claimed);
+            self.store(
+                key.offset(layout.begin_key_size),
+                Src::Reg(taken),
+                Width::DW,
+            );
+            let found = self.lookup_named(&spec.state_map, key);
+            self.asm.mov(state, Src::Reg(found));
+            self.asm.br(Cond::Ne, state, Src::Imm(0), done);
+        }
+        self.asm.bind(done);
+        state
+    }
+
     /// Records a hit of stage `index`: its first time (every hit's with
     /// `keep last`), its last time, one more hit. Exact however many CPUs
     /// run the stage at once: the hits are one atomic add, and each time is
@@ -327,9 +488,38 @@ impl<'a> Lower<'a> {
         };
         self.settle_time(spec, state, st.ts_offset, now, first);
         self.settle_time(spec, state, st.last_offset, now, Extreme::Latest);
-        let one = self.constant(1);
+        // The hit that counts first records its task: the stage's task.
+        let earlier = self.constant(1);
         self.asm
-            .atomic_add(state, st.hits_offset as i16, one, Width::DW);
+            .atomic_fetch_add(state, st.hits_offset as i16, earlier, Width::DW);
+        let counted = self.asm.label();
+        self.asm.br(Cond::Ne, earlier, Src::Imm(0), counted);
+        self.record_task(spec, Place::Ptr(state, 0), index);
+        self.asm.bind(counted);
+    }
+
+    /// Writes the task running now as the one of stage `index` (its
+    /// pid_tgid, and its comm when it is not the `begin` task and the
+    /// stream shows identity: the records only show another task's).
+    fn record_task(&mut self, spec: &StreamSpec, record: Place, index: usize) {
+        let st = &spec.stages[index];
+        let pid_tgid = self.asm.vreg();
+        self.asm
+            .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
+        self.store(record.offset(st.task_offset), Src::Reg(pid_tgid), Width::DW);
+        if spec.captures_identity {
+            let same = self.asm.label();
+            let began = self.asm.vreg();
+            self.load(began, record.offset(STREAM_PID_TGID_OFFSET), Width::DW);
+            self.asm.br(Cond::Eq, began, Src::Reg(pid_tgid), same);
+            let comm = self.addr(record.offset(st.comm_offset));
+            self.asm.call(
+                Helper::GET_CURRENT_COMM,
+                &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
+                None,
+            );
+            self.asm.bind(same);
+        }
     }
 
     /// Makes the time at `state + offset` the earliest (0 being unset) or
@@ -439,6 +629,9 @@ impl<'a> Lower<'a> {
         // The linked keys go in the record before it is filed.
         let linked = self.write_links(stream, stage, layout, rec);
         self.asm.set_span(clause.span);
+        if spec.queue > 0 {
+            self.append_to_queue(layout, key);
+        }
         self.file_instance(layout, key, rec);
         self.bump_stream_counter(spec, StreamCounter::Begun);
         self.publish_links(layout, &linked, key, rec);
@@ -698,6 +891,7 @@ impl<'a> Lower<'a> {
             Src::Reg(pid_tgid),
             Width::DW,
         );
+
         if !spec.captures_identity {
             return;
         }

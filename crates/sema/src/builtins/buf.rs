@@ -2,8 +2,8 @@
 //! (printable bytes as they are, others as `\xNN`), `%rx` (all as `\xNN`)
 //! or `%rh` (hex pairs).
 //!
-//! What it does: keeps at most 64 bytes (bpftrace's default); a length
-//! known only at run time keeps what it says, up to 64; a string gives no
+//! What it does: keeps at most `max_strlen` bytes (1024 by default); a length
+//! known only at run time keeps what it says, up to that; a string gives no
 //! more than its own bytes; an array (`buf($s.ints)`) gives all of its
 //! bytes, as they are in memory.
 //!
@@ -27,7 +27,7 @@ pub const DEF: FunctionDef = FunctionDef {
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {
     let args = cx.args;
-    // `max_strlen` (bpftrace 0.17's 64 unless the config says).
+    // `max_strlen` (1024 unless the config says).
     let max = cx.config().max_strlen();
     let (ptr, len) = match args {
         [p] => (p, None),

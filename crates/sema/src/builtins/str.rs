@@ -1,10 +1,12 @@
 //! `str(ptr[, len])`: the NUL-terminated string at `ptr`.
 //!
 //! What it does: reads a string from kernel or user memory, stopping at its
-//! NUL: up to `max_strlen` characters (64, bpftrace 0.17's size, unless the
-//! config or `BPFTRACE_MAX_STRLEN` says; up to 16384), and a string that
-//! long prints with the truncation trailer (`..`), as in bpftrace's current
-//! release; with `len`, at most `len` bytes, its NUL included. A string
+//! NUL: up to `max_strlen` bytes (1024 as in bpftrace's current release,
+//! unless the config or `BPFTRACE_MAX_STRLEN` says; up to 16384). As in
+//! that release, below 1024 a string of `max_strlen` characters or more
+//! prints with the truncation trailer (`..`); from 1024 up the read keeps
+//! its NUL, so a longer string is cut to `max_strlen - 1` characters with
+//! no trailer. With `len`, at most `len` bytes, its NUL included. A string
 //! value gives itself, cut to `len`.
 //!
 //! Example: `tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }`
@@ -28,7 +30,7 @@ pub const DEF: FunctionDef = FunctionDef {
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {
     let args = cx.args;
-    // `max_strlen` (bpftrace 0.17's 64 unless the config says).
+    // `max_strlen` (1024 unless the config says).
     let max = cx.config().max_strlen();
     if args.is_empty() || args.len() > 2 {
         cx.wrong_arg_count("one or two arguments");

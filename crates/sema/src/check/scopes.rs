@@ -32,6 +32,9 @@ pub(super) struct BodyFacts {
     pub(super) vars: BTreeMap<String, Type>,
     /// Names read after the block that assigned them ended (0.17's scoping).
     pub(super) hoisted: BTreeSet<String>,
+    /// Each integer variable's type over the values assigned to it that are
+    /// not literals (a literal converts silently, so it decides no sign).
+    pub(super) typed_by_values: BTreeMap<String, Type>,
 }
 
 /// The lexical scopes open while checking one body.

@@ -76,7 +76,15 @@ impl Checker<'_> {
 
     pub(super) fn stmt(&mut self, s: &mut Scope, stmt: &Stmt) {
         match &stmt.kind {
-            StmtKind::Expr(e) | StmtKind::Discard(e) => {
+            StmtKind::Expr(e) => {
+                let errors = self.diags.error_count();
+                let t = self.expr(s, e);
+                // An expression found wrong has said enough.
+                if self.diags.error_count() == errors && value_is_lost(e, &t) {
+                    self.error(diag::return_value_discarded(e.span));
+                }
+            }
+            StmtKind::Discard(e) => {
                 self.expr(s, e);
             }
             StmtKind::Assign { target, op, value } => self.assign(s, target, *op, value),
@@ -96,6 +104,13 @@ impl Checker<'_> {
                 let key = self.declare_var(s, *id, name, *name_span, "`let`");
                 let t = match (declared, value_ty) {
                     (Some(d), Some(v)) => {
+                        if let Some(value) = value
+                            && sign_is_certain(value)
+                            && assignable(&d, &v)
+                            && !int_fits_into(&v, &d)
+                        {
+                            self.error(diag::implicit_sign_cast(value.span, &v, &d));
+                        }
                         if !assignable(&d, &v) {
                             self.error(diag::variable_type_mismatch(
                                 value.as_ref().map_or(stmt.span, |v| v.span),
@@ -391,6 +406,23 @@ impl Checker<'_> {
                 }
                 let stored = var_storage(&t);
                 let key = self.var_for_assignment(s, target.id, name, target.span);
+                // The variable's type over the whole body's values that are
+                // not literals, as the previous round found it: a value of
+                // the other sign that it cannot hold is converted, which
+                // bpftrace warns of.
+                if sign_is_certain(value) && t.is_int() {
+                    if let Some(whole) = s.known_vars.typed_by_values.get(&key)
+                        && !int_fits_into(&t, whole)
+                    {
+                        let whole = whole.clone();
+                        self.error(diag::implicit_sign_cast(value.span, &t, &whole));
+                    }
+                    let seen = match s.typed_by_values.get(&key) {
+                        Some(before) => before.unify(&t).unwrap_or_else(|| t.clone()),
+                        None => t.clone(),
+                    };
+                    s.typed_by_values.insert(key.clone(), seen);
+                }
                 self.define_var(s, &key, name, stored, value.span);
                 let t = self.var_type(s, &key);
                 s.probe.types.insert(target.id, t);
@@ -518,4 +550,59 @@ fn literal_value(e: &Expr) -> Option<i64> {
         }
         _ => return None,
     })
+}
+
+/// Whether a statement `e;` of type `t` throws a value away, which
+/// bpftrace's type checker warns of (`{ 1 }`, `has_key(@a, 1);`): not an
+/// effect (`print()`, `@x++`), and not `delete()`, whose value says only
+/// whether the key was there.
+fn value_is_lost(e: &Expr, t: &Type) -> bool {
+    match &e.kind {
+        ExprKind::IncDec { .. } => false,
+        ExprKind::Call { name, .. } if name == "delete" => false,
+        _ => !matches!(t, Type::Void | Type::Agg(_)),
+    }
+}
+
+/// Whether the sign of `e`'s type says what its values are: not for a
+/// literal (`5`, `-5` convert to any integer type silently), nor for
+/// arithmetic with one or a choice of one (`$len - 1`, `$x > 0 ? $x : 0`),
+/// whose sign weft takes from the literal where bpftrace keeps the other
+/// side's.
+fn sign_is_certain(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int { .. } => false,
+        ExprKind::Unary {
+            op: syntax::ast::UnaryOp::Neg,
+            expr,
+        } => sign_is_certain(expr),
+        ExprKind::Binary { lhs, rhs, .. } => sign_is_certain(lhs) && sign_is_certain(rhs),
+        ExprKind::Ternary { then, else_, .. } => {
+            then.as_deref().is_none_or(sign_is_certain) && sign_is_certain(else_)
+        }
+        _ => true,
+    }
+}
+
+/// Whether integer type `from` converts to `to` keeping every value, as
+/// bpftrace decides it (`uint32` into `int64` does, `int64` into `uint64`
+/// or `uint64` into `int64` does not); true for anything but two integers.
+fn int_fits_into(from: &Type, to: &Type) -> bool {
+    match (from, to) {
+        (
+            Type::Int {
+                size: a,
+                signed: sa,
+            },
+            Type::Int {
+                size: b,
+                signed: sb,
+            },
+        ) => match (sa, sb) {
+            (x, y) if x == y => a <= b,
+            (false, true) => a < b,
+            _ => false,
+        },
+        _ => true,
+    }
 }

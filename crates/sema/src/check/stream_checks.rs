@@ -112,6 +112,7 @@ impl Checker<'_> {
                     m.min(u32::MAX as u64) as u32
                 }),
             sample: streams::sample_rate(st),
+            queue: streams::queue_depth(st),
             incomplete: st.incomplete,
             has_handlers: false,
             emits_records: true,

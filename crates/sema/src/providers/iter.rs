@@ -53,6 +53,12 @@ fn targets(kernel: &dyn KernelInfo) -> Result<Vec<String>, KernelInfoError> {
 
 fn resolve(ap: &AttachPointRef<'_>, kernel: &dyn KernelInfo) -> Result<ResolvedProbe, Diagnostic> {
     let usage = "iter:TARGET (list them with weft -l 'iter:*')";
+    // bpftrace's `iter:TARGET:PIN` pins the iterator for others to read.
+    if let [target, pin] = ap.parts
+        && !pin.is_empty()
+    {
+        return Err(diag::iterator_pin_unsupported(ap.span, target, pin));
+    }
     let [target] = ap.parts else {
         return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
     };

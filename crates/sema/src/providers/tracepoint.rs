@@ -54,7 +54,9 @@ pub fn resolve(
                 .tracepoint_format_shared(&category, &name)
                 .map_err(|e| match e {
                     KernelInfoError::NotFound(_) => {
-                        diag::tracepoint_not_found(ap.span, &category, &name)
+                        // On this error path only: what exists, for the hint.
+                        let known = kernel.tracepoints().unwrap_or_default();
+                        diag::tracepoint_not_found(ap.span, &category, &name, &known)
                     }
                     other => diag::kernel_info(ap.span, &other),
                 })?;

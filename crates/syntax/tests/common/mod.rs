@@ -299,6 +299,10 @@ pub const OK_CASES: &[(&str, &str)] = &[
         "stream conn {\n    begin uprobe:libc:getaddrinfo by tid\n    stage syn tracepoint:sock:inet_sock_set_state by tid link args -> skaddr link (uint64)args->skaddr as sock keep last\n    end tracepoint:sock:inet_sock_set_state by args->skaddr keep first\n}",
     ),
     (
+        "stream_queue_per_key",
+        "stream pipe {\n    begin tracepoint:syscalls:sys_enter_write by (uint64)args->fd as fd\n    end tracepoint:syscalls:sys_exit_read by (uint64)args->fd as fd\n    queue 64\n}",
+    ),
+    (
         "stream_stages_links_and_options",
         "stream write_io {\n    begin tracepoint:syscalls:sys_enter_pwrite64 by tid\n    stage insert tracepoint:block:block_rq_insert by tid link (args->dev, args->sector) { $sector = args->sector; }\n    stage tracepoint:block:block_rq_issue, tracepoint:block:block_rq_merge by (args->dev, args->sector);\n    end tracepoint:block:block_rq_complete by (args->dev, args->sector)\n    max 100\n    incomplete\n}",
     ),

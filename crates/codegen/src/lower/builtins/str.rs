@@ -18,7 +18,7 @@ use sema::Type;
 use syntax::ast::ExprKind;
 
 use super::{CallSite, Lowering};
-use crate::asm::{AluOp, Cond, Helper, Src};
+use crate::asm::{AluOp, Cond, Helper, Src, VReg};
 use crate::lower::{Lower, Place};
 
 pub(crate) const LOWERING: Lowering = Lowering {
@@ -36,6 +36,15 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
     if l.ty(arg).is_str() {
         return l.write_string(arg, place, size);
     }
+    read(l, call, place, size);
+}
+
+/// `str(p)` of an address (not of a string value): reads the string into
+/// `place`, a buffer of `size` bytes, and gives the helper's result: the
+/// bytes written, NUL included (`size` for a string that fills the buffer
+/// without one), or a negative error, after which the buffer is all zero.
+pub(crate) fn read(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, size: u32) -> VReg {
+    let arg = &call.args[0];
     // The length is evaluated before the pointer, as written.
     let runtime_len = match call.args.get(1) {
         Some(len) if !matches!(len.kind, ExprKind::Int { .. }) => Some(l.scalar(len)),
@@ -66,7 +75,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
                 Helper::PROBE_READ_STR,
                 &[Src::Reg(addr), Src::Reg(len), Src::Reg(src)],
                 true,
-            );
+            )
         }
         None if literal_len.is_some_and(|n| n < u64::from(max_strlen)) => {
             // `n` bytes into `n + 1`: the last stays zero.
@@ -75,7 +84,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
                 Helper::PROBE_READ_STR,
                 &[Src::Reg(addr), Src::Imm(n as i32), Src::Reg(src)],
                 true,
-            );
+            )
         }
         None => {
             let read = l.checked_call(
@@ -98,6 +107,7 @@ fn write(l: &mut Lower<'_>, call: &CallSite<'_>, place: Place, dst: &Type) {
                 );
                 l.asm.bind(done);
             }
+            read
         }
     }
 }

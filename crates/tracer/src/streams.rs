@@ -18,8 +18,7 @@ use abi::{Manifest, StreamCounter, StreamSpec};
 use output::{Sink, StackResolver, TimelineWriter, decode_stream_record};
 use runtime::{MapEntry, Session};
 
-use crate::export::StreamTap;
-use crate::run::RunError;
+use crate::run_error::RunError;
 use crate::stacks::Symbols;
 
 /// How often the state maps are swept while the script runs.
@@ -95,6 +94,8 @@ pub struct Losses {
     pub evicted: u64,
     /// Still in the state map when the run ended.
     pub open: u64,
+    /// `queue N`: pushed out by a begin that found N open under its key.
+    pub overflowed: u64,
 }
 
 impl Losses {
@@ -102,16 +103,18 @@ impl Losses {
     /// (indexed by [`StreamCounter`]), the instances the sweep expired and
     /// the number still open. `Begun` counts the instances the state map
     /// took (a refused one is counted in `MapFull` only), so
-    /// `evicted = begun − completed − expired(kernel) − expired(user) − replaced − open`.
+    /// `evicted = begun − completed − expired(kernel) − expired(user) − replaced − overflowed − open`.
     pub fn account(counters: &[u64], expired_user: u64, open: u64) -> Losses {
         let slot = |c: StreamCounter| counters.get(c as usize).copied().unwrap_or(0);
         let timed_out = slot(StreamCounter::Expired).saturating_add(expired_user);
         let replaced = slot(StreamCounter::Replaced);
         let refused = slot(StreamCounter::MapFull);
+        let overflowed = slot(StreamCounter::QueueOverflow);
         let evicted = slot(StreamCounter::Begun)
             .saturating_sub(slot(StreamCounter::Completed))
             .saturating_sub(timed_out)
             .saturating_sub(replaced)
+            .saturating_sub(overflowed)
             .saturating_sub(open);
         Losses {
             timed_out,
@@ -119,6 +122,7 @@ impl Losses {
             refused,
             evicted,
             open,
+            overflowed,
         }
     }
 
@@ -132,6 +136,9 @@ impl Losses {
         }
         if self.replaced > 0 {
             parts.push(format!("{} replaced", self.replaced));
+        }
+        if self.overflowed > 0 {
+            parts.push(format!("{} pushed out of a full queue", self.overflowed));
         }
         if self.refused > 0 {
             parts.push(format!("{} refused by the full state map", self.refused));
@@ -199,15 +206,17 @@ pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<Str
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds (the clock of `bpf_ktime_get_ns`).
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
+    runtime::clock::monotonic_ns()
+}
+
+/// Who is told about a run's streams besides its sinks (the exporters):
+/// each record that reaches user space, and each instance the user-space
+/// sweep expired. Called on the event loop's thread: keep it short.
+pub trait StreamObserver: Send + Sync {
+    /// One record of stream `id`: `bytes` as received, `record` decoded.
+    fn record(&self, id: usize, bytes: &[u8], record: &output::StreamRecord<'_>);
+    /// The sweep expired one instance of stream `id`.
+    fn expired(&self, id: usize);
 }
 
 /// The `--timeline` file being gathered.
@@ -224,7 +233,7 @@ pub struct Streams {
     timeline: Option<Timeline>,
     last_sweep: Instant,
     /// The exporters' view: each record and each expiry.
-    tap: Option<Arc<StreamTap>>,
+    tap: Option<Arc<dyn StreamObserver>>,
     /// Cgroup ids back to paths, for the records (made on the first record).
     cgroups: Option<runtime::cgroups::CgroupPaths>,
 }
@@ -235,7 +244,7 @@ impl Streams {
     pub fn new(
         manifest: &Manifest,
         timeline: Option<(PathBuf, File)>,
-        tap: Option<Arc<StreamTap>>,
+        tap: Option<Arc<dyn StreamObserver>>,
     ) -> Streams {
         Streams {
             expired_user: vec![0; manifest.streams.len()],
@@ -497,6 +506,8 @@ mod tests {
             max_instances: 8,
             emit_incomplete: false,
             sample: 1,
+            queue: 0,
+            queue_map: String::new(),
             captures_identity: false,
             emits_records: true,
         }
@@ -546,6 +557,20 @@ mod tests {
     }
 
     #[test]
+    fn instances_pushed_out_of_a_full_queue_are_not_evictions() {
+        let mut c = [0u64; StreamCounter::COUNT as usize];
+        c[StreamCounter::Begun as usize] = 20;
+        c[StreamCounter::Completed as usize] = 15;
+        c[StreamCounter::QueueOverflow as usize] = 3;
+        let l = Losses::account(&c, 0, 2);
+        assert_eq!((l.overflowed, l.evicted, l.open), (3, 0, 2));
+        assert_eq!(
+            l.report("pipe", 10240).as_deref(),
+            Some("weft: stream pipe: 3 pushed out of a full queue, 2 still open at exit")
+        );
+    }
+
+    #[test]
     fn evictions_are_what_is_left_unaccounted() {
         // 100 begun: 90 completed, 1 expired by a probe and 2 by the sweep,
         // 1 replaced, 4 open: 2 evicted.
@@ -557,7 +582,8 @@ mod tests {
                 replaced: 1,
                 refused: 0,
                 evicted: 2,
-                open: 4
+                open: 4,
+                overflowed: 0,
             }
         );
         assert_eq!(
