@@ -404,3 +404,20 @@ fn usermode_by_probe_type() {
     let (user, kernel) = (count("@p[1]: "), count("@p[0]: "));
     assert!(user >= 5 && user > 4 * kernel, "{}", out.stdout);
 }
+
+/// `ctx` is the context in every probe, as in bpftrace: in a tracepoint a
+/// `void *` to the record, whose `__syscall_nr` (after the 8 bytes of common
+/// fields) a script's own struct reads back as the kernel's number for
+/// getppid (110 on x86-64), once per call of the workload. (uprobe.rs
+/// reads a uprobe's `ctx` as its `struct pt_regs *`.)
+#[test]
+fn ctx_is_the_context_in_every_probe() {
+    require_root!();
+    let out = trace_workload(
+        "struct enter { unsigned long common; int nr; } \
+         tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @nr[((struct enter *)ctx)->nr] = count(); }",
+        "getppid 3",
+        &[],
+    );
+    assert_eq!(out.stdout.trim(), "@nr[110]: 3", "{}", out.stderr);
+}

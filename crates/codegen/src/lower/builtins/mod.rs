@@ -147,6 +147,8 @@ lowerings! {
     len: functions(LOWERING);
     has_key: functions(LOWERING);
     find: functions(LOWERING);
+    is_err: functions(LOWERING);
+    write_user: functions(LOWERING);
     fail: functions(LOWERING);
     pton: functions(LOWERING);
     names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
