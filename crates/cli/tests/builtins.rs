@@ -141,10 +141,10 @@ fn strcontains_on_paths_comm_and_literals() {
 #[test]
 fn strcontains_of_two_longest_strings_loads() {
     require_root!();
-    // Two 200-byte strings (the longest max_strlen): the loops stay within
-    // what the verifier walks.
+    // Two 1 KiB strings (the default max_strlen): the starts are tried by
+    // bpf_loop, whose callback the verifier walks once.
     let out = trace_workload(
-        "config = { max_strlen = 200 } tracepoint:syscalls:sys_enter_openat \
+        "tracepoint:syscalls:sys_enter_openat \
            /pid == cpid && strcontains(str(args->filename), \"/dev/null\")/ { \
            @[strcontains(str(args->filename), str(args->filename))] = count(); }",
         "openat /dev/null 3",
@@ -403,4 +403,21 @@ fn usermode_by_probe_type() {
     };
     let (user, kernel) = (count("@p[1]: "), count("@p[0]: "));
     assert!(user >= 5 && user > 4 * kernel, "{}", out.stdout);
+}
+
+/// `ctx` is the context in every probe, as in bpftrace: in a tracepoint a
+/// `void *` to the record, whose `__syscall_nr` (after the 8 bytes of common
+/// fields) a script's own struct reads back as the kernel's number for
+/// getppid (110 on x86-64), once per call of the workload. (uprobe.rs
+/// reads a uprobe's `ctx` as its `struct pt_regs *`.)
+#[test]
+fn ctx_is_the_context_in_every_probe() {
+    require_root!();
+    let out = trace_workload(
+        "struct enter { unsigned long common; int nr; } \
+         tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @nr[((struct enter *)ctx)->nr] = count(); }",
+        "getppid 3",
+        &[],
+    );
+    assert_eq!(out.stdout.trim(), "@nr[110]: 3", "{}", out.stderr);
 }

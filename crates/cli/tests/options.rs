@@ -14,22 +14,31 @@ use common::{run_weft, scratch, wait_with_timeout, weft, workload};
 #[test]
 fn unsafe_builtins_need_the_flag() {
     // A compile error that names the flag: no root needed.
-    for (script, what) in [
-        (r#"BEGIN { system("true"); }"#, "system() runs a command"),
+    for (script, name, what) in [
+        (r#"BEGIN { system("true"); }"#, "system", "runs a command"),
         (
             r#"tracepoint:syscalls:sys_enter_getppid { signal("SIGKILL"); }"#,
-            "signal() sends a signal",
+            "signal",
+            "sends a signal",
         ),
         (
             "kprobe:vfs_read { override(-1); }",
-            "override() changes what a kernel function returns",
+            "override",
+            "changes what a kernel function returns",
+        ),
+        (
+            r#"tracepoint:syscalls:sys_enter_openat { write_user(args.filename, "x", 1); }"#,
+            "write_user",
+            "writes to the traced process's memory",
         ),
     ] {
         let out = run_weft(&["-d", "bpf", "-e", script], Duration::from_secs(20));
         assert_eq!(out.status, Some(1), "{script}");
+        // bpftrace's sentence, then what the call does under it.
         assert!(
-            out.stderr
-                .contains(&format!("ERROR: {what}: it needs --unsafe")),
+            out.stderr.contains(&format!(
+                "ERROR: {name}() is unsafe. To use you need the --unsafe flag\n"
+            )) && out.stderr.contains(what),
             "{}",
             out.stderr
         );

@@ -326,29 +326,105 @@ fn nm_address(bin: &str, symbol: &str) -> u64 {
         .unwrap_or_else(|| panic!("nm shows no {symbol} in {bin}"))
 }
 
-/// `uaddr("NAME")` is the symbol's address as linked (what `nm` shows, in
-/// PIE relative to the load base), for data and functions, as bpftrace 0.17
-/// gives it for data (`printf("%d", uaddr("sink"))` printed 16464 = 0x4050
-/// for the PIE build and 4210768 for the non-PIE one). It is a pointer: as a
-/// map key it prints in hex (bpftrace 0.17: `@b[0x4050]: 3`).
+/// `uaddr("NAME")` is the symbol's address in the traced process: where a
+/// non-PIE binary was linked (what `nm` shows), and in a PIE binary moved by
+/// its load offset, as bpftrace's current release gives it. The oracles: at
+/// marker's entry the CPU's instruction pointer is marker's address, and the
+/// global `sink` read through `uaddr` holds what the target added to it
+/// (1 + 2 + ... before marker(i) runs, that plus i when it returns).
+/// `ctx` in a uprobe is the call's `struct pt_regs *`: its `di` holds
+/// marker's argument.
 #[test]
-fn uaddr_is_the_linked_address_of_a_symbol() {
+fn uaddr_is_the_address_of_a_symbol_in_the_process() {
     require_root!();
     let t = targets();
     for bin in [&t.pie, &t.no_pie] {
-        let (marker, sink) = (nm_address(bin, "marker"), nm_address(bin, "sink"));
         let script = format!(
-            "uprobe:{bin}:marker /pid == cpid/ {{ @a[uaddr(\"marker\"), uaddr(\"sink\")] = count(); @same = sum(uaddr(\"marker\") == {marker:#x}); }}"
+            "uprobe:{bin}:marker /pid == cpid/ {{ @ip[uaddr(\"marker\") == reg(\"ip\")] = count(); @entry = sum(*uaddr(\"sink\")); @di = sum(ctx.di); }} \
+             uretprobe:{bin}:marker /pid == cpid/ {{ @exit = sum(*uaddr(\"sink\")); }}"
         );
+        // Entry: 0 + 1 + 3 + 6; return: 1 + 3 + 6 + 10.
         assert_eq!(
-            lines(&trace(bin, "3 1", &script)),
-            [
-                format!("@a[{marker:#x}, {sink:#x}]: 3"),
-                "@same: 3".to_string()
-            ],
+            lines(&trace(bin, "4 1", &script)),
+            ["@di: 10", "@entry: 10", "@exit: 20", "@ip[true]: 4"],
             "{bin}"
         );
     }
+    let bin = &t.no_pie;
+    let (marker, sink) = (nm_address(bin, "marker"), nm_address(bin, "sink"));
+    let script = format!(
+        "uprobe:{bin}:marker /pid == cpid/ {{ @a[uaddr(\"marker\"), uaddr(\"sink\")] = count(); }}"
+    );
+    assert_eq!(
+        lines(&trace(bin, "3 1", &script)),
+        [format!("@a[{marker:#x}, {sink:#x}]: 3")]
+    );
+}
+
+/// `write_user()` (with `--unsafe`) writes over the traced process's
+/// memory, and says whether it did: at marker(1)'s entry the global `sink`
+/// is set to 1000, then marker adds its 1, which its return reads back.
+#[test]
+fn write_user_changes_the_traced_process() {
+    require_root!();
+    let bin = &targets().no_pie;
+    let script = format!(
+        "uprobe:{bin}:marker /pid == cpid/ {{ @written[write_user(uaddr(\"sink\"), (int64)1000, 8)] = count(); }} \
+         uretprobe:{bin}:marker /pid == cpid/ {{ @after = max(*uaddr(\"sink\")); }}"
+    );
+    let cmd = format!("{bin} 1 1");
+    let out = run_weft(
+        &["--unsafe", "-q", "-c", &cmd, "-e", &script],
+        Duration::from_secs(60),
+    );
+    // A kernel in lockdown (as this test machine's, built with
+    // CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY) offers no bpf_probe_write_user:
+    // weft says so in one sentence instead of blaming its code.
+    if out
+        .stderr
+        .contains("cannot use helper bpf_probe_write_user")
+    {
+        assert!(
+            out.stderr.contains("it is in lockdown") && !out.stderr.contains("code generation bug"),
+            "{}",
+            out.stderr
+        );
+        testgate::only_if!(false, "a kernel outside lockdown (bpf_probe_write_user)");
+    }
+    common::assert_succeeded(&out);
+    assert_eq!(
+        lines(&out.stdout),
+        ["@after: 1001", "@written[true]: 1"],
+        "{}",
+        out.stderr
+    );
+}
+
+/// A file that is not ELF (raw code some loader maps and runs) is probed by
+/// file offset with `--unsafe`; by name it is one sentence.
+#[test]
+fn a_flat_binary_is_probed_by_file_offset() {
+    let dir = scratch("flat-binary");
+    std::fs::create_dir_all(&dir).unwrap();
+    let flat = dir.join("code.bin");
+    std::fs::write(&flat, [0x90u8, 0x90, 0xc3]).unwrap();
+    let flat = flat.display().to_string();
+    let out = run_weft(
+        &[
+            "--unsafe",
+            "-d",
+            "bpf",
+            "-e",
+            &format!("uprobe:{flat}:0x1 {{ @ = count(); }}"),
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_one_error(
+        &format!("uprobe:{flat}:main {{ @ = count(); }}"),
+        "E0441",
+        "name a place by its file offset",
+    );
 }
 
 #[test]

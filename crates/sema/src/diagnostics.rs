@@ -1155,9 +1155,11 @@ pub fn percpu_variable_without_address(span: Span, name: &str) -> Diagnostic {
 }
 
 pub fn needs_unsafe(span: Span, name: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(format!("{name}() {what}: it needs --unsafe"))
-        .with_code(Code::E0476)
-        .with_label(span, "changes the system")
+    Diagnostic::error(format!(
+        "{name}() is unsafe. To use you need the --unsafe flag"
+    ))
+    .with_code(Code::E0476)
+    .with_label(span, what.to_string())
         .with_help(format!(
             "run weft with --unsafe if you mean it (it allows {name}() and the other actions that change the system: system(), signal(), override())"
         ))
@@ -1168,6 +1170,15 @@ pub fn not_in_this_probe(span: Span, name: &str, probe: &str, allowed: &str) -> 
         .with_code(Code::E0477)
         .with_label(span, format!("not available in {probe}"))
         .with_help(format!("{name}() works in {allowed}"))
+}
+
+/// `write_user(dst, src, len)` with a literal `len` of 0 or past `src`'s size.
+pub fn write_user_length(span: Span, len: u64, size: u32) -> Diagnostic {
+    Diagnostic::error(format!(
+        "write_user() writes 1 to {size} bytes of this value, not {len}"
+    ))
+    .with_code(Code::E0479)
+    .with_label(span, format!("the value holds {size} bytes"))
 }
 
 pub fn invalid_signal(span: Span, what: &str) -> Diagnostic {

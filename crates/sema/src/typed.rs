@@ -90,6 +90,13 @@ pub enum CallValue {
     /// An index into one of the program's tables: a printf site, a time
     /// format, a `join()` delimiter.
     Site(usize),
+    /// An address in a position-independent binary, found at run time:
+    /// `linked` (an address as linked) moved by as much as the probe's own
+    /// address (`bpf_get_func_ip`) is from where it was linked (`probe_linked`).
+    LoadRelative {
+        linked: u64,
+        probe_linked: u64,
+    },
 }
 
 /// `args->field` resolved against the tracepoint format.

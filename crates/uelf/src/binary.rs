@@ -82,9 +82,34 @@ pub struct Binary {
     /// The libraries it needs (`DT_NEEDED`, as `libc.so.6`), in order: where
     /// the dynamic loader finds the symbols it does not define.
     pub needed: Vec<String>,
+    /// Not an ELF file but raw code (a flat binary run from memory): one
+    /// segment maps the whole file at address 0, so an address is its file
+    /// offset; it has no symbols.
+    pub flat: bool,
 }
 
 impl Binary {
+    /// A file that is not ELF, `len` bytes of raw code: addresses in it are
+    /// file offsets.
+    pub fn flat(len: u64) -> Binary {
+        Binary {
+            segments: vec![Segment {
+                vaddr: 0,
+                memsz: len,
+                offset: 0,
+                filesz: len,
+                executable: true,
+            }],
+            flat: true,
+            ..Binary::default()
+        }
+    }
+
+    /// Whether `data` begins as an ELF file does.
+    pub fn is_elf(data: &[u8]) -> bool {
+        data.starts_with(b"\x7fELF")
+    }
+
     /// Reads an ELF file from its bytes.
     pub fn parse(data: &[u8]) -> Result<Binary, ElfError> {
         if data.get(..4) != Some(b"\x7fELF".as_slice()) {
@@ -204,6 +229,7 @@ impl Binary {
             build_id,
             debuglink,
             needed,
+            flat: false,
         })
     }
 
@@ -260,6 +286,15 @@ impl Binary {
             .find(|s| addr >= s.vaddr && addr - s.vaddr < s.filesz.max(s.memsz))
             .filter(|s| addr - s.vaddr < s.filesz)
             .map(|s| addr - s.vaddr + s.offset)
+    }
+
+    /// The virtual address as linked of file offset `offset`, through the
+    /// `PT_LOAD` segment that maps it (the inverse of [`Binary::file_offset`]).
+    pub fn virtual_address(&self, offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|s| offset >= s.offset && offset - s.offset < s.filesz)
+            .map(|s| offset - s.offset + s.vaddr)
     }
 
     /// The function symbol called `name`.

@@ -106,6 +106,8 @@ builtins! {
     len: functions(DEF);
     has_key: functions(DEF);
     find: functions(DEF);
+    is_err: functions(DEF);
+    write_user: functions(DEF);
     fail: functions(DEF);
     pton: functions(DEF);
     names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);

@@ -5,7 +5,11 @@
 //! symbols first, then functions), and gives its address as linked
 //! (`st_value`), typed as a pointer to an unsigned integer of the
 //! symbol's size (1, 2 or 4 bytes; 8 otherwise), as bpftrace does. In a
-//! position-independent binary that address is relative to the load base.
+//! position-independent binary (a PIE executable or a shared library) the
+//! address is moved at run time by the binary's load offset, which the
+//! probe's own address tells: `bpf_get_func_ip` (the probed instruction's
+//! address, also in a uretprobe; Linux 6.6+) less the probe's address as
+//! linked. bpftrace finds the same offset by walking the task's mappings.
 //!
 //! Why it is limited: only uprobe, uretprobe and usdt probes have a
 //! binary, and the name must be a string literal.
@@ -43,7 +47,13 @@ fn check_call(cx: &mut CallCheck<'_, '_>) -> Type {
     };
     match check(cx.call, cx.args, cx.probe(), binaries) {
         Ok(found) => {
-            cx.set_value(CallValue::Constant(found.address as i64));
+            cx.set_value(match found.probe_linked {
+                Some(probe_linked) => CallValue::LoadRelative {
+                    linked: found.address,
+                    probe_linked,
+                },
+                None => CallValue::Constant(found.address as i64),
+            });
             found.ty
         }
         Err(d) => {
@@ -88,7 +98,12 @@ impl<'k> Binaries<'k> {
 /// A resolved `uaddr()`: the address and the type of the call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Uaddr {
+    /// As linked (`st_value`).
     pub address: u64,
+    /// In a position-independent binary, the probe's address as linked, from
+    /// which the load offset is found at run time; `None` in an `ET_EXEC`
+    /// binary, which is loaded where it was linked.
+    pub probe_linked: Option<u64>,
     pub ty: Type,
 }
 
@@ -117,8 +132,11 @@ pub fn check(
             ));
         }
     };
-    let path = match (&probe.context, &probe.attach) {
-        (Context::Uprobe { .. } | Context::Usdt { .. }, abi::Attach::Uprobe { path, .. }) => path,
+    let (path, probe_offset) = match (&probe.context, &probe.attach) {
+        (
+            Context::Uprobe { .. } | Context::Usdt { .. },
+            abi::Attach::Uprobe { path, offset, .. },
+        ) => (path, *offset),
         _ => return Err(diag::uaddr_outside_user_probe(call.span)),
     };
     let binary = binaries.get(path);
@@ -141,8 +159,15 @@ pub fn check(
             &known,
         ));
     };
+    let binary = binary.as_deref().expect("a symbol was found in it");
+    let probe_linked = if binary.position_independent {
+        binary.virtual_address(probe_offset)
+    } else {
+        None
+    };
     Ok(Uaddr {
         address: symbol.address,
+        probe_linked,
         ty: pointer_to(symbol.size),
     })
 }

@@ -164,6 +164,13 @@ fn resolve_in(
     // which function holds an address, for the placement checks.
     let named = target.split_once('+').map_or(target.as_str(), |(n, _)| n);
     let numeric = target.starts_with(|c: char| c.is_ascii_digit());
+    if user.binary.flat && !numeric {
+        return Err(diag::binary_unreadable(
+            ap.span,
+            &user.path,
+            "not an ELF file (in raw code, name a place by its file offset: uprobe:FILE:0xOFFSET with --unsafe)",
+        ));
+    }
     let needs_debug_symbols = if numeric {
         parse_number(target)
             .is_some_and(|a| placement::function_holding(&user.binary, a).is_none())

@@ -161,8 +161,14 @@ pub fn open(
 ) -> Result<Rc<UserBinary>, Diagnostic> {
     let parse = || {
         let (path, bytes) = find(name, pid, kernel, span)?;
-        let binary = Binary::parse(&bytes)
-            .map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?;
+        // Raw code (a flat binary mapped and run by a loader of its own):
+        // addresses are file offsets, and only an address can name a place.
+        let binary = if Binary::is_elf(&bytes) {
+            Binary::parse(&bytes)
+                .map_err(|e| diag::binary_unreadable(span, &path, &e.to_string()))?
+        } else {
+            Binary::flat(bytes.len() as u64)
+        };
         Ok(UserBinary {
             shown: shown_path(&path, pid),
             path,
