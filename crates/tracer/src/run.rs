@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
 use output::{Render, Sink, decode, decode_map_with};
@@ -468,6 +468,7 @@ impl Pump<'_> {
         timeout: Duration,
     ) -> Result<bool, RunError> {
         let mut timeout = timeout;
+        let started = Instant::now();
         loop {
             self.records += self.drain(session, sink, timeout)? as u64;
             if self.actions.is_empty() {
@@ -475,6 +476,12 @@ impl Pump<'_> {
             }
             if self.handle_actions(session, sink)? {
                 return Ok(true);
+            }
+            // A steady stream of records that need the session (a profile's
+            // samples, each printed with its stack) would keep this loop
+            // going: the caller ticks and looks for a stop in between.
+            if started.elapsed() >= Duration::from_millis(100) {
+                return Ok(false);
             }
             timeout = Duration::ZERO;
         }

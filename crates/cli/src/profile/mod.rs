@@ -263,6 +263,18 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if !args.quiet {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }
+    if let Some(d) = &sink.dwarf {
+        // Samples counted in the kernel but never joined to a stack here:
+        // lost from the ring buffer, or still in it when the run ended.
+        let counted = d.samples_seen();
+        if facts.events > counted {
+            eprintln!(
+                "weft: {} of {} sample(s) taken were not in the profile: their stack copies were lost or not unwound by the end (weft fell behind; a lower -F, -p PID or --frame-pointers costs less)",
+                facts.events - counted,
+                facts.events
+            );
+        }
+    }
     if args.verbose {
         eprintln!("{}", time_report(&times, write_times, elapsed));
         if let Some(d) = &sink.dwarf {
