@@ -20,9 +20,9 @@ use runtime::{Session, SysKernelInfo};
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
 
-use crate::child::HeldChild;
-use crate::stacks::{SymbolTimes, Symbols};
 use args::{EVENTS_MAP, Mode, PIDS_MAP, ProfileArgs, STACKS_MAP, SwitchProbe};
+use runtime::process::HeldChild;
+use tracer::stacks::{SymbolTimes, Symbols};
 
 pub fn main(mode: Mode, raw: &[OsString]) -> ExitCode {
     let args = match args::parse(mode, raw) {
@@ -136,7 +136,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         ..codegen::Options::default()
     };
     let mut dumps = String::new();
-    let out = crate::pipeline::compile(
+    let out = tracer::pipeline::compile(
         &mut sources,
         file,
         &kernel,
@@ -145,25 +145,15 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         None,
         &mut dumps,
     )
-    .map_err(|diags| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        render_all(diags.iter(), &sources)
-    })?
+    .map_err(|diags| render_all(diags.iter(), &sources))?
     .without_front();
-    crate::signals::install();
+    runtime::signals::install();
     let mut session = Session::load(
         &out.compiled.elf,
         &out.compiled.manifest,
         &Default::default(),
     )
-    .map_err(|e| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        crate::run_error::runtime_error(&e, &out.compiled, &sources)
-    })?;
+    .map_err(|e| tracer::run_error::runtime_error(&e, &out.compiled, &sources))?;
     let roles = stack_roles(args);
     let mut sink = sink::ProfileSink::new(
         None,
@@ -174,22 +164,22 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     }
     let mut progress = Progress::new(args, &out.compiled.manifest);
     let mut met = MetProcesses::new(&out.compiled.manifest);
-    let mut tick = |s: &Session, symbols: &mut Symbols, phase: crate::run::Phase| match phase {
-        crate::run::Phase::Running => {
+    let mut tick = |s: &Session, symbols: &mut Symbols, phase: tracer::run::Phase| match phase {
+        tracer::run::Phase::Running => {
             progress.tick(s);
             met.keep_new(s, symbols);
         }
         // The line goes before anything is said at exit.
-        crate::run::Phase::Stopped => progress.clear(),
+        tracer::run::Phase::Stopped => progress.clear(),
     };
     let mut times = SymbolTimes::default();
     let started = Instant::now();
-    let result = crate::run::run(
+    let result = tracer::run::run(
         &mut session,
         &mut sink,
-        crate::run::RunOptions {
+        tracer::run::RunOptions {
             quiet: true,
-            mode: crate::run::RunMode::Trace,
+            mode: tracer::run::RunMode::Trace,
             no_warnings: false,
             child: child.as_mut(),
             pid: args.pid,

@@ -8,9 +8,16 @@ use ktypes::KernelInfo;
 use sema::CheckOptions;
 use source::{Code, Diagnostic, Diagnostics, SourceMap, Span};
 
-use crate::args::DumpStage;
-
 /// What the compiler produced, or the diagnostics that stopped it.
+/// `-d STAGE`: what the pipeline prints on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpStage {
+    Ast,
+    Types,
+    Bpf,
+    All,
+}
+
 pub struct Output {
     pub compiled: Compiled,
     /// Warnings (never errors) to show.

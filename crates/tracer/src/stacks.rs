@@ -375,7 +375,7 @@ impl StackResolver for Resolver<'_> {
     }
 
     fn timestamp(&mut self, ns: u64, format: u32) -> Option<String> {
-        Some(crate::run::time_text(
+        Some(crate::times::time_text(
             &self.symbols.time_formats,
             ns,
             format,
