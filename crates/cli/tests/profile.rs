@@ -529,6 +529,9 @@ fn a_process_that_exits_during_the_run_keeps_its_symbols() {
     let mut weft = Command::new(common::weft())
         .args([
             "profile",
+            // Every process of a busy machine: the in-kernel walk keeps up where
+            // unwinding each copy in a debug build falls behind (docs/profiles.md).
+            "--frame-pointers",
             "-q",
             "-F",
             "499",
@@ -1031,6 +1034,9 @@ fn progress_on_a_terminal() {
         .unwrap();
     let (status, screen) = common::pty::run_on_pty(&[
         "profile",
+        // Every process of a busy machine: the in-kernel walk keeps up where
+        // unwinding each copy in a debug build falls behind (docs/profiles.md).
+        "--frame-pointers",
         "-F",
         "99",
         "-d",
