@@ -13,7 +13,7 @@
 //! | 24 | `pid_tgid: u64` at begin (tgid in the high half) |
 //! | 32 | `cgroup: u64` at begin |
 //! | 40 | `comm: [u8; 16]` at begin |
-//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64`, then per stage: `pid_tgid: u64` of the task that ran its first hit, then per stage: `comm: [u8; 16]` of that task (zero unless the record shows identity) |
+//! | 56 | per stage: `ts_ns: u64` (first hit), then per stage: `last_ns: u64`, then per stage: `hits: u64`, then per stage after `begin`: `pid_tgid: u64` of the task that ran its first hit, then per stage after `begin`: `comm: [u8; 16]` of that task (zero unless the record shows identity and it is not the `begin` task); the `begin` stage's task is the record's own `pid_tgid` and `comm` |
 //! | ... | with linked keys: `links_filed: u64` (bit N: slot N was filed), then each link slot's last key |
 //! | ... | the captured `$fields`, each at its own offset |
 //!
@@ -84,7 +84,8 @@ pub struct StageSpec {
     pub last_offset: u32,
     /// Offset of its `hits: u64` (how many times the stage fired for this instance).
     pub hits_offset: u32,
-    /// Offset of the `pid_tgid: u64` of the task that ran its first hit.
+    /// Offset of the `pid_tgid: u64` of the task that ran its first hit
+    /// (for `begin`, the record's own).
     pub task_offset: u32,
     /// Offset of that task's `comm: [u8; 16]` (zero when the stream does
     /// not capture identity).

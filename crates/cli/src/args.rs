@@ -99,13 +99,7 @@ pub enum OutputFormat {
     Json,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DumpStage {
-    Ast,
-    Types,
-    Bpf,
-    All,
-}
+pub use tracer::pipeline::DumpStage;
 
 /// What the user asked for.
 #[derive(Debug, Default)]
@@ -137,7 +131,7 @@ pub struct Args {
     /// `--folded FILE`: stack-keyed maps as folded stacks at exit.
     pub folded: Option<PathBuf>,
     /// `--otlp URL` and its options.
-    pub otlp: Option<crate::export::otlp::OtlpOptions>,
+    pub otlp: Option<export::otlp::OtlpOptions>,
     pub quiet: bool,
     /// `--no-warnings`.
     pub no_warnings: bool,
@@ -336,12 +330,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
             "--timeline" => out.timeline = Some(value(&mut i, "--timeline")?.into()),
             "--prometheus" => {
                 let v = value(&mut i, "--prometheus")?;
-                out.prometheus = Some(crate::export::http::parse_listen_address(&v)?);
+                out.prometheus = Some(export::http::parse_listen_address(&v)?);
             }
             "--otlp" => {
                 let v = value(&mut i, "--otlp")?;
-                let url = crate::export::http::Url::parse(&v).map_err(|e| format!("--otlp {e}"))?;
-                out.otlp = Some(crate::export::otlp::OtlpOptions::new(url));
+                let url = export::http::Url::parse(&v).map_err(|e| format!("--otlp {e}"))?;
+                out.otlp = Some(export::otlp::OtlpOptions::new(url));
             }
             "--otlp-batch" | "--otlp-queue" => {
                 let v = value(&mut i, arg)?;
@@ -701,10 +695,7 @@ mod tests {
             o.metrics_interval,
             Some(std::time::Duration::from_millis(500))
         );
-        assert_eq!(
-            o.interval,
-            crate::export::otlp::OtlpOptions::DEFAULT_INTERVAL
-        );
+        assert_eq!(o.interval, export::otlp::OtlpOptions::DEFAULT_INTERVAL);
         assert!(
             p(&["--otlp-batch", "5", "-e", "x"])
                 .unwrap_err()

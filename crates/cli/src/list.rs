@@ -183,7 +183,7 @@ fn script_lines(args: &Args, kernel: &SysKernelInfo) -> Result<Vec<String>, Stri
     let mut sources = SourceMap::new();
     let file = crate::read_script(args, &mut sources)?;
     let (program, diags) =
-        syntax::parse_with_imports(&mut sources, file, &|_| false, &crate::imports::DiskFiles);
+        syntax::parse_with_imports(&mut sources, file, &|_| false, &tracer::imports::DiskFiles);
     if diags.has_errors() {
         return Err(source::render_all(diags.iter(), &sources));
     }

@@ -2,36 +2,25 @@
 //! program, print what it gathered. Runtime errors get their help text at
 //! this edge, in `run_error.rs`.
 
+#![forbid(unsafe_code)]
+
 mod agent;
 mod args;
-mod bench;
-mod child;
-mod child_exit;
-mod export;
 mod flamegraph_cmd;
-mod helper_errors;
-mod imports;
 mod info;
 mod list;
-mod overhead;
-mod pcap;
-mod pipeline;
 mod profile;
-mod run;
-mod run_error;
-mod signals;
-mod stacks;
-mod status;
-mod streams;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use args::{Args, OutputFormat};
 use output::{JsonSink, Sink, TextSink};
+use run_error::io_reason;
 use runtime::SysKernelInfo;
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
+use tracer::{helper_errors, pipeline, run, run_error, status, streams};
 
 fn main() -> ExitCode {
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
@@ -139,19 +128,16 @@ fn trace(args: &Args) -> Result<u8, String> {
     // The command is forked (and held) first, so `cpid` can be compiled in.
     let mut child = match (&args.command, emit_only) {
         (Some(cmd), false) => Some(
-            child::HeldChild::spawn(cmd).map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?,
+            runtime::process::HeldChild::spawn(cmd)
+                .map_err(|e| format!("ERROR: cannot run `{cmd}`: {e}"))?,
         ),
         _ => None,
     };
     let cgroup_filter = match &args.cgroup {
         Some((path, tree)) => {
             let flag = if *tree { "--cgroup-tree" } else { "--cgroup" };
-            let target = ktypes::cgroup::resolve_cgroup(&kernel, path).map_err(|e| {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                format!("ERROR: {flag} {path}: {e}")
-            })?;
+            let target = ktypes::cgroup::resolve_cgroup(&kernel, path)
+                .map_err(|e| format!("ERROR: {flag} {path}: {e}"))?;
             Some(abi::CgroupFilter {
                 id: target.id,
                 dir: target.dir,
@@ -193,19 +179,9 @@ fn trace(args: &Args) -> Result<u8, String> {
     print!("{dumps}");
     let mut out = match result {
         Ok(out) => out,
-        Err(diags) => {
-            if let Some(c) = child.as_mut() {
-                c.kill();
-            }
-            return Err(render_all(diags.iter(), &sources));
-        }
+        Err(diags) => return Err(render_all(diags.iter(), &sources)),
     };
-    if let Err(e) = check_named_params(&out.named, &args.named) {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        return Err(e);
-    }
+    check_named_params(&out.named, &args.named)?;
     if args.verbose {
         for note in &out.notes {
             eprintln!("{note}");
@@ -241,7 +217,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     }
     out.front = None;
 
-    signals::install();
+    runtime::signals::install();
     // Listening comes first: a port in use stops the run before anything loads.
     let targets = std::sync::Arc::new(export::Targets::default());
     let prometheus = match args.prometheus {
@@ -251,12 +227,9 @@ fn trace(args: &Args) -> Result<u8, String> {
                 args.prometheus_max_series
                     .unwrap_or(export::prometheus::DEFAULT_MAX_SERIES),
             );
-            let server = exporter.serve(address).map_err(|e| {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                format!("ERROR: --prometheus {address}: cannot listen there: {e}")
-            })?;
+            let server = exporter
+                .serve(address)
+                .map_err(|e| format!("ERROR: --prometheus {address}: cannot listen there: {e}"))?;
             if args.verbose {
                 eprintln!(
                     "weft: serving Prometheus metrics at http://{}/metrics",
@@ -271,26 +244,16 @@ fn trace(args: &Args) -> Result<u8, String> {
     let mut session =
         match runtime::Session::load(&out.compiled.elf, &out.compiled.manifest, &load_opts) {
             Ok(s) => s,
-            Err(e) => {
-                if let Some(c) = child.as_mut() {
-                    c.kill();
-                }
-                return Err(run_error::runtime_error(&e, &out.compiled, &sources));
-            }
+            Err(e) => return Err(run_error::runtime_error(&e, &out.compiled, &sources)),
         };
     if args.stats {
-        if let Err(e) = session.enable_stats() {
-            if let Some(c) = child.as_mut() {
-                c.kill();
-            }
-            return Err(format!(
-                "ERROR: --stats: the kernel refused to count BPF run time: {e}"
-            ));
-        }
+        session.enable_stats().map_err(|e| {
+            format!("ERROR: --stats: the kernel refused to count BPF run time: {e}")
+        })?;
         export::want_program_stats();
     }
     let exporting = prometheus.is_some() || args.otlp.is_some();
-    let stream_tap = if exporting {
+    let stream_tap: Option<std::sync::Arc<dyn streams::StreamObserver>> = if exporting {
         let name = match (&args.program, &args.script_file) {
             (None, Some(path)) => path
                 .file_name()
@@ -329,7 +292,7 @@ fn trace(args: &Args) -> Result<u8, String> {
     };
     // The live status line: stderr is a terminal and -q was not given.
     let (mut status, writer): (Option<status::StatusLine>, Box<dyn Write>) =
-        if !args.quiet && status::is_terminal(2) {
+        if !args.quiet && io::IsTerminal::is_terminal(&io::stderr()) {
             let to_stdout = args.output.is_none();
             let (line, writer) = status::StatusLine::new(writer, args.stats, to_stdout);
             (Some(line), Box::new(writer))
@@ -356,16 +319,13 @@ fn trace(args: &Args) -> Result<u8, String> {
         OutputFormat::Text => Box::new(
             TextSink::new(writer)
                 .with_messages(Box::new(status::MessagesToStderr))
-                .with_local_time(Box::new(run::local_utc_offset)),
+                .with_local_time(Box::new(runtime::clock::local_utc_offset)),
         ),
         OutputFormat::Json => Box::new(JsonSink::new(writer)),
     };
     let profiling = args.flamegraph.is_some() || args.folded.is_some();
-    if profiling && let Err(e) = profile::script::check(&out.compiled.manifest) {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        return Err(e);
+    if profiling {
+        profile::script::check(&out.compiled.manifest)?;
     }
     let mut helper_errors = (args.helper_errors != abi::HelperErrors::Off)
         .then(|| helper_errors::HelperErrors::new(&sources, &out.compiled.manifest));
@@ -488,16 +448,6 @@ pub(crate) fn read_script(args: &Args, sources: &mut SourceMap) -> Result<source
     }
 }
 
-/// An I/O error as the C library words it (`No such file or directory`),
-/// without Rust's `(os error 2)`.
-pub(crate) fn io_reason(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
-
 /// `--probe-filter REGEX` as the checker takes it.
 fn probe_filter(pattern: &str) -> Result<sema::ProbeFilter, String> {
     let re = regex_lite::Regex::new(pattern)
@@ -511,22 +461,11 @@ fn probe_filter(pattern: &str) -> Result<sema::ProbeFilter, String> {
 /// Whether process `pid` exists (it may not be ours to signal); a pid above
 /// the kernel's `pid_max` is out of range, in bpftrace's words.
 fn process_exists(pid: u32) -> Result<(), String> {
-    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok())
-        .unwrap_or(4_194_304);
-    let (Ok(pid), true) = (libc::pid_t::try_from(pid), pid <= pid_max) else {
-        return Err(format!("Pid out of range: {pid}"));
-    };
-    let no_such = || format!("-p {pid}: no such process");
-    // SAFETY: signal 0 only checks that the process exists.
-    if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 {
-        return Ok(());
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::EPERM) if pid > 0 => Ok(()),
-        _ => Err(no_such()),
-    }
+    use runtime::process::NoProcess;
+    runtime::process::check_exists(pid).map_err(|why| match why {
+        NoProcess::OutOfRange => format!("Pid out of range: {pid}"),
+        NoProcess::Missing => format!("-p {pid}: no such process"),
+    })
 }
 
 /// Hands a loaded script to the exporters (saying which maps cannot be

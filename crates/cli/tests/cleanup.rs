@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -120,10 +121,14 @@ fn probe_events() -> String {
 /// of the workload), a profile probe and a stream; waits until it is
 /// attached and what it holds can be read.
 fn start(extra_env: &[(&str, &str)], args: &[&str]) -> (Child, Held) {
-    let copy = scratch("cleanup-workload");
-    if !copy.exists() {
+    // Copied once for the tests running at once: a test that found the
+    // file while another was still writing it read a cut ELF (E0441).
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let copy = COPY.get_or_init(|| {
+        let copy = scratch("cleanup-workload");
         std::fs::copy(workload(), &copy).unwrap();
-    }
+        copy
+    });
     let script = format!(
         r#"tracepoint:syscalls:sys_enter_getppid {{ @calls = count(); }}
 uprobe:{}:weft_workload_marker {{ @marks = count(); }}

@@ -103,3 +103,56 @@ fn a_kernel_enumerator_prints_its_name() {
     common::assert_succeeded(&out);
     assert_eq!(out.stdout, "27, BPF_MAP_TYPE_RINGBUF, CUSTOM_ENUM\n\n\n");
 }
+
+/// `is_err()` is true for the last 4095 values of the address space (the
+/// kernel's `ERR_PTR`s), false on either side of them.
+#[test]
+fn is_err_knows_the_error_pointers() {
+    require_root!();
+    let script = r#"BEGIN { printf("%d %d %d %d %d\n", is_err(-1), is_err(-4095), is_err(-4096), is_err(0), is_err((uint64)-22)); exit(); }"#;
+    let out = common::run_weft(&["-q", "-e", script], std::time::Duration::from_secs(30));
+    common::assert_succeeded(&out);
+    assert_eq!(out.stdout, "1 1 0 0 1\n\n\n");
+}
+
+/// `write_user()` (with `--unsafe`) rewrites the path the workload passes
+/// to `openat`, so it creates the other file; each write says it worked.
+/// A kernel that refuses `bpf_probe_write_user` (this machine's is locked
+/// down) gets one sentence saying so, and nothing runs.
+#[test]
+fn write_user_rewrites_the_workloads_path() {
+    require_root!();
+    let asked = common::scratch("wu-a");
+    let written = common::scratch("wu-b");
+    let (asked_s, written_s) = (asked.display().to_string(), written.display().to_string());
+    // O_CREAT (64): the workload's own opens, not the loader's.
+    let script = format!(
+        r#"tracepoint:syscalls:sys_enter_openat /pid == cpid && (args.flags & 64)/ {{ $p = "{written_s}"; @ok[write_user(args.filename, $p, {})] = count(); }}"#,
+        written_s.len() + 1
+    );
+    let cmd = format!("{} openat {asked_s} 3", workload().display());
+    let out = common::run_weft(
+        &["-q", "--unsafe", "-c", &cmd, "-e", &script],
+        std::time::Duration::from_secs(30),
+    );
+    let (asked_made, written_made) = (asked.exists(), written.exists());
+    let _ = std::fs::remove_file(&asked);
+    let _ = std::fs::remove_file(&written);
+    if out
+        .stderr
+        .contains("cannot use helper bpf_probe_write_user")
+    {
+        assert_eq!(out.status, Some(1), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("HINT: this kernel does not give that helper to this kind of program"),
+            "{}",
+            out.stderr
+        );
+        assert!(!asked_made && !written_made);
+        return;
+    }
+    common::assert_succeeded(&out);
+    assert_eq!(out.stdout, "\n\n@ok[true]: 3\n");
+    assert!(!asked_made && written_made, "{asked_made} {written_made}");
+}

@@ -489,7 +489,14 @@ fn stack_collisions_are_counted_and_shown() {
     // One slot: every stack but the first collides.
     let path = scratch("collide.folded");
     let o = profile_command(
-        &["-F", "999", "-U", "--stack-storage-size", "1"],
+        &[
+            "-F",
+            "999",
+            "-U",
+            "--frame-pointers",
+            "--stack-storage-size",
+            "1",
+        ],
         &workload_command("spin-cpu 300"),
         &path,
     );

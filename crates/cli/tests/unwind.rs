@@ -141,9 +141,7 @@ fn folded(path: &Path) -> HashMap<String, u64> {
 /// frames only, offsets and modules gone), with their counts.
 fn perf_stacks(data: &Path, comm: &str) -> HashMap<String, u64> {
     let o = run(
-        Command::new("perf")
-            .args(["script", "-F", "comm,ip,sym", "-i"])
-            .arg(data),
+        perf().args(["script", "-F", "comm,ip,sym", "-i"]).arg(data),
         TIMEOUT,
     );
     must_succeed(&o, "perf script");
@@ -215,7 +213,7 @@ fn profile_stacks_through_code_without_frame_pointers_match_perf_dwarf() {
         .collect();
     let data = dir.path("perf.data");
     let p = run(
-        Command::new("perf")
+        perf()
             .args([
                 "record",
                 "-q",
@@ -265,9 +263,13 @@ fn profile_stacks_through_code_without_frame_pointers_match_perf_dwarf() {
     assert!(rooted > 0.99, "{rooted:.3} rooted\n{weft:#?}");
 }
 
-/// Whether tracefs is mounted (perf mounts it to read a tracepoint).
-fn tracefs_mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mounts").is_ok_and(|m| m.contains(" tracefs "))
+/// `perf`, in a mount namespace of its own: perf mounts tracefs where it
+/// finds none (to read a tracepoint's format), and that mount goes with it,
+/// so the host is left as found however perf ends.
+fn perf() -> Command {
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "perf"]);
+    cmd
 }
 
 #[test]
@@ -299,10 +301,9 @@ fn offcpu_stacks_name_the_function_that_blocked_in_libc() {
         );
     }
     // perf's own sched_switch stacks say the same.
-    let mounted = tracefs_mounted();
     let data = dir.path("perf.data");
     let p = run(
-        Command::new("perf")
+        perf()
             .args([
                 "record",
                 "-q",
@@ -318,10 +319,6 @@ fn offcpu_stacks_name_the_function_that_blocked_in_libc() {
             .arg("5"),
         TIMEOUT,
     );
-    if !mounted && tracefs_mounted() {
-        // Leave the host as found.
-        let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
-    }
     must_succeed(&p, "perf record");
     let perf = perf_stacks(&data, "block");
     let perf_sleeps: Vec<&String> = perf

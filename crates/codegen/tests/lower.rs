@@ -67,6 +67,17 @@ fn long_strings_are_laid_out_after_the_fixed_part() {
     assert_eq!((spec.fixed_size, spec.size), (72, 72));
 }
 
+// A `str()` only compared is read without zeroing its 1 KiB first.
+case!(
+    str_compared_with_a_literal_is_not_zeroed,
+    r#"tracepoint:syscalls:sys_enter_openat /str(args->filename) == "/dev/null"/ { @ = count(); }"#
+);
+// The haystack copied and counted by one helper, the needle's length by
+// another, the starts tried by bpf_loop's callback (no loop over 1 KiB).
+case!(
+    strcontains_tries_the_starts_with_bpf_loop,
+    r#"tracepoint:syscalls:sys_enter_openat { @ = strcontains(str(args->filename), "null"); }"#
+);
 case!(
     string_compare_with_literal,
     r#"tracepoint:syscalls:sys_enter_getppid /comm == "bash"/ { @ = count(); }"#

@@ -37,7 +37,7 @@ pub struct StageRecord<'a> {
     pub hits: u64,
     /// The task that ran the stage's first hit: its process and thread
     /// (0 when never reached or not recorded) and its comm (empty when the
-    /// stream does not record identity; the record's own for `begin`).
+    /// stream does not record identity or it is the `begin` task).
     pub pid: u32,
     pub tid: u32,
     pub comm: &'a [u8],
@@ -108,8 +108,7 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
     let stages = spec
         .stages
         .iter()
-        .enumerate()
-        .map(|(index, stage)| {
+        .map(|stage| {
             let ts_ns = word(bytes, stage.ts_offset);
             let (offset_ns, delta_ns) = if ts_ns == 0 {
                 (0, 0)
@@ -121,12 +120,8 @@ pub fn decode_stream_record<'a>(spec: &'a StreamSpec, bytes: &'a [u8]) -> Stream
                 (ts_ns.saturating_sub(start_ns), delta)
             };
             let task = word(bytes, stage.task_offset);
-            let stage_comm = if index == 0 {
-                comm
-            } else {
-                let c = field(bytes, stage.comm_offset, STREAM_COMM_SIZE);
-                &c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())]
-            };
+            let c = field(bytes, stage.comm_offset, STREAM_COMM_SIZE);
+            let stage_comm = &c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())];
             StageRecord {
                 name: &stage.name,
                 ts_ns,

@@ -18,11 +18,17 @@ fn spec(name: &str, stages: &[&str], fields: &[(&str, Layout)], timeout_ns: u64)
             ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
             last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
             hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
-            task_offset: STREAM_STAGES_OFFSET + 8 * (3 * n + i as u32),
-            comm_offset: STREAM_STAGES_OFFSET + 32 * n + 16 * i as u32,
+            task_offset: match i as u32 {
+                0 => 24,
+                i => STREAM_STAGES_OFFSET + 24 * n + 8 * (i - 1),
+            },
+            comm_offset: match i as u32 {
+                0 => 40,
+                i => STREAM_STAGES_OFFSET + 32 * n - 8 + 16 * (i - 1),
+            },
         })
         .collect();
-    let mut offset = STREAM_STAGES_OFFSET + 48 * n;
+    let mut offset = STREAM_STAGES_OFFSET + 24 * n + 24 * n.saturating_sub(1);
     let mut field_specs = Vec::new();
     for (fname, layout) in fields {
         offset = offset.next_multiple_of(layout.align().max(1));

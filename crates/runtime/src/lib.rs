@@ -15,20 +15,25 @@
 
 mod attach;
 pub mod cgroups;
+pub mod clock;
 mod error;
 pub mod features;
+pub mod host;
 pub(crate) mod ifunc;
 pub mod kernel_features;
 mod kernel_info;
 mod libbpf_log;
 mod maps;
+pub mod process;
 mod reader;
 mod ringbuf;
 mod session;
+pub mod signals;
 mod skb_perf;
 pub mod symbols;
 mod sys;
 pub mod tracefs;
+pub mod usage;
 
 pub use attach::iter::IteratorRun;
 pub use error::{AttachError, LoadError, MapError, RuntimeError, SyscallError};

@@ -1172,6 +1172,15 @@ pub fn not_in_this_probe(span: Span, name: &str, probe: &str, allowed: &str) -> 
         .with_help(format!("{name}() works in {allowed}"))
 }
 
+/// `write_user(dst, src, len)` with a literal `len` of 0 or past `src`'s size.
+pub fn write_user_length(span: Span, len: u64, size: u32) -> Diagnostic {
+    Diagnostic::error(format!(
+        "write_user() writes 1 to {size} bytes of this value, not {len}"
+    ))
+    .with_code(Code::E0479)
+    .with_label(span, format!("the value holds {size} bytes"))
+}
+
 pub fn invalid_signal(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(format!("{what} is not a valid signal"))
         .with_code(Code::E0478)

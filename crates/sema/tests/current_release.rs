@@ -102,3 +102,11 @@ warnings!(
     arithmetic_with_a_literal_decides_no_sign,
     "BEGIN { $len = (uint64)5; $len = ($len > 0) ? ($len - 1) : 0; $n = (uint64)1; $n = $n + 1; }"
 );
+case!(
+    is_err_is_a_bool_of_a_pointer,
+    "kretprobe:vfs_read { @e[is_err(retval)] = count(); $p = (struct file *)retval; $b = is_err($p); } kprobe:vfs_read { $c = is_err(\"x\"); }"
+);
+case!(
+    write_user_takes_a_value_and_a_literal_length_that_fits,
+    "tracepoint:syscalls:sys_enter_openat { $p = \"/tmp/x\"; $a = write_user(args.filename, $p, 7); $b = write_user(args.filename, $p, 8); $c = write_user(args.filename, $p, $a); }"
+);

@@ -276,6 +276,7 @@ codes! {
     E0476: "unsafe builtin without --unsafe",
     E0477: "builtin not available in this probe",
     E0478: "invalid signal",
+    E0479: "write_user() length out of range",
     E0480: "--probe-filter matches no probe",
     E0481: "every file of a process without -p",
     E0482: "unsupported self signal",

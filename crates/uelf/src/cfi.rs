@@ -132,19 +132,34 @@ impl CallFrameInfo {
             let compressed = s
                 .compressed_file_range()
                 .map_or(true, |r| r.format != object::CompressionFormat::None);
-            (!bytes.is_empty() && !compressed).then(|| (s.address(), Arc::<[u8]>::from(bytes)))
+            (!bytes.is_empty() && !compressed).then(|| (s.address(), bytes.to_vec()))
         };
         let text = file.section_by_name(".text").map_or(0, |s| s.address());
-        let eh_frame = section(".eh_frame").map(|(address, bytes)| {
-            let mut s = EhFrame::from(Reader::new(bytes, LittleEndian));
+        Ok(CallFrameInfo::from_sections(
+            section(".eh_frame"),
+            section(".debug_frame").map(|(_, b)| b),
+            text,
+        ))
+    }
+
+    /// From the sections themselves (a caller that reads only them of a
+    /// large file): `.eh_frame` with its address, `.debug_frame`, and the
+    /// address of `.text`.
+    pub fn from_sections(
+        eh_frame: Option<(u64, Vec<u8>)>,
+        debug_frame: Option<Vec<u8>>,
+        text: u64,
+    ) -> CallFrameInfo {
+        let eh_frame = eh_frame.map(|(address, bytes)| {
+            let mut s = EhFrame::from(Reader::new(Arc::from(bytes), LittleEndian));
             s.set_address_size(8);
             let bases = BaseAddresses::default()
                 .set_eh_frame(address)
                 .set_text(text);
             (s, bases)
         });
-        let debug_frame = section(".debug_frame").map(|(_, bytes)| {
-            let mut s = DebugFrame::from(Reader::new(bytes, LittleEndian));
+        let debug_frame = debug_frame.map(|bytes| {
+            let mut s = DebugFrame::from(Reader::new(Arc::from(bytes), LittleEndian));
             s.set_address_size(8);
             (s, BaseAddresses::default().set_text(text))
         });
@@ -156,12 +171,12 @@ impl CallFrameInfo {
             index(s, bases, true, &mut fdes);
         }
         fdes.sort_by_key(|f| (f.start, f.in_debug_frame));
-        Ok(CallFrameInfo {
+        CallFrameInfo {
             eh_frame,
             debug_frame,
             fdes,
             context: Box::new(UnwindContext::new()),
-        })
+        }
     }
 
     /// How many functions have a rule.

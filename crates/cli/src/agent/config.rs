@@ -63,7 +63,7 @@ pub struct ProfileConfig {
 pub struct AgentConfig {
     pub prometheus: Option<std::net::SocketAddr>,
     pub max_series: Option<usize>,
-    pub otlp: Option<crate::export::http::Url>,
+    pub otlp: Option<export::http::Url>,
     pub otlp_metrics_interval: Option<Duration>,
     pub scripts: Vec<ScriptConfig>,
     pub profile: Option<ProfileConfig>,
@@ -276,13 +276,11 @@ fn positive(key: &str, value: Value) -> Result<i64, String> {
 fn agent_setting(config: &mut AgentConfig, key: &str, value: Value) -> Result<(), String> {
     match key {
         "prometheus" => {
-            config.prometheus = Some(crate::export::http::parse_listen_address(&string(
-                key, value,
-            )?)?)
+            config.prometheus = Some(export::http::parse_listen_address(&string(key, value)?)?)
         }
         "max_series" => config.max_series = Some(positive(key, value)? as usize),
         "otlp" => {
-            config.otlp = Some(crate::export::http::Url::parse(&string(key, value)?)?);
+            config.otlp = Some(export::http::Url::parse(&string(key, value)?)?);
         }
         "otlp_metrics_interval" => config.otlp_metrics_interval = Some(duration(key, value)?),
         other => {

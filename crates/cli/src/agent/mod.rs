@@ -31,7 +31,7 @@ use output::{Sink, TextSink};
 use runtime::SysKernelInfo;
 use source::{SourceMap, render_all};
 
-use crate::export::{self, StreamTap, Target, Targets};
+use export::{self, StreamTap, Target, Targets};
 
 /// How long a new script may take to load and attach.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -85,8 +85,8 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::signals::install();
-    crate::signals::install_reload();
+    runtime::signals::install();
+    runtime::signals::install_reload();
     let kernel = SysKernelInfo::new();
     let targets = Arc::new(Targets::default());
     let health = Arc::new(Mutex::new(Health::default()));
@@ -170,9 +170,9 @@ pub fn run(config_path: &Path, verbose: bool) -> ExitCode {
             }
         });
     let mut config = config;
-    while !crate::signals::stop_requested() {
+    while !runtime::signals::stop_requested() {
         std::thread::sleep(Duration::from_millis(100));
-        if crate::signals::reload_requested() {
+        if runtime::signals::reload_requested() {
             config = reload(
                 config_path,
                 config,
@@ -258,7 +258,7 @@ fn start(
     let file = sources.add(file_name, text.clone());
     let opts = sema::CheckOptions::default();
     let mut dumps = String::new();
-    let out = crate::pipeline::compile(
+    let out = tracer::pipeline::compile(
         &mut sources,
         file,
         kernel,
@@ -298,7 +298,7 @@ fn start(
                 match runtime::Session::load(&compiled.elf, &compiled.manifest, &load_opts) {
                     Ok(s) => s,
                     Err(e) => {
-                        let message = crate::run_error::runtime_error(&e, &compiled, &sources);
+                        let message = tracer::run_error::runtime_error(&e, &compiled, &sources);
                         let _ = tx.send(Err(message.clone()));
                         return Err(message);
                     }
@@ -313,9 +313,9 @@ fn start(
             let mut reader = Some(reader);
             let attached_tx = tx.clone();
             let mut sink = TextSink::new(BufWriter::new(writer));
-            let options = crate::run::RunOptions {
+            let options = tracer::run::RunOptions {
                 quiet: true,
-                mode: crate::run::RunMode::Trace,
+                mode: tracer::run::RunMode::Trace,
                 no_warnings: false,
                 child: None,
                 pid: None,
@@ -335,7 +335,7 @@ fn start(
                 status: None,
                 helper_errors: None,
             };
-            let result = crate::run::run(&mut session, &mut sink, options);
+            let result = tracer::run::run(&mut session, &mut sink, options);
             let _ = sink.flush();
             match result {
                 Ok(_) => Ok(()),

@@ -119,8 +119,7 @@ fn finish(mut child: Child, interval: Duration, stop: &AtomicBool) -> Result<(),
             return Err(format!("weft profile failed ({status}): {line}"));
         }
         if stop.load(Ordering::SeqCst) && !interrupted {
-            // SAFETY: kill() of our own child, not yet reaped.
-            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            runtime::process::interrupt(&child);
             interrupted = true;
         }
         if Instant::now() > deadline {

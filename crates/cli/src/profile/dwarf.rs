@@ -53,6 +53,8 @@ pub struct DwarfStacks {
     remembered: std::collections::HashSet<u32>,
     /// Samples whose thread had sent no stack (a lost record).
     pub unpaired: u64,
+    /// Samples printed (joined or not).
+    seen: u64,
     /// Off-CPU: the weights are sums (microseconds), not counts.
     pub sums: bool,
     /// CPU time spent unwinding.
@@ -164,6 +166,7 @@ impl DwarfStacks {
             return false;
         };
         let weight = weight.as_bits();
+        self.seen += 1;
         let user = match self.pending.get(&tid) {
             // Off-CPU: a thread blocks once per copy; on-CPU likewise one
             // sample per copy, so a copy is used once.
@@ -266,6 +269,11 @@ impl DwarfStacks {
             }
         }
         frames
+    }
+
+    /// Samples printed so far, each one `@events` counted.
+    pub fn samples_seen(&self) -> u64 {
+        self.seen
     }
 
     pub fn stats(&self) -> UnwindStats {

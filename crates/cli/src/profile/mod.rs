@@ -20,9 +20,9 @@ use runtime::{Session, SysKernelInfo};
 use sema::CheckOptions;
 use source::{SourceMap, render_all};
 
-use crate::child::HeldChild;
-use crate::stacks::{SymbolTimes, Symbols};
 use args::{EVENTS_MAP, Mode, PIDS_MAP, ProfileArgs, STACKS_MAP, SwitchProbe};
+use runtime::process::HeldChild;
+use tracer::stacks::{SymbolTimes, Symbols};
 
 pub fn main(mode: Mode, raw: &[OsString]) -> ExitCode {
     let args = match args::parse(mode, raw) {
@@ -136,7 +136,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         ..codegen::Options::default()
     };
     let mut dumps = String::new();
-    let out = crate::pipeline::compile(
+    let out = tracer::pipeline::compile(
         &mut sources,
         file,
         &kernel,
@@ -145,25 +145,15 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
         None,
         &mut dumps,
     )
-    .map_err(|diags| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        render_all(diags.iter(), &sources)
-    })?
+    .map_err(|diags| render_all(diags.iter(), &sources))?
     .without_front();
-    crate::signals::install();
+    runtime::signals::install();
     let mut session = Session::load(
         &out.compiled.elf,
         &out.compiled.manifest,
         &Default::default(),
     )
-    .map_err(|e| {
-        if let Some(c) = child.as_mut() {
-            c.kill();
-        }
-        crate::run_error::runtime_error(&e, &out.compiled, &sources)
-    })?;
+    .map_err(|e| tracer::run_error::runtime_error(&e, &out.compiled, &sources))?;
     let roles = stack_roles(args);
     let mut sink = sink::ProfileSink::new(
         None,
@@ -174,22 +164,22 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     }
     let mut progress = Progress::new(args, &out.compiled.manifest);
     let mut met = MetProcesses::new(&out.compiled.manifest);
-    let mut tick = |s: &Session, symbols: &mut Symbols, phase: crate::run::Phase| match phase {
-        crate::run::Phase::Running => {
+    let mut tick = |s: &Session, symbols: &mut Symbols, phase: tracer::run::Phase| match phase {
+        tracer::run::Phase::Running => {
             progress.tick(s);
             met.keep_new(s, symbols);
         }
         // The line goes before anything is said at exit.
-        crate::run::Phase::Stopped => progress.clear(),
+        tracer::run::Phase::Stopped => progress.clear(),
     };
     let mut times = SymbolTimes::default();
     let started = Instant::now();
-    let result = crate::run::run(
+    let result = tracer::run::run(
         &mut session,
         &mut sink,
-        crate::run::RunOptions {
+        tracer::run::RunOptions {
             quiet: true,
-            mode: crate::run::RunMode::Trace,
+            mode: tracer::run::RunMode::Trace,
             no_warnings: false,
             child: child.as_mut(),
             pid: args.pid,
@@ -209,7 +199,7 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
             )),
             on_tick: Some(&mut tick),
             symbol_times: Some(&mut times),
-            stop: None,
+            stop: deadline(args.duration),
             on_attached: None,
         },
     );
@@ -273,6 +263,18 @@ fn run(args: &ProfileArgs, command_line: &str) -> Result<(), String> {
     if !args.quiet {
         eprintln!("{}", summary(args, &profile, &facts, written.as_deref()));
     }
+    if let Some(d) = &sink.dwarf {
+        // Samples counted in the kernel but never joined to a stack here:
+        // lost from the ring buffer, or still in it when the run ended.
+        let counted = d.samples_seen();
+        if facts.events > counted {
+            eprintln!(
+                "weft: {} of {} sample(s) taken were not in the profile: their stack copies were lost or not unwound by the end (weft fell behind; a lower -F, -p PID or --frame-pointers costs less)",
+                facts.events - counted,
+                facts.events
+            );
+        }
+    }
     if args.verbose {
         eprintln!("{}", time_report(&times, write_times, elapsed));
         if let Some(d) = &sink.dwarf {
@@ -333,6 +335,20 @@ fn time_report(times: &SymbolTimes, write: write::WriteTimes, elapsed: Duration)
         ms(write.writing),
         ms(elapsed)
     )
+}
+
+/// A `-d` run ends by its `exit()` record; when the ring buffer is full
+/// (stack copies arriving faster than they are unwound) that record can be
+/// lost, so a flag set a quarter second after the duration ends it too.
+fn deadline(duration: Option<Duration>) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let d = duration?;
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let set = flag.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(d + Duration::from_millis(250));
+        set.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    Some(flag)
 }
 
 /// Whether `pid` still runs: it exists and is no zombie waiting for its

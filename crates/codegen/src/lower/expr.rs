@@ -952,6 +952,21 @@ impl Lower<'_> {
         (place, size)
     }
 
+    /// [`Lower::mem`] for a string whose bytes are read only up to its NUL
+    /// (compared with a literal, counted, searched): a `str()` made for it
+    /// is not zeroed past its NUL first (1 KiB at the default `max_strlen`).
+    pub(crate) fn mem_up_to_nul(&mut self, e: &Expr) -> (Place, u32) {
+        let made_here = matches!(
+            self.builtin_call(e),
+            Some((lowering, _)) if lowering.name == "str"
+        );
+        let canonical = self.canonical;
+        self.canonical = canonical && !made_here;
+        let held = self.mem(e);
+        self.canonical = canonical;
+        held
+    }
+
     /// String equality: byte by byte up to the first NUL.
     fn string_equal(&mut self, lhs: &Expr, rhs: &Expr) -> VReg {
         // Compare against a literal without materialising it.
@@ -965,7 +980,7 @@ impl Lower<'_> {
         let c = self.asm.vreg();
         match lit {
             Some(bytes) => {
-                let (place, size) = self.mem(var_side);
+                let (place, size) = self.mem_up_to_nul(var_side);
                 let mut expect = bytes.clone();
                 expect.push(0);
                 if expect.len() as u32 > size + 1 {

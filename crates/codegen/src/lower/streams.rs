@@ -84,13 +84,22 @@ impl StreamLayout {
                 ts_offset: STREAM_STAGES_OFFSET + 8 * i as u32,
                 last_offset: STREAM_STAGES_OFFSET + 8 * (n + i as u32),
                 hits_offset: STREAM_STAGES_OFFSET + 8 * (2 * n + i as u32),
-                task_offset: STREAM_STAGES_OFFSET + 8 * (3 * n + i as u32),
-                comm_offset: STREAM_STAGES_OFFSET + 32 * n + STREAM_COMM_SIZE * i as u32,
+                // The begin stage's task is the record's own; each later
+                // stage has a task and a comm after the hits.
+                task_offset: match i as u32 {
+                    0 => STREAM_PID_TGID_OFFSET,
+                    i => STREAM_STAGES_OFFSET + 24 * n + 8 * (i - 1),
+                },
+                comm_offset: match i as u32 {
+                    0 => STREAM_COMM_OFFSET,
+                    i => STREAM_STAGES_OFFSET + 32 * n - 8 + STREAM_COMM_SIZE * (i - 1),
+                },
             })
             .collect();
         let stream = &info.name;
         let state_map = names.unique_kernel(&format!("state_{stream}"));
-        let mut offset = STREAM_STAGES_OFFSET + (32 + STREAM_COMM_SIZE) * n;
+        let mut offset =
+            STREAM_STAGES_OFFSET + 24 * n + (8 + STREAM_COMM_SIZE) * n.saturating_sub(1);
         let links_filed_offset = if info.links.is_empty() {
             0
         } else {
@@ -490,7 +499,8 @@ impl<'a> Lower<'a> {
     }
 
     /// Writes the task running now as the one of stage `index` (its
-    /// pid_tgid, and its comm when the stream shows identity).
+    /// pid_tgid, and its comm when it is not the `begin` task and the
+    /// stream shows identity: the records only show another task's).
     fn record_task(&mut self, spec: &StreamSpec, record: Place, index: usize) {
         let st = &spec.stages[index];
         let pid_tgid = self.asm.vreg();
@@ -498,12 +508,17 @@ impl<'a> Lower<'a> {
             .call(Helper::GET_CURRENT_PID_TGID, &[], Some(pid_tgid));
         self.store(record.offset(st.task_offset), Src::Reg(pid_tgid), Width::DW);
         if spec.captures_identity {
+            let same = self.asm.label();
+            let began = self.asm.vreg();
+            self.load(began, record.offset(STREAM_PID_TGID_OFFSET), Width::DW);
+            self.asm.br(Cond::Eq, began, Src::Reg(pid_tgid), same);
             let comm = self.addr(record.offset(st.comm_offset));
             self.asm.call(
                 Helper::GET_CURRENT_COMM,
                 &[Src::Reg(comm), Src::Imm(STREAM_COMM_SIZE as i32)],
                 None,
             );
+            self.asm.bind(same);
         }
     }
 
@@ -876,13 +891,7 @@ impl<'a> Lower<'a> {
             Src::Reg(pid_tgid),
             Width::DW,
         );
-        // The begin stage's task is the record's own (its comm is the
-        // record's: user space reads it there).
-        self.store(
-            rec.offset(spec.stages[0].task_offset),
-            Src::Reg(pid_tgid),
-            Width::DW,
-        );
+
         if !spec.captures_identity {
             return;
         }

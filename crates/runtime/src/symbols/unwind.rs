@@ -270,21 +270,28 @@ impl Unwinder {
     }
 }
 
+/// The most bytes of `.eh_frame`/`.debug_frame` read from one file.
+const MAX_FRAME_SECTION: u64 = 64 << 20;
+
 /// Reads a file's call-frame information (and, where the file has none,
-/// its separate debug file's `.debug_frame`).
+/// its separate debug file's `.debug_frame`): only the ELF headers and
+/// those sections are read, so a large library (a compiler's, hundreds of
+/// MB) costs its frame sections, not its size.
 fn load_rules(path: &str) -> Option<FileRules> {
-    let data = if path == "[vdso]" {
-        own_vdso()?
-    } else {
-        std::fs::read(path).ok()?
-    };
-    let binary = uelf::Binary::parse(&data).ok()?;
-    let mut cfi = CallFrameInfo::parse(&data).ok()?;
+    if path == "[vdso]" {
+        let data = own_vdso()?;
+        let binary = uelf::Binary::parse(&data).ok()?;
+        return Some(FileRules {
+            cfi: CallFrameInfo::parse(&data).ok()?,
+            segments: binary.segments,
+        });
+    }
+    let file = ElfSections::open(path)?;
+    let mut cfi = file.call_frame_info();
     if cfi.is_empty() {
-        for debug in binary.debug_file_paths(path) {
-            if let Some(found) = std::fs::read(&debug)
-                .ok()
-                .and_then(|d| CallFrameInfo::parse(&d).ok())
+        for debug in file.debug_file_paths(path) {
+            if let Some(found) = ElfSections::open(&debug)
+                .map(|d| d.call_frame_info())
                 .filter(|c| !c.is_empty())
             {
                 cfi = found;
@@ -294,8 +301,134 @@ fn load_rules(path: &str) -> Option<FileRules> {
     }
     Some(FileRules {
         cfi,
-        segments: binary.segments,
+        segments: file.segments,
     })
+}
+
+/// An ELF64 file's program and section headers, read with the few
+/// sections unwinding needs.
+struct ElfSections {
+    file: std::fs::File,
+    segments: Vec<Segment>,
+    /// (name, address, file offset, size, flags)
+    sections: Vec<(String, u64, u64, u64, u64)>,
+}
+
+impl ElfSections {
+    fn open(path: &str) -> Option<ElfSections> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).ok()?;
+        let mut header = [0u8; 64];
+        file.read_exact_at(&mut header, 0).ok()?;
+        // 64-bit little-endian ELF only (x86-64).
+        if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+            return None;
+        }
+        let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as u64;
+        let u32_at =
+            |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as u64;
+        let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let (phoff, shoff) = (u64_at(&header, 32), u64_at(&header, 40));
+        let (phentsize, phnum) = (u16_at(&header, 54), u16_at(&header, 56));
+        let (shentsize, shnum, shstrndx) = (
+            u16_at(&header, 58),
+            u16_at(&header, 60),
+            u16_at(&header, 62),
+        );
+        if phentsize < 56 || shentsize < 64 || phnum > 4096 || shnum > 65535 {
+            return None;
+        }
+        let mut ph = vec![0u8; (phentsize * phnum) as usize];
+        file.read_exact_at(&mut ph, phoff).ok()?;
+        let segments = ph
+            .chunks(phentsize as usize)
+            .filter(|p| u32_at(p, 0) == 1) // PT_LOAD
+            .map(|p| Segment {
+                vaddr: u64_at(p, 16),
+                memsz: u64_at(p, 40),
+                offset: u64_at(p, 8),
+                filesz: u64_at(p, 32),
+                executable: u32_at(p, 4) & 1 != 0,
+            })
+            .collect();
+        let mut sh = vec![0u8; (shentsize * shnum) as usize];
+        file.read_exact_at(&mut sh, shoff).ok()?;
+        let headers: Vec<&[u8]> = sh.chunks(shentsize as usize).collect();
+        let strtab = headers.get(shstrndx as usize)?;
+        let (str_off, str_size) = (u64_at(strtab, 24), u64_at(strtab, 32));
+        if str_size > 1 << 20 {
+            return None;
+        }
+        let mut names = vec![0u8; str_size as usize];
+        file.read_exact_at(&mut names, str_off).ok()?;
+        let sections = headers
+            .iter()
+            .map(|h| {
+                let at = u32_at(h, 0) as usize;
+                let name = names
+                    .get(at..)
+                    .and_then(|n| n.split(|&b| b == 0).next())
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .unwrap_or_default();
+                (
+                    name,
+                    u64_at(h, 16),
+                    u64_at(h, 24),
+                    u64_at(h, 32),
+                    u64_at(h, 8),
+                )
+            })
+            .collect();
+        Some(ElfSections {
+            file,
+            segments,
+            sections,
+        })
+    }
+
+    fn section(&self, name: &str) -> Option<(u64, Vec<u8>)> {
+        use std::os::unix::fs::FileExt;
+        const SHF_COMPRESSED: u64 = 0x800;
+        let (_, addr, offset, size, flags) = self.sections.iter().find(|s| s.0 == name)?;
+        if *size == 0 || *size > MAX_FRAME_SECTION || flags & SHF_COMPRESSED != 0 {
+            return None;
+        }
+        let mut bytes = vec![0u8; *size as usize];
+        self.file.read_exact_at(&mut bytes, *offset).ok()?;
+        Some((*addr, bytes))
+    }
+
+    fn call_frame_info(&self) -> CallFrameInfo {
+        let text = self.section_address(".text");
+        CallFrameInfo::from_sections(
+            self.section(".eh_frame"),
+            self.section(".debug_frame").map(|s| s.1),
+            text,
+        )
+    }
+
+    fn section_address(&self, name: &str) -> u64 {
+        self.sections
+            .iter()
+            .find(|s| s.0 == name)
+            .map_or(0, |s| s.1)
+    }
+
+    /// Where the separate debug file may be (by build id, by debug link).
+    fn debug_file_paths(&self, path: &str) -> Vec<String> {
+        let mut binary = uelf::Binary::default();
+        if let Some((_, notes)) = self.section(".note.gnu.build-id") {
+            // namesz 4, descsz N, type 3, "GNU\0", then the id.
+            if notes.len() > 16 {
+                binary.build_id = Some(notes[16..].to_vec());
+            }
+        }
+        if let Some((_, link)) = self.section(".gnu_debuglink") {
+            let name = link.split(|&b| b == 0).next().unwrap_or_default();
+            binary.debuglink = Some(String::from_utf8_lossy(name).into_owned());
+        }
+        binary.debug_file_paths(path)
+    }
 }
 
 /// weft's own vDSO image: the kernel maps the same one into every process.

@@ -106,6 +106,8 @@ builtins! {
     len: functions(DEF);
     has_key: functions(DEF);
     find: functions(DEF);
+    is_err: functions(DEF);
+    write_user: functions(DEF);
     fail: functions(DEF);
     pton: functions(DEF);
     names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
@@ -118,7 +120,6 @@ builtins! {
     percpu_kaddr: functions(DEF);
     skboutput: functions(DEF);
     addrspace: functions(UPTR, KPTR);
-    write_user: functions(DEF);
 }
 
 /// Builtins whose helpers the kernel gives only to BTF-typed tracing

@@ -1,59 +1,60 @@
-//! `write_user(dst, src, len)`: writes `len` bytes of `src` over the
-//! traced process's memory at `dst` (`bpf_probe_write_user`); true when the
-//! kernel wrote them, as in bpftrace's current release.
+//! `write_user(dst, src, len)`: writes `len` bytes of the program's value
+//! `src` (a string, tuple or other value) to user address `dst` in the
+//! current process, `bpf_probe_write_user`, as bpftrace's standard library
+//! has it. A `bool`: true when the write succeeded.
 //!
-//! Why it is limited: it changes the traced process, so it needs `--unsafe`
-//! (bpftrace's sentence, `write_user() is unsafe. ...`); `src` is a value
-//! the program holds (a string, an integer at its width, an array held by
-//! value), since the helper reads only the program's own memory; at most
-//! `src`'s size is written (a longer `len` is cut to it), and a `len` of 0
-//! writes nothing and gives false. The kernel writes only to the current
-//! task's user memory and logs a warning in dmesg the first time.
+//! Why it is limited: it changes a process's memory, so it needs
+//! `--unsafe` (the kernel also logs a warning when it loads the program).
+//! The kernel takes a length it can check against `src`'s size when it
+//! loads the program, so `len` is a literal from 1 to that size.
 //!
-//! Example: `tracepoint:syscalls:sys_enter_openat /comm == "app"/ { write_user(args.filename, "/tmp/x", 7); }`
+//! Example: `tracepoint:syscalls:sys_enter_openat /comm == "myapp"/ { $p = "/tmp/redirected\0"; if (write_user(args.filename, $p, 16)) { printf("redirected\n"); } }`
 //!
-//! Lowering: `codegen::lower::builtins::write_user` (one helper call).
+//! Lowering: `codegen::lower::builtins::write_user` (the value written to
+//! the stack, then the helper).
+
+use syntax::ast::ExprKind;
 
 use super::{CallCheck, FunctionDef};
 use crate::diagnostics as diag;
+use crate::typed::CallValue;
 use crate::types::Type;
 
 pub const DEF: FunctionDef = FunctionDef {
     name: "write_user",
     signature: "write_user(dst, src, len)",
-    help: "writes len bytes of src over the traced process's memory at dst (--unsafe); true when written",
+    help: "writes len bytes of src to user address dst (--unsafe)",
     check,
     aggregates: false,
 };
 
 fn check(cx: &mut CallCheck<'_, '_>) -> Type {
-    cx.require_unsafe("writes to the traced process's memory");
+    cx.require_unsafe("writes to a process's memory");
     let [dst, src, len] = cx.args else {
         cx.check_all();
-        cx.wrong_arg_count("a user address, a value and a length");
+        cx.wrong_arg_count("an address, a value and a length");
         return Type::Bool;
     };
-    let t = cx.check(dst);
-    cx.expect_int(dst, &t, "write_user()'s destination");
-    let t = cx.check(src);
-    if !is_held_value(&t) {
-        let d = diag::type_mismatch(
+    let dst_ty = cx.check(dst);
+    cx.expect_int(dst, &dst_ty, "write_user()'s address");
+    let src_ty = cx.check(src);
+    let size = src_ty.stored().layout().size();
+    if size == 0 {
+        cx.error(diag::type_mismatch(
             src.span,
-            "write_user()'s source",
-            "a value the program holds (a string, an integer or an array)",
-            &t,
-        );
-        cx.error(d);
+            "write_user()'s value",
+            "a value held in memory",
+            &src_ty,
+        ));
+        return Type::Bool;
     }
-    let t = cx.check(len);
-    cx.expect_int(len, &t, "write_user()'s length");
+    cx.check(len);
+    match len.kind {
+        ExprKind::Int { value, .. } if (1..=u64::from(size)).contains(&value) => {
+            cx.set_value(CallValue::Constant(value as i64));
+        }
+        ExprKind::Int { value, .. } => cx.error(diag::write_user_length(len.span, value, size)),
+        _ => cx.needs_literal(len.span, "write_user()'s length"),
+    }
     Type::Bool
-}
-
-/// Whether `write_user` can take `t` as its source: bytes the program holds.
-pub fn is_held_value(t: &Type) -> bool {
-    matches!(
-        t,
-        Type::Str { .. } | Type::Int { .. } | Type::Bool | Type::Enum { .. } | Type::Array { .. }
-    )
 }

@@ -147,6 +147,8 @@ lowerings! {
     len: functions(LOWERING);
     has_key: functions(LOWERING);
     find: functions(LOWERING);
+    is_err: functions(LOWERING);
+    write_user: functions(LOWERING);
     fail: functions(LOWERING);
     pton: functions(LOWERING);
     names: functions(STRERROR, SIGNAL_NAME, SYSCALL_NAME);
@@ -159,7 +161,6 @@ lowerings! {
     percpu_kaddr: functions(LOWERING);
     skboutput: functions(LOWERING);
     addrspace: functions(UPTR, KPTR);
-    write_user: functions(LOWERING);
 }
 
 /// The lowering of the builtin function called `name`.
@@ -174,7 +175,10 @@ fn variable_lowering(name: &str) -> Option<&'static VariableLowering> {
 
 impl Lower<'_> {
     /// The lowering of the builtin call `e` and its site, if `e` is one.
-    fn builtin_call<'e>(&self, e: &'e Expr) -> Option<(&'static Lowering, CallSite<'e>)> {
+    pub(crate) fn builtin_call<'e>(
+        &self,
+        e: &'e Expr,
+    ) -> Option<(&'static Lowering, CallSite<'e>)> {
         let ExprKind::Call { args, .. } = &e.kind else {
             return None;
         };

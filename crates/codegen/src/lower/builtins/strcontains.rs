@@ -1,21 +1,20 @@
 //! `strcontains(haystack, needle)` (rule in `sema::builtins::strcontains`):
 //! 1 when the needle occurs in the haystack, else 0.
 //!
-//! Loops rather than unrolled compares, so the program stays small (about
-//! 50 instructions for any lengths), shaped for the verifier: it walks
-//! every iteration of a loop whose counters are constants it tracks, and
-//! each branch on the strings' bytes would leave it a path to walk later,
-//! so the loops branch on nothing but their counters. Each length comes
-//! from counting the bytes before the first NUL without a branch; for each
-//! start `i` of the haystack (while the needle still fits before the
-//! haystack's NUL), the bytes that differ are OR-ed together over the
-//! needle's length, masked arithmetically; a start whose OR is zero is a
-//! match. Two 64-byte strings cost the verifier about 40,000 instructions,
-//! two 200-byte ones about 400,000 (its limit is a million).
+//! Each length is counted by the kernel (see [`string_length`]; the
+//! haystack's while it is copied where the needle's buffer may run past its
+//! end, so no read needs a bounds check). The starts of the haystack are tried by `bpf_loop`, as many as there are
+//! places for the needle before the haystack's NUL, so the work follows
+//! the strings' lengths, not their buffers' (1 KiB at the default
+//! `max_strlen`), and the verifier walks the callback once. The callback
+//! compares the needle's bytes at one start without branching on them
+//! (the bytes that differ OR-ed together over the needle's length, masked
+//! arithmetically), so it stays one path for the verifier; it stops the
+//! loop at the first match.
 
 use super::{CallSite, Lowering};
-use crate::asm::{AluOp, Cond, Src, VReg, Width};
-use crate::lower::Lower;
+use crate::asm::{AluOp, Asm, Cond, Helper, Src, VReg, Width};
+use crate::lower::{Lower, Place};
 
 pub(crate) const LOWERING: Lowering = Lowering {
     name: "strcontains",
@@ -23,89 +22,176 @@ pub(crate) const LOWERING: Lowering = Lowering {
     ..Lowering::NONE
 };
 
+/// The loop's context on the caller's stack: the haystack, the needle,
+/// the needle's length, and the answer the callback leaves.
+const HAY_WORD: i16 = 0;
+const NEEDLE_WORD: i16 = 8;
+const NEEDLE_LEN_WORD: i16 = 16;
+const FOUND_WORD: i16 = 24;
+const CONTEXT_SIZE: u32 = 32;
+
 fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
     // The strings' temporaries are free again once the answer is in a register.
     let mark = l.asm.stack_mark();
-    let (hay, hay_size) = l.mem(&call.args[0]);
-    let (needle, needle_size) = l.mem(&call.args[1]);
-    let hay = l.addr(hay);
-    let needle = l.addr(needle);
-    let hay_len = string_length(l, hay, hay_size);
-    let needle_len = string_length(l, needle, needle_size);
+    let (hay_place, hay_size) = l.mem_up_to_nul(&call.args[0]);
+    let (needle_place, needle_size) = l.mem_up_to_nul(&call.args[1]);
+    let needle_len = string_length(l, needle_place, needle_size);
+    let needle = l.addr(needle_place);
+    // The haystack copied where the needle's buffer can run past its end
+    // (what is there is never compared, only read), counted as it is copied.
+    let copy = l.value_place(hay_size + needle_size);
+    let (hay, from) = (l.addr(copy), l.addr(hay_place));
+    let hay_len = counted_copy(l, hay, from, hay_size);
 
+    let name = format!(
+        "{}_strcontains{}",
+        l.program_name,
+        l.subprograms.len() + 1
+    );
+    l.subprograms
+        .push((name.clone(), callback(hay_size, needle_size)));
+
+    let context = l.asm.stack(CONTEXT_SIZE);
+    l.asm.store_stack(context, HAY_WORD, Src::Reg(hay), Width::DW);
+    l.asm
+        .store_stack(context, NEEDLE_WORD, Src::Reg(needle), Width::DW);
+    l.asm
+        .store_stack(context, NEEDLE_LEN_WORD, Src::Reg(needle_len), Width::DW);
+    l.asm.store_stack(context, FOUND_WORD, Src::Imm(0), Width::DW);
+    // The starts where the needle fits before the haystack's NUL.
+    let starts = l.asm.vreg();
+    let skip = l.asm.label();
+    l.asm.br(Cond::Gt, needle_len, Src::Reg(hay_len), skip);
+    l.asm.mov(starts, Src::Reg(hay_len));
+    l.asm.alu(AluOp::Sub, starts, Src::Reg(needle_len));
+    l.asm.alu(AluOp::Add, starts, Src::Imm(1));
+    let func = l.asm.vreg();
+    l.asm.func_addr(func, &name);
+    let context_ptr = l.asm.vreg();
+    l.asm.stack_addr(context_ptr, context, 0);
+    l.asm.call(
+        Helper::LOOP,
+        &[
+            Src::Reg(starts),
+            Src::Reg(func),
+            Src::Reg(context_ptr),
+            Src::Imm(0),
+        ],
+        None,
+    );
+    l.asm.bind(skip);
     let out = l.asm.vreg();
-    let [i, j, k, c, d, t, differ] = [(); 7].map(|_| l.asm.vreg());
-    let [outer, inner, past_hay, found, absent, done] = [(); 6].map(|_| l.asm.label());
-    l.asm.mov(i, Src::Imm(0));
-    l.asm.bind(outer);
-    // A start from which the needle runs past the haystack's NUL: none
-    // further on can match either.
-    l.asm.br(Cond::Ge, i, Src::Imm(hay_size as i32), absent);
-    l.asm.mov(t, Src::Reg(i));
-    l.asm.alu(AluOp::Add, t, Src::Reg(needle_len));
-    l.asm.br(Cond::Gt, t, Src::Reg(hay_len), absent);
-    l.asm.mov(differ, Src::Imm(0));
-    l.asm.mov(j, Src::Imm(0));
-    l.asm.bind(inner);
-    l.asm.br(Cond::Ge, j, Src::Imm(needle_size as i32), past_hay);
-    l.asm.mov(t, Src::Reg(needle));
-    l.asm.alu(AluOp::Add, t, Src::Reg(j));
-    l.asm.load(d, t, 0, Width::B);
-    // The haystack's byte, or 0 past its end (the verifier knows `k`).
-    l.asm.mov(c, Src::Imm(0));
-    l.asm.mov(k, Src::Reg(i));
-    l.asm.alu(AluOp::Add, k, Src::Reg(j));
-    let beyond = l.asm.label();
-    l.asm.br(Cond::Ge, k, Src::Imm(hay_size as i32), beyond);
-    l.asm.mov(t, Src::Reg(hay));
-    l.asm.alu(AluOp::Add, t, Src::Reg(k));
-    l.asm.load(c, t, 0, Width::B);
-    l.asm.bind(beyond);
-    l.asm.alu(AluOp::Xor, c, Src::Reg(d));
-    // All ones while j < needle_len, else 0: the sign of j - needle_len.
-    l.asm.mov(t, Src::Reg(j));
-    l.asm.alu(AluOp::Sub, t, Src::Reg(needle_len));
-    l.asm.alu(AluOp::Arsh, t, Src::Imm(63));
-    l.asm.alu(AluOp::And, c, Src::Reg(t));
-    l.asm.alu(AluOp::Or, differ, Src::Reg(c));
-    l.asm.alu(AluOp::Add, j, Src::Imm(1));
-    l.asm.jmp(inner);
-    l.asm.bind(past_hay);
-    l.asm.br(Cond::Eq, differ, Src::Imm(0), found);
-    l.asm.alu(AluOp::Add, i, Src::Imm(1));
-    l.asm.jmp(outer);
-    l.asm.bind(found);
-    l.asm.mov(out, Src::Imm(1));
-    l.asm.jmp(done);
-    l.asm.bind(absent);
-    l.asm.mov(out, Src::Imm(0));
-    l.asm.bind(done);
+    l.asm.load_stack(out, context, FOUND_WORD, Width::DW);
     l.asm.stack_release(mark);
     out
 }
 
-/// The number of bytes before the first NUL of the `size` bytes at `at`
-/// (`size` without one), counted without branching on the bytes (also
-/// `strlen()`'s).
-pub(crate) fn string_length(l: &mut Lower<'_>, at: VReg, size: u32) -> VReg {
-    let [len, seen, j, p, b] = [(); 5].map(|_| l.asm.vreg());
-    let (top, end) = (l.asm.label(), l.asm.label());
-    l.asm.mov(len, Src::Imm(0));
-    l.asm.mov(seen, Src::Imm(0));
-    l.asm.mov(j, Src::Imm(0));
-    l.asm.bind(top);
-    l.asm.br(Cond::Ge, j, Src::Imm(size as i32), end);
-    l.asm.mov(p, Src::Reg(at));
-    l.asm.alu(AluOp::Add, p, Src::Reg(j));
-    l.asm.load(b, p, 0, Width::B);
-    // 1 for a NUL: a byte minus one is negative only for 0.
-    l.asm.alu(AluOp::Sub, b, Src::Imm(1));
-    l.asm.alu(AluOp::Rsh, b, Src::Imm(63));
-    l.asm.alu(AluOp::Or, seen, Src::Reg(b));
-    l.asm.alu(AluOp::Add, len, Src::Imm(1));
-    l.asm.alu(AluOp::Sub, len, Src::Reg(seen));
-    l.asm.alu(AluOp::Add, j, Src::Imm(1));
-    l.asm.jmp(top);
-    l.asm.bind(end);
+/// Copies the string at `from` (a buffer of `size` bytes) to `to` up to its
+/// NUL and gives its length (`size` when it has no NUL: its last byte is
+/// copied too).
+fn counted_copy(l: &mut Lower<'_>, to: VReg, from: VReg, size: u32) -> VReg {
+    let len = l.asm.vreg();
+    l.asm.call(
+        Helper::PROBE_READ_KERNEL_STR,
+        &[Src::Reg(to), Src::Imm(size as i32), Src::Reg(from)],
+        Some(len),
+    );
+    let (counted, done) = (l.asm.label(), l.asm.label());
+    l.asm.br(Cond::SGt, len, Src::Imm(0), counted);
+    l.asm.mov(len, Src::Imm(1));
+    l.asm.bind(counted);
+    l.asm.alu(AluOp::Sub, len, Src::Imm(1));
+    l.asm.br(Cond::Ne, len, Src::Imm(size as i32 - 1), done);
+    let (last, t) = (l.asm.vreg(), l.asm.vreg());
+    l.asm.mov(t, Src::Reg(from));
+    l.asm.alu(AluOp::Add, t, Src::Imm(size as i32 - 1));
+    l.asm.load(last, t, 0, Width::B);
+    l.asm.mov(t, Src::Reg(to));
+    l.asm.alu(AluOp::Add, t, Src::Imm(size as i32 - 1));
+    l.asm.store(t, 0, Src::Reg(last), Width::B);
+    l.asm.br(Cond::Eq, last, Src::Imm(0), done);
+    l.asm.mov(len, Src::Imm(size as i32));
+    l.asm.bind(done);
+    len
+}
+
+/// The loop's callback `(start, context)`: 1 (stop) with the answer set
+/// when the needle is at `start`, else 0.
+fn callback(hay_size: u32, needle_size: u32) -> Asm {
+    let mut asm = Asm::with_params(2);
+    let (i, context) = (asm.param(0), asm.param(1));
+    let [hay, needle, needle_len, j, c, d, t, differ] = [(); 8].map(|_| asm.vreg());
+    let inner_start = asm.label();
+    // Never past the haystack (the loop counts fewer starts): said once so
+    // that the verifier knows every read below is inside the copy.
+    let (inner, compared, next) = (asm.label(), asm.label(), asm.label());
+    asm.br(Cond::Lt, i, Src::Imm(hay_size as i32), inner_start);
+    asm.ret(Src::Imm(1));
+    asm.bind(inner_start);
+    asm.load(hay, context, HAY_WORD, Width::DW);
+    asm.alu(AluOp::Add, hay, Src::Reg(i));
+    asm.load(needle, context, NEEDLE_WORD, Width::DW);
+    asm.load(needle_len, context, NEEDLE_LEN_WORD, Width::DW);
+    asm.mov(differ, Src::Imm(0));
+    asm.mov(j, Src::Imm(0));
+    asm.bind(inner);
+    asm.br(Cond::Ge, j, Src::Imm(needle_size as i32), compared);
+    asm.mov(t, Src::Reg(needle));
+    asm.alu(AluOp::Add, t, Src::Reg(j));
+    asm.load(d, t, 0, Width::B);
+    asm.mov(t, Src::Reg(hay));
+    asm.alu(AluOp::Add, t, Src::Reg(j));
+    asm.load(c, t, 0, Width::B);
+    asm.alu(AluOp::Xor, c, Src::Reg(d));
+    // All ones while j < needle_len, else 0: the sign of j - needle_len.
+    asm.mov(t, Src::Reg(j));
+    asm.alu(AluOp::Sub, t, Src::Reg(needle_len));
+    asm.alu(AluOp::Arsh, t, Src::Imm(63));
+    asm.alu(AluOp::And, c, Src::Reg(t));
+    asm.alu(AluOp::Or, differ, Src::Reg(c));
+    asm.alu(AluOp::Add, j, Src::Imm(1));
+    asm.jmp(inner);
+    asm.bind(compared);
+    asm.br(Cond::Ne, differ, Src::Imm(0), next);
+    asm.store(context, FOUND_WORD, Src::Imm(1), Width::DW);
+    asm.ret(Src::Imm(1));
+    asm.bind(next);
+    asm.ret(Src::Imm(0));
+    asm
+}
+
+/// The number of bytes before the first NUL of the `size` bytes at
+/// `place` (`size` without one), also `strlen()`'s: counted by the kernel,
+/// `bpf_probe_read_kernel_str` copying the string onto itself (the same
+/// bytes), which stops at the NUL, so the cost follows the string's length
+/// and the verifier sees no loop. Without a NUL the copy writes one over
+/// the last byte, which is put back.
+pub(crate) fn string_length(l: &mut Lower<'_>, place: Place, size: u32) -> VReg {
+    let len = l.asm.vreg();
+    if size == 0 {
+        l.asm.mov(len, Src::Imm(0));
+        return len;
+    }
+    let (at, end, last) = (l.addr(place), l.asm.vreg(), l.asm.vreg());
+    l.asm.mov(end, Src::Reg(at));
+    l.asm.alu(AluOp::Add, end, Src::Imm(size as i32 - 1));
+    l.asm.load(last, end, 0, Width::B);
+    l.asm.call(
+        Helper::PROBE_READ_KERNEL_STR,
+        &[Src::Reg(at), Src::Imm(size as i32), Src::Reg(at)],
+        Some(len),
+    );
+    l.asm.store(end, 0, Src::Reg(last), Width::B);
+    // The bytes copied, NUL included: one more than the length, or `size`
+    // with no NUL (the last byte not one).
+    let (counted, done) = (l.asm.label(), l.asm.label());
+    l.asm.br(Cond::SGt, len, Src::Imm(0), counted);
+    l.asm.mov(len, Src::Imm(1));
+    l.asm.bind(counted);
+    l.asm.alu(AluOp::Sub, len, Src::Imm(1));
+    l.asm.br(Cond::Ne, len, Src::Imm(size as i32 - 1), done);
+    l.asm.br(Cond::Eq, last, Src::Imm(0), done);
+    l.asm.mov(len, Src::Imm(size as i32));
+    l.asm.bind(done);
     len
 }

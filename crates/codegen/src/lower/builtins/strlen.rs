@@ -13,8 +13,7 @@ pub(crate) const LOWERING: Lowering = Lowering {
 
 fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
     let mark = l.asm.stack_mark();
-    let (at, size) = l.mem(&call.args[0]);
-    let at = l.addr(at);
+    let (at, size) = l.mem_up_to_nul(&call.args[0]);
     let len = super::strcontains::string_length(l, at, size);
     l.asm.stack_release(mark);
     len

@@ -1,13 +1,11 @@
 //! `write_user(dst, src, len)` (rule in `sema::builtins::write_user`):
-//! `src` in the program's memory (a string or array in place, an integer
-//! stored at its width), `len` cut to `src`'s size so the verifier sees a
-//! bounded size, then `bpf_probe_write_user`; true when it returned 0.
-
-use sema::Type;
+//! `src` written to a stack temporary of its type, then
+//! `bpf_probe_write_user(dst, &temp, len)` (`len` a constant the rule
+//! checked against the value's size); 1 when the helper returned 0.
 
 use super::{CallSite, Lowering};
 use crate::asm::{Cond, Helper, Src, VReg};
-use crate::lower::{Lower, scalar_width};
+use crate::lower::Lower;
 
 pub(crate) const LOWERING: Lowering = Lowering {
     name: "write_user",
@@ -16,40 +14,25 @@ pub(crate) const LOWERING: Lowering = Lowering {
 };
 
 fn scalar(l: &mut Lower<'_>, call: &CallSite<'_>) -> VReg {
-    let [dst, src, len] = call.args else {
+    let [dst, src, _] = call.args else {
         return l.constant(0);
     };
-    let dst = l.scalar(dst);
-    let src_ty = l.ty(src);
-    let (place, size) = match src_ty {
-        Type::Str { .. } | Type::Array { .. } => l.mem(src),
-        _ => {
-            let value = l.scalar(src);
-            let place = l.temp(&src_ty);
-            l.store(place, Src::Reg(value), scalar_width(&src_ty));
-            (place, src_ty.layout().size())
-        }
-    };
-    let len = l.scalar(len);
-    let out = l.asm.vreg();
-    l.asm.mov(out, Src::Imm(0));
-    let (fits, done) = (l.asm.label(), l.asm.label());
-    // Nothing to write: false, as the kernel refuses a size of 0.
-    l.asm.br(Cond::Eq, len, Src::Imm(0), done);
-    l.asm.br(Cond::Le, len, Src::Imm(size as i32), fits);
-    l.asm.mov(len, Src::Imm(size as i32));
-    l.asm.bind(fits);
-    let from = l.addr(place);
+    let t = l.ty(src).stored();
+    let value = l.temp(&t);
+    l.write_into(src, value, &t);
+    let to = l.scalar(dst);
+    let from = l.addr(value);
     let ret = l.asm.vreg();
     l.asm.call(
         Helper::PROBE_WRITE_USER,
-        &[Src::Reg(dst), Src::Reg(from), Src::Reg(len)],
+        &[Src::Reg(to), Src::Reg(from), Src::Imm(call.constant() as i32)],
         Some(ret),
     );
-    let failed = l.asm.label();
-    l.asm.br(Cond::Ne, ret, Src::Imm(0), failed);
-    l.asm.mov(out, Src::Imm(1));
-    l.asm.bind(failed);
+    let ok = l.asm.vreg();
+    let done = l.asm.label();
+    l.asm.mov(ok, Src::Imm(0));
+    l.asm.br(Cond::Ne, ret, Src::Imm(0), done);
+    l.asm.mov(ok, Src::Imm(1));
     l.asm.bind(done);
-    out
+    ok
 }

@@ -24,11 +24,11 @@ impl ImportFiles for DiskFiles {
     }
 
     fn read(&self, path: &Path) -> Result<String, String> {
-        std::fs::read_to_string(path).map_err(|e| crate::io_reason(&e))
+        std::fs::read_to_string(path).map_err(|e| crate::run_error::io_reason(&e))
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<String>, String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| crate::io_reason(&e))?;
+        let entries = std::fs::read_dir(dir).map_err(|e| crate::run_error::io_reason(&e))?;
         Ok(entries
             .filter_map(Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())

@@ -8,9 +8,16 @@ use ktypes::KernelInfo;
 use sema::CheckOptions;
 use source::{Code, Diagnostic, Diagnostics, SourceMap, Span};
 
-use crate::args::DumpStage;
-
 /// What the compiler produced, or the diagnostics that stopped it.
+/// `-d STAGE`: what the pipeline prints on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpStage {
+    Ast,
+    Types,
+    Bpf,
+    All,
+}
+
 pub struct Output {
     pub compiled: Compiled,
     /// Warnings (never errors) to show.
@@ -231,6 +238,8 @@ pub fn verifier_diagnostic(
         .collect();
     let help = if log.contains("infinite loop") {
         "the verifier could not see this loop end: it does not follow values kept in maps, such as a stream's `$fields` (kept in the instance's record) or `@maps`, so a loop counted by one looks endless to it; count the loop with a `let` variable (kept on the program's stack), or write `for ($i : 0..N)`"
+    } else if log.contains("cannot use helper") {
+        "this kernel does not give that helper to this kind of program: a kernel locked down, or built without it, refuses the helpers that change the system (bpf_probe_write_user, bpf_override_return)"
     } else if log.contains("too large") || log.contains("too complex") {
         "the verifier follows every path of the program and gives up after 1,000,000 instructions: bound loops to fewer iterations"
     } else if log.contains("cannot use helper bpf_probe_write_user") {

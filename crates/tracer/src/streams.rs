@@ -18,8 +18,7 @@ use abi::{Manifest, StreamCounter, StreamSpec};
 use output::{Sink, StackResolver, TimelineWriter, decode_stream_record};
 use runtime::{MapEntry, Session};
 
-use crate::export::StreamTap;
-use crate::run::RunError;
+use crate::run_error::RunError;
 use crate::stacks::Symbols;
 
 /// How often the state maps are swept while the script runs.
@@ -207,15 +206,17 @@ pub fn timeline_warnings(manifest: &Manifest, path: &std::path::Path) -> Vec<Str
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds (the clock of `bpf_ktime_get_ns`).
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
+    runtime::clock::monotonic_ns()
+}
+
+/// Who is told about a run's streams besides its sinks (the exporters):
+/// each record that reaches user space, and each instance the user-space
+/// sweep expired. Called on the event loop's thread: keep it short.
+pub trait StreamObserver: Send + Sync {
+    /// One record of stream `id`: `bytes` as received, `record` decoded.
+    fn record(&self, id: usize, bytes: &[u8], record: &output::StreamRecord<'_>);
+    /// The sweep expired one instance of stream `id`.
+    fn expired(&self, id: usize);
 }
 
 /// The `--timeline` file being gathered.
@@ -232,7 +233,7 @@ pub struct Streams {
     timeline: Option<Timeline>,
     last_sweep: Instant,
     /// The exporters' view: each record and each expiry.
-    tap: Option<Arc<StreamTap>>,
+    tap: Option<Arc<dyn StreamObserver>>,
     /// Cgroup ids back to paths, for the records (made on the first record).
     cgroups: Option<runtime::cgroups::CgroupPaths>,
 }
@@ -243,7 +244,7 @@ impl Streams {
     pub fn new(
         manifest: &Manifest,
         timeline: Option<(PathBuf, File)>,
-        tap: Option<Arc<StreamTap>>,
+        tap: Option<Arc<dyn StreamObserver>>,
     ) -> Streams {
         Streams {
             expired_user: vec![0; manifest.streams.len()],

@@ -74,13 +74,14 @@ fn location(sources: &SourceMap, site: &HelperErrorSite) -> String {
 /// then `Additional Info - helper: NAME, retcode: N`; the probe in a note.
 fn warning(site: &HelperErrorSite, error: i64) -> Diagnostic {
     let errno = i32::try_from(-error).unwrap_or(0);
-    let what = match (site.helper.as_str(), errno) {
-        ("map_update_elem", libc::E2BIG) => "Map full; can't update element. Try increasing max_map_keys config or manually setting the max entries in a map declaration e.g. `let @a = hash(5000)`".to_string(),
-        ("map_delete_elem", libc::ENOENT) => {
+    let kind = std::io::Error::from_raw_os_error(errno).kind();
+    let what = match (site.helper.as_str(), kind) {
+        ("map_update_elem", std::io::ErrorKind::ArgumentListTooLong) => "Map full; can't update element. Try increasing max_map_keys config or manually setting the max entries in a map declaration e.g. `let @a = hash(5000)`".to_string(),
+        ("map_delete_elem", std::io::ErrorKind::NotFound) => {
             "Can't delete map element because it does not exist.".to_string()
         }
         ("map_lookup_elem", _) => "Can't lookup map element because it does not exist.".to_string(),
-        _ => crate::io_reason(&std::io::Error::from_raw_os_error(errno)),
+        _ => crate::run_error::io_reason(&std::io::Error::from_raw_os_error(errno)),
     };
     Diagnostic::warning(format!(
         "{what}\nAdditional Info - helper: {}, retcode: {error}",

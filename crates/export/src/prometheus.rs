@@ -359,7 +359,7 @@ fn own_families(
             };
             let open = target.reader.map_len(&spec.state_map).unwrap_or(0) as u64;
             let losses =
-                crate::streams::Losses::account(&counters, target.streams.expired_user(id), open);
+                tracer::streams::Losses::account(&counters, target.streams.expired_user(id), open);
             let evicted = target.streams.monotonic_evicted(id, losses.evicted);
             for (outcome, n) in [
                 ("completed", counters[StreamCounter::Completed as usize]),

@@ -38,7 +38,7 @@ impl From<runtime::MapError> for RunError {
 }
 
 /// A failed write of the output.
-pub(crate) fn io_error(e: io::Error) -> RunError {
+pub fn io_error(e: io::Error) -> RunError {
     RunError::Output(e)
 }
 
@@ -81,7 +81,7 @@ fn kprobe_help(e: &AttachError) -> String {
 }
 
 /// One clear sentence (plus help) for what the kernel refused.
-pub(crate) fn runtime_error(
+pub fn runtime_error(
     e: &RuntimeError,
     compiled: &codegen::Compiled,
     sources: &SourceMap,
@@ -103,4 +103,14 @@ pub(crate) fn runtime_error(
         _ => Diagnostic::error(e.to_string()),
     };
     render(&d, sources)
+}
+
+/// An I/O error as the C library words it (`No such file or directory`),
+/// without Rust's `(os error 2)`.
+pub fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }

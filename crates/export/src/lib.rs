@@ -11,6 +11,8 @@
 //! histograms, a copy of each record for spans); everything else happens on
 //! the exporters' own threads through a [`runtime::SessionReader`].
 
+#![forbid(unsafe_code)]
+
 pub mod http;
 pub mod otlp;
 pub mod prometheus;
@@ -23,6 +25,16 @@ use abi::Manifest;
 use output::StreamRecord;
 use output::metrics::{MapMetric, MetricKind, NotExported, SampleValue, StreamMetrics};
 use runtime::{FlatEntries, SessionReader};
+
+impl tracer::streams::StreamObserver for StreamTap {
+    fn record(&self, id: usize, bytes: &[u8], record: &StreamRecord<'_>) {
+        StreamTap::record(self, id, bytes, record);
+    }
+
+    fn expired(&self, id: usize) {
+        StreamTap::expired(self, id);
+    }
+}
 
 /// What the event loop hands the exporters about one script's streams:
 /// each record that reaches user space, and each instance the user-space

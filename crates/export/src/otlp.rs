@@ -265,55 +265,25 @@ impl Drop for OtlpExporter {
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds.
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
+    runtime::clock::monotonic_ns()
 }
 
 /// The offset from the kernel's clock (`bpf_ktime_get_ns`) to Unix time, now.
 pub fn clock() -> Clock {
-    let read = |clock| {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec we own.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
-    };
     Clock {
-        offset_ns: read(libc::CLOCK_REALTIME) - read(libc::CLOCK_MONOTONIC),
+        offset_ns: runtime::clock::realtime_minus_monotonic_ns(),
     }
 }
 
 /// A seed for span ids from the kernel's random pool (time and pid if that fails).
 pub fn seed() -> u64 {
-    let mut buf = [0u8; 8];
-    // SAFETY: getrandom writes at most buf.len() bytes into buf.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n == 8 {
-        u64::from_le_bytes(buf)
-    } else {
-        monotonic_ns() ^ (u64::from(std::process::id()) << 32)
-    }
+    runtime::host::random_u64()
+        .unwrap_or_else(|| monotonic_ns() ^ (u64::from(std::process::id()) << 32))
 }
 
 /// This machine's name (`host.name`).
 pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    runtime::host::name()
 }
 
 /// What one send came to.

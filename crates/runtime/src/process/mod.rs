@@ -5,6 +5,8 @@
 //! before anything is compiled or attached, as bpftrace does; an `exec` that
 //! still fails is reported when the command is released.
 
+pub mod exit_watch;
+
 use std::ffi::CString;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -20,7 +22,7 @@ pub struct HeldChild {
     exited: bool,
     /// Keeps the command's memory map at its exit and reaps it (see
     /// `child_exit`), when the script needs its symbols after it ends.
-    watch: Option<crate::child_exit::ExitWatch>,
+    watch: Option<exit_watch::ExitWatch>,
     /// Readable once the command has exited, when it is not watched.
     pidfd: Option<std::os::fd::OwnedFd>,
 }
@@ -99,12 +101,10 @@ impl HeldChild {
     /// `exec` failed). With `exit_maps`, its memory map is kept there as it
     /// exits (for its user stacks and symbols; it waits only for that);
     /// otherwise it runs untraced.
-    pub fn release(&mut self, exit_maps: Option<runtime::symbols::ExitMaps>) -> io::Result<()> {
+    pub fn release(&mut self, exit_maps: Option<crate::symbols::ExitMaps>) -> io::Result<()> {
         if self.go.is_some() {
             match exit_maps {
-                Some(maps) => {
-                    self.watch = Some(crate::child_exit::ExitWatch::start(self.pid, maps))
-                }
+                Some(maps) => self.watch = Some(exit_watch::ExitWatch::start(self.pid, maps)),
                 None => self.pidfd = pidfd_open(self.pid),
             }
         }
@@ -254,6 +254,75 @@ fn find_program(program: &str, search_path: &std::ffi::OsStr) -> io::Result<Path
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         });
     found.map_or_else(|| refuse("command not found (not in PATH)"), Ok)
+}
+
+/// Why a `-p PID` cannot be traced.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NoProcess {
+    /// Above the kernel's `pid_max` (or not a pid at all).
+    OutOfRange,
+    /// No process has that pid.
+    Missing,
+}
+
+/// Whether process `pid` exists (it may not be ours to signal).
+pub fn check_exists(pid: u32) -> Result<(), NoProcess> {
+    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .unwrap_or(4_194_304);
+    let (Ok(pid), true) = (libc::pid_t::try_from(pid), pid <= pid_max) else {
+        return Err(NoProcess::OutOfRange);
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 {
+        return Ok(());
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EPERM) if pid > 0 => Ok(()),
+        _ => Err(NoProcess::Missing),
+    }
+}
+
+/// Sends SIGINT to `child` (not yet reaped), as a terminal's Ctrl-C would.
+pub fn interrupt(child: &std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill() of our own child, not yet reaped (the Child holds it).
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    }
+}
+
+/// Notices when the `-p` process ends, zombies included (a pidfd turns
+/// readable at exit; `kill(pid, 0)` would still succeed on a zombie).
+pub struct ProcessWatch {
+    pid: u32,
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ProcessWatch {
+    pub fn new(pid: u32) -> ProcessWatch {
+        ProcessWatch {
+            pid,
+            pidfd: libc::pid_t::try_from(pid).ok().and_then(pidfd_open),
+        }
+    }
+
+    /// Readable once the process has exited (None without pidfds).
+    pub fn wake_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.pidfd.as_ref().map(|fd| fd.as_fd())
+    }
+
+    pub fn exited(&self) -> bool {
+        match &self.pidfd {
+            Some(fd) => {
+                use std::os::fd::AsFd;
+                crate::host::wait_readable(fd.as_fd(), std::time::Duration::ZERO)
+            }
+            // SAFETY: signal 0 only checks that the process exists.
+            None => unsafe { libc::kill(self.pid as i32, 0) != 0 },
+        }
+    }
 }
 
 #[cfg(test)]

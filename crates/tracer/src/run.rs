@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use abi::{CounterIndex, EVENT_HEADER_SIZE, EventKind, Manifest};
 use output::{Render, Sink, decode, decode_map_with};
@@ -14,9 +14,9 @@ pub use crate::run_error::RunError;
 use crate::run_error::io_error;
 use runtime::Session;
 
-use crate::child::HeldChild;
-use crate::signals;
 use crate::streams::Streams;
+use runtime::process::HeldChild;
+use runtime::signals;
 
 /// How long one wait on the ring buffer may last before the loop looks at
 /// signals and the traced command again.
@@ -71,7 +71,7 @@ pub struct RunOptions<'a> {
     /// `--timeline FILE`: the file, already created, written at exit.
     pub timeline: Option<(std::path::PathBuf, std::fs::File)>,
     /// The exporters' view of the streams (`--prometheus`, `--otlp`), fed each record.
-    pub stream_tap: Option<std::sync::Arc<crate::export::StreamTap>>,
+    pub stream_tap: Option<std::sync::Arc<dyn crate::streams::StreamObserver>>,
     /// Symbol tables set up by the caller (how often live passes run);
     /// `None`: the defaults.
     pub symbols: Option<crate::stacks::Symbols>,
@@ -116,7 +116,7 @@ pub fn run(
 ) -> Result<u8, RunError> {
     let manifest = session.manifest().clone();
     output::set_string_trailer(manifest.settings.str_trunc_trailer.as_bytes());
-    let target = opts.pid.map(ProcessWatch::new);
+    let target = opts.pid.map(runtime::process::ProcessWatch::new);
     let mut pump = Pump {
         manifest: &manifest,
         actions: VecDeque::new(),
@@ -220,7 +220,10 @@ pub fn run(
                 session.wake_on(fd)?;
             }
         }
-        if let Some(fd) = target.as_ref().and_then(ProcessWatch::wake_fd) {
+        if let Some(fd) = target
+            .as_ref()
+            .and_then(runtime::process::ProcessWatch::wake_fd)
+        {
             session.wake_on(fd)?;
         }
         loop {
@@ -255,7 +258,10 @@ pub fn run(
             if opts.child.as_deref_mut().is_some_and(HeldChild::exited) {
                 break;
             }
-            if target.as_ref().is_some_and(ProcessWatch::exited) {
+            if target
+                .as_ref()
+                .is_some_and(runtime::process::ProcessWatch::exited)
+            {
                 break;
             }
         }
@@ -462,6 +468,7 @@ impl Pump<'_> {
         timeout: Duration,
     ) -> Result<bool, RunError> {
         let mut timeout = timeout;
+        let started = Instant::now();
         loop {
             self.records += self.drain(session, sink, timeout)? as u64;
             if self.actions.is_empty() {
@@ -469,6 +476,12 @@ impl Pump<'_> {
             }
             if self.handle_actions(session, sink)? {
                 return Ok(true);
+            }
+            // A steady stream of records that need the session (a profile's
+            // samples, each printed with its stack) would keep this loop
+            // going: the caller ticks and looks for a stop in between.
+            if started.elapsed() >= Duration::from_millis(100) {
+                return Ok(false);
             }
             timeout = Duration::ZERO;
         }
@@ -551,7 +564,7 @@ impl Pump<'_> {
                         .time_formats
                         .get(id)
                         .map_or("%H:%M:%S\n", String::as_str);
-                    if let Err(e) = sink.time(strftime_now(fmt).as_bytes()) {
+                    if let Err(e) = sink.time(crate::times::strftime_now(fmt).as_bytes()) {
                         write_error = Some(e);
                         return ControlFlow::Break(());
                     }
@@ -785,7 +798,11 @@ fn print_value(sink: &mut dyn Sink, args: &[output::Value]) -> std::io::Result<(
 fn format_timestamps(manifest: &Manifest, layout: &abi::Layout, value: &mut output::Value) {
     match (layout, value) {
         (abi::Layout::Timestamp { .. }, output::Value::Timestamp(t)) => {
-            t.text = Some(time_text(&manifest.time_formats, t.ns, t.format));
+            t.text = Some(crate::times::time_text(
+                &manifest.time_formats,
+                t.ns,
+                t.format,
+            ));
         }
         (abi::Layout::Tuple { fields, .. }, output::Value::Tuple(items)) => {
             for (field, item) in fields.iter().zip(items) {
@@ -855,116 +872,9 @@ fn print_text(
         Err(e) => {
             eprintln!(
                 "ERROR: failed to open file '{path}' ({})",
-                crate::io_reason(&e)
+                crate::run_error::io_reason(&e)
             );
             sink.cat(b"")
-        }
-    }
-}
-
-/// Formats the local time now with C `strftime`.
-/// `strftime(fmt, ns)`: `ns` of the monotonic clock (`nsecs`) as wall-clock
-/// time, with bpftrace's `%f` (microseconds) besides strftime(3)'s fields.
-/// `strftime()`'s text: `ns` in the script's time format number `format`.
-pub(crate) fn time_text(formats: &[String], ns: u64, format: u32) -> String {
-    let fmt = formats.get(format as usize);
-    strftime_ns(fmt.map_or("%H:%M:%S", String::as_str), ns)
-}
-
-fn strftime_ns(fmt: &str, ns: u64) -> String {
-    static OFFSET_NS: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
-    let offset = *OFFSET_NS.get_or_init(|| {
-        let read = |clock| {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: ts is a valid timespec to fill.
-            unsafe { libc::clock_gettime(clock, &mut ts) };
-            ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
-        };
-        read(libc::CLOCK_REALTIME) - read(libc::CLOCK_MONOTONIC)
-    });
-    let wall = offset + ns as i128;
-    let (secs, nanos) = (
-        wall.div_euclid(1_000_000_000),
-        wall.rem_euclid(1_000_000_000),
-    );
-    let fmt = fmt.replace("%f", &format!("{:06}", nanos / 1000));
-    strftime_at(&fmt, secs as libc::time_t)
-}
-
-fn strftime_now(fmt: &str) -> String {
-    // SAFETY: time() accepts a null pointer.
-    strftime_at(fmt, unsafe { libc::time(std::ptr::null_mut()) })
-}
-
-/// The local time's offset from UTC, in seconds, at `secs` since the
-/// epoch (the clock times of time series are shown in local time).
-pub(crate) fn local_utc_offset(secs: i64) -> i64 {
-    let secs = secs as libc::time_t;
-    // SAFETY: localtime_r gets valid pointers.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&secs, &mut tm).is_null() {
-            return 0;
-        }
-        tm.tm_gmtoff
-    }
-}
-
-/// strftime(3) of `secs` since the epoch, in local time.
-fn strftime_at(fmt: &str, secs: libc::time_t) -> String {
-    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
-        return String::new();
-    };
-    // SAFETY: localtime_r/strftime get valid pointers and a sized buffer.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&secs, &mut tm);
-        let mut buf = [0u8; 256];
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
-}
-
-/// Notices when the `-p` process ends, zombies included (a pidfd turns
-/// readable at exit; `kill(pid, 0)` would still succeed on a zombie).
-struct ProcessWatch {
-    pid: u32,
-    pidfd: Option<std::os::fd::OwnedFd>,
-}
-
-impl ProcessWatch {
-    fn new(pid: u32) -> ProcessWatch {
-        use std::os::fd::FromRawFd;
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) };
-        // SAFETY: a non-negative result is a descriptor we now own.
-        let pidfd = (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) });
-        ProcessWatch { pid, pidfd }
-    }
-
-    /// Readable once the process has exited (None without pidfds).
-    fn wake_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
-        use std::os::fd::AsFd;
-        self.pidfd.as_ref().map(|fd| fd.as_fd())
-    }
-
-    fn exited(&self) -> bool {
-        use std::os::fd::AsRawFd;
-        match &self.pidfd {
-            Some(fd) => {
-                let mut p = libc::pollfd {
-                    fd: fd.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd, no waiting.
-                unsafe { libc::poll(&mut p, 1, 0) > 0 }
-            }
-            // SAFETY: signal 0 only checks that the process exists.
-            None => unsafe { libc::kill(self.pid as i32, 0) != 0 },
         }
     }
 }

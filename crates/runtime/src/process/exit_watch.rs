@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
-use runtime::symbols::ExitMaps;
+use crate::symbols::ExitMaps;
 
 struct Shared {
     exited: AtomicBool,
@@ -241,7 +241,7 @@ mod tests {
         watch.join();
         // The map was kept: our own executable is in it (the child is our fork).
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
-        let mut symbols = runtime::symbols::UserSymbols::with_exit_maps(exit_maps);
+        let mut symbols = crate::symbols::UserSymbols::with_exit_maps(exit_maps);
         let marker = keeps_the_memory_map_of_a_child_at_its_exit as *const () as u64;
         let found = symbols.lookup(pid as u32, &[marker]);
         let sym = found[0].as_ref().expect("resolved from the kept map");

@@ -15,7 +15,7 @@ const LINKTYPE_RAW: u32 = 101;
 const SNAPLEN: u32 = 65535;
 
 /// The files of a run's `skboutput()` calls.
-pub(crate) struct PcapFiles {
+pub struct PcapFiles {
     /// One per distinct path.
     files: Vec<(String, BufWriter<File>)>,
     /// For each call site (`abi::Manifest::skb_outputs`): its file and offset.
@@ -26,7 +26,7 @@ pub(crate) struct PcapFiles {
 
 impl PcapFiles {
     /// Creates (truncates) each file and writes its header.
-    pub(crate) fn create(sites: &[abi::SkbOutputSite]) -> Result<PcapFiles, (String, io::Error)> {
+    pub fn create(sites: &[abi::SkbOutputSite]) -> Result<PcapFiles, (String, io::Error)> {
         let mut files: Vec<(String, BufWriter<File>)> = Vec::new();
         let mut at = Vec::new();
         for site in sites {
@@ -53,7 +53,7 @@ impl PcapFiles {
     /// Writes one `EventKind::SkbOutput` record's packet (after the call's
     /// offset) to its file; a packet no longer than the offset is left out,
     /// as bpftrace leaves it out.
-    pub(crate) fn write(
+    pub fn write(
         &mut self,
         site: usize,
         boot_ns: u64,
@@ -97,16 +97,7 @@ fn header() -> [u8; 24] {
 
 /// CLOCK_REALTIME minus CLOCK_BOOTTIME, now.
 fn boot_to_wall() -> i128 {
-    let ns = |clock| {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid timespec for clock_gettime to fill.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
-    };
-    ns(libc::CLOCK_REALTIME) - ns(libc::CLOCK_BOOTTIME)
+    runtime::clock::realtime_minus_boottime_ns()
 }
 
 #[cfg(test)]

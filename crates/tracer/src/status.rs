@@ -97,23 +97,9 @@ impl<W: Write> Write for StatusWriter<W> {
     }
 }
 
-/// Whether file descriptor `fd` is a terminal.
-pub fn is_terminal(fd: i32) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
-}
-
 /// The terminal's width in columns (80 when it cannot be asked).
 fn columns() -> usize {
-    // SAFETY: all-zero is a valid winsize to fill.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ fills `ws`, which is valid and writable.
-    let r = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws) };
-    if r == 0 && ws.ws_col > 0 {
-        usize::from(ws.ws_col)
-    } else {
-        80
-    }
+    runtime::host::terminal_columns().unwrap_or(80)
 }
 
 /// Map fullness is counted key by key: no more often than this many times
@@ -143,7 +129,7 @@ impl StatusLine {
         let shared = Rc::new(RefCell::new(Shared {
             shown: false,
             at_line_start: true,
-            erase_on_output: to_stdout && is_terminal(1),
+            erase_on_output: to_stdout && io::IsTerminal::is_terminal(&io::stdout()),
         }));
         let line = StatusLine {
             shared: Rc::clone(&shared),

@@ -34,6 +34,10 @@ pub struct Symbols {
     time_formats: Vec<String>,
     /// The text of `/etc/passwd`, read on the first `username` printed.
     passwd: Option<String>,
+    /// Kernel stacks resolved so far, by (frame limit, id): a stack id is
+    /// never reused (weft never replaces stored stacks), and a profile that
+    /// prints a stack with every sample would otherwise read it each time.
+    kernel_stacks: std::collections::HashMap<(u32, u32, StackMode), Vec<Frame>>,
 }
 
 impl Default for Symbols {
@@ -107,6 +111,7 @@ impl Symbols {
             cgroups: None,
             time_formats: Vec::new(),
             passwd: None,
+            kernel_stacks: std::collections::HashMap::new(),
         }
     }
 
@@ -293,11 +298,9 @@ fn symbol(s: ResolvedSymbol) -> Symbol {
     }
 }
 
-impl StackResolver for Resolver<'_> {
-    fn frames(&mut self, stack: &Stack) -> Vec<Frame> {
-        let Ok(id) = u32::try_from(stack.id) else {
-            return Vec::new();
-        };
+impl Resolver<'_> {
+    /// Reads stack `id` from its map and symbolizes its frames.
+    fn read_frames(&mut self, stack: &Stack, id: u32) -> Vec<Frame> {
         let map = abi::stack::stack_map_name(stack.limit);
         // A stack that cannot be read prints empty rather than failing the output.
         let addrs = self.session.stack_addresses(&map, id).unwrap_or_default();
@@ -350,9 +353,29 @@ impl StackResolver for Resolver<'_> {
             })
             .collect()
     }
+}
+
+impl StackResolver for Resolver<'_> {
+    fn frames(&mut self, stack: &Stack) -> Vec<Frame> {
+        let Ok(id) = u32::try_from(stack.id) else {
+            return Vec::new();
+        };
+        if !stack.user {
+            let key = (stack.limit, id, stack.mode);
+            if let Some(frames) = self.symbols.kernel_stacks.get(&key) {
+                return frames.clone();
+            }
+            let frames = self.read_frames(stack, id);
+            if !frames.is_empty() {
+                self.symbols.kernel_stacks.insert(key, frames.clone());
+            }
+            return frames;
+        }
+        self.read_frames(stack, id)
+    }
 
     fn timestamp(&mut self, ns: u64, format: u32) -> Option<String> {
-        Some(crate::run::time_text(
+        Some(crate::times::time_text(
             &self.symbols.time_formats,
             ns,
             format,

@@ -9,7 +9,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -118,13 +118,7 @@ impl Drop for Server {
 
 /// Waits up to 100 ms for the listener to have a connection waiting.
 fn readable(listener: &TcpListener) -> bool {
-    let mut p = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, a bounded wait.
-    unsafe { libc::poll(&mut p, 1, 100) > 0 }
+    runtime::host::wait_readable(listener.as_fd(), Duration::from_millis(100))
 }
 
 fn serve(listener: &TcpListener, stop: &AtomicBool, handler: &dyn Fn(&Request<'_>) -> Response) {
