@@ -29,7 +29,7 @@ fn unsafe_builtins_need_the_flag() {
         (
             r#"tracepoint:syscalls:sys_enter_openat { write_user(args.filename, "x", 1); }"#,
             "write_user",
-            "writes to the traced process's memory",
+            "writes to a process's memory",
         ),
     ] {
         let out = run_weft(&["-d", "bpf", "-e", script], Duration::from_secs(20));
