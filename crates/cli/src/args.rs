@@ -48,8 +48,8 @@ OPTIONS:
     --unsafe          allow what changes the system or risks the traced processes:
                       system(), signal(), override(), a uprobe where weft cannot check
                       that an instruction begins
-    -k                report failed BPF helper calls with their script line (-kk: memory
-                      reads too): the first failure of each call as it happens, counts at exit
+    -k                report failed BPF helper calls, memory reads included, with their
+                      script line: the first failure of each call as it happens, counts at exit
     -I DIR            look for #include'd headers in DIR first (repeatable)
     --include FILE    read FILE as if the script began with #include \"FILE\" (repeatable)
     --debuginfo DIR   look for user binaries' separate debug files (NAME.debug, by debug link or
@@ -400,13 +400,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ArgError>
             "--bench" => out.bench = true,
             "--usdt-file-activation" => {}
             "--unsafe" => out.unsafe_mode = true,
-            "-k" => {
-                out.helper_errors = match out.helper_errors {
-                    abi::HelperErrors::Off => abi::HelperErrors::Helpers,
-                    _ => abi::HelperErrors::WithReads,
-                }
-            }
-            "-kk" => out.helper_errors = abi::HelperErrors::WithReads,
+            // The current release's -k reports the memory reads too (0.23
+            // folded -kk into it); -kk stays for 0.17's scripts.
+            "-k" | "-kk" => out.helper_errors = abi::HelperErrors::WithReads,
             "-I" => out.includes.dirs.push(value(&mut i, "-I")?),
             "--include" => out.includes.files.push(value(&mut i, "--include")?),
             "--debuginfo" => out.debuginfo.push(value(&mut i, "--debuginfo")?),
@@ -765,7 +761,7 @@ mod tests {
         assert_eq!(a.includes.files, ["x.h"]);
         let a = p(&["-k", "-e", "x"]).unwrap();
         assert!(!a.unsafe_mode);
-        assert_eq!(a.helper_errors, abi::HelperErrors::Helpers);
+        assert_eq!(a.helper_errors, abi::HelperErrors::WithReads);
         // `-` is the script on stdin.
         let a = p(&["-", "1"]).unwrap();
         assert_eq!(a.script_file.unwrap().to_str(), Some("-"));

@@ -29,7 +29,7 @@ fn unsafe_builtins_need_the_flag() {
         (
             r#"tracepoint:syscalls:sys_enter_openat { write_user(args.filename, "x", 1); }"#,
             "write_user",
-            "writes to the traced process's memory",
+            "writes to a process's memory",
         ),
     ] {
         let out = run_weft(&["-d", "bpf", "-e", script], Duration::from_secs(20));
@@ -225,8 +225,14 @@ fn k_reports_failed_helpers_with_their_line() {
         "{}",
         out.stderr
     );
-    // -k leaves out the memory reads; -kk has them.
-    assert!(!out.stderr.contains("probe_read"), "{}", out.stderr);
+    // -k has the memory reads too, as bpftrace's current release (and -kk,
+    // 0.17's flag for them, does the same).
+    assert!(
+        out.stderr
+            .contains("WARNING: Bad address\nAdditional Info - helper: probe_read, retcode: -14\n"),
+        "{}",
+        out.stderr
+    );
     let out = run_weft(
         &[
             "-q",

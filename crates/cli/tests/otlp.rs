@@ -17,9 +17,9 @@ use serde_json::Value;
 
 /// Three stages: the sleep's syscall, the switch out, the return.
 const NAP_STREAM: &str = r#"stream nap {
-    begin tracepoint:syscalls:sys_enter_nanosleep /pid == cpid && comm == "weftwl"/ by tid { $ns = args->rqtp->tv_nsec; }
-    stage sleep tracepoint:sched:sched_switch by args->prev_pid
-    end tracepoint:syscalls:sys_exit_nanosleep by tid { $ret = args->ret; }
+    begin tracepoint:syscalls:sys_enter_nanosleep /pid == cpid && comm == "weftwl"/ by tid as task { $ns = args->rqtp->tv_nsec; }
+    stage sleep tracepoint:sched:sched_switch by args->prev_pid as task
+    end tracepoint:syscalls:sys_exit_nanosleep by tid as task { $ret = args->ret; }
 }"#;
 
 /// A process killed (and reaped) when the test ends, however it ends.

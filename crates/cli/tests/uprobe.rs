@@ -385,7 +385,8 @@ fn write_user_changes_the_traced_process() {
         .contains("cannot use helper bpf_probe_write_user")
     {
         assert!(
-            out.stderr.contains("it is in lockdown") && !out.stderr.contains("code generation bug"),
+            out.stderr.contains("a kernel locked down")
+                && !out.stderr.contains("code generation bug"),
             "{}",
             out.stderr
         );

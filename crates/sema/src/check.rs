@@ -1129,8 +1129,23 @@ impl<'a> Checker<'a> {
             BitOr | BitXor | BitAnd | Shl | Shr | Add | Sub | Mul | Div | Mod
                 if l.is_scalar() && r.is_scalar() =>
             {
-                // Unsigned only when both sides are: literals are signed, as in bpftrace.
-                let signed = l.is_signed() || r.is_signed();
+                // As bpftrace's current release: a literal that is not
+                // negative takes the other side's sign (`$u % 10` stays
+                // unsigned), the result is signed when either side is, and a
+                // difference is always signed.
+                let literal = |x: &Expr| matches!(x.kind, ExprKind::Int { value, .. } if value <= i64::MAX as u64);
+                // (An enumerator keeps a literal signed: it may stand for a
+                // negative value.)
+                let adopts = |t: &Type| matches!(t, Type::Int { .. } | Type::Bool);
+                let (mut lsigned, mut rsigned) = (l.is_signed(), r.is_signed());
+                if let ExprKind::Binary { lhs, rhs, .. } = &e.kind {
+                    match (literal(lhs), literal(rhs)) {
+                        (true, false) if adopts(r) => lsigned = rsigned,
+                        (false, true) if adopts(l) => rsigned = lsigned,
+                        _ => {}
+                    }
+                }
+                let signed = lsigned || rsigned || op == Sub;
                 Type::Int {
                     size: 8,
                     signed: signed

@@ -235,13 +235,13 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
             ));
         }
     }
-    if let Some(q) = &stream.queue {
-        if literal(q).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
-            out.push(crate::diagnostics::needs_literal(
-                q.span,
-                "a stream's `queue` (open instances per key: a positive count)",
-            ));
-        }
+    if let Some(q) = &stream.queue
+        && literal(q).is_none_or(|v| v == 0 || v > u32::MAX as u64)
+    {
+        out.push(crate::diagnostics::needs_literal(
+            q.span,
+            "a stream's `queue` (open instances per key: a positive count)",
+        ));
     }
     if let Some(s) = &stream.sample {
         if literal(s).is_none_or(|v| v == 0 || v > u32::MAX as u64) {

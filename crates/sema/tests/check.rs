@@ -177,6 +177,10 @@ case!(
     "stream s {\n  begin tracepoint:syscalls:sys_enter_openat by tid\n  stage tracepoint:syscalls:sys_exit_openat by tid link (uint64)args->ret\n  end tracepoint:syscalls:sys_enter_read by (uint64)args->fd\n}"
 );
 case!(
+    err_stream_queue_needs_a_positive_count,
+    "stream s {\n  begin tracepoint:syscalls:sys_enter_read by tid\n  end tracepoint:syscalls:sys_exit_read by tid\n  queue 0\n}"
+);
+case!(
     // `let` and `for` variables are the block's own: no E0207 in the next
     // round, and only `$n` and `$total` are fields.
     ok_stream_let_and_for_are_locals,

@@ -242,10 +242,6 @@ pub fn verifier_diagnostic(
         "this kernel does not give that helper to this kind of program: a kernel locked down, or built without it, refuses the helpers that change the system (bpf_probe_write_user, bpf_override_return)"
     } else if log.contains("too large") || log.contains("too complex") {
         "the verifier follows every path of the program and gives up after 1,000,000 instructions: bound loops to fewer iterations"
-    } else if log.contains("cannot use helper bpf_probe_write_user") {
-        // The kernel offers the helper only outside lockdown (dmesg says
-        // "Kernel is locked down" when it is on).
-        "this kernel does not let BPF programs write to user memory: it is in lockdown (integrity or confidentiality mode), so write_user() cannot run here"
     } else {
         "this is a weft code generation bug if the script is valid: please report it with the script"
     };

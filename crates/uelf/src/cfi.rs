@@ -226,15 +226,15 @@ fn index<S: UnwindSection<Reader>>(
     while let Ok(Some(entry)) = entries.next() {
         if let gimli::CieOrFde::Fde(partial) = entry {
             let offset = partial.offset();
-            if let Ok(fde) = partial.parse(UnwindSection::cie_from_offset) {
-                if fde.len() > 0 {
-                    out.push(FdeEntry {
-                        start: fde.initial_address(),
-                        end: fde.end_address(),
-                        offset,
-                        in_debug_frame,
-                    });
-                }
+            if let Ok(fde) = partial.parse(UnwindSection::cie_from_offset)
+                && fde.len() > 0
+            {
+                out.push(FdeEntry {
+                    start: fde.initial_address(),
+                    end: fde.end_address(),
+                    offset,
+                    in_debug_frame,
+                });
             }
         }
     }
@@ -363,7 +363,9 @@ fn evaluate(
                 let v = reg(register).map(|r| regs.get(r)).ok_or(StepEnd::Bad)?;
                 eval.resume_with_register(gimli::Value::Generic(v))
             }
-            gimli::EvaluationResult::RequiresMemory { address, size, .. } if size == 8 => {
+            gimli::EvaluationResult::RequiresMemory {
+                address, size: 8, ..
+            } => {
                 let v = read(address).ok_or(StepEnd::Memory(address))?;
                 eval.resume_with_memory(gimli::Value::Generic(v))
             }

@@ -27,6 +27,9 @@ enum Located {
     Truncated,
 }
 
+/// A distinct sample: pid, comm, kernel frames, user frames.
+type SampleKey = (u32, Vec<u8>, Vec<u64>, Vec<Located>);
+
 /// What the sink keeps of one distinct sample: its key values (pid, comm,
 /// kernel stack) and its summed weight.
 struct Summed {
@@ -43,8 +46,7 @@ pub struct DwarfStacks {
     symbols: UserSymbols,
     /// Each thread's latest unwound stack, with its process.
     pending: HashMap<u32, (u32, Vec<Located>)>,
-    /// By (pid, comm, kernel frames, user frames).
-    summed: HashMap<(u32, Vec<u8>, Vec<u64>, Vec<Located>), Summed>,
+    summed: HashMap<SampleKey, Summed>,
     /// Files by index (a [`Located::File`] names one).
     files: Vec<(String, String)>,
     file_index: HashMap<String, u32>,
