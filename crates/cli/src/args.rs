@@ -271,8 +271,8 @@ fn split_options(args: Vec<String>) -> Result<Vec<String>, ArgError> {
         }
         // As getopt reads a cluster: flags until one that takes a value,
         // which takes the rest (`-qp123` is `-q -p 123`).
-        let mut chars = arg[1..].char_indices();
-        while let Some((at, c)) = chars.next() {
+        let chars = arg[1..].char_indices();
+        for (at, c) in chars {
             let flag = format!("-{c}");
             if VALUE_OPTIONS.contains(&flag.as_str()) {
                 out.push(flag);

@@ -550,7 +550,7 @@ fn bad_input_never_crashes_hangs_or_strays() {
     let seed: u64 = std::env::var("WEFT_FUZZ_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_0f_3eef);
+        .unwrap_or(0x5e_ed0f_3eef);
     let kernel = Arc::new(FuzzKernel {
         fixture: FixtureKernel::typical(),
         functions: functions_named(&seeds),

@@ -329,7 +329,7 @@ fn svg_is_xml_with_the_frames() {
         .and_then(|n| n.replace(',', "").parse().ok())
         .unwrap_or_else(|| panic!("no `all` frame: {titles:?}"));
     assert!(
-        svg.contains(&format!(": 499 Hz, "))
+        svg.contains(&": 499 Hz, ".to_string())
             && svg.contains(&format!(" s, {total} samples</text>")),
         "{}",
         svg.lines()

@@ -643,11 +643,11 @@ impl Btf {
                     bitfield_size,
                 });
             }
-            if member_name.is_empty() {
-                if let Some(mut m) = self.member_depth(ty, name, depth + 1) {
-                    m.bit_offset += bit_offset;
-                    return Some(m);
-                }
+            if member_name.is_empty()
+                && let Some(mut m) = self.member_depth(ty, name, depth + 1)
+            {
+                m.bit_offset += bit_offset;
+                return Some(m);
             }
         }
         None

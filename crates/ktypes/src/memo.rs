@@ -32,84 +32,16 @@ impl Memo {
         key: &str,
         make: impl FnOnce() -> Result<T, E>,
     ) -> Result<Rc<T>, E> {
-        if let Some(v) = self.items.borrow().get(key) {
-            if let Ok(v) = Rc::clone(v).downcast::<T>() {
-                return Ok(v);
-            }
+        if let Some(v) = self.items.borrow().get(key)
+            && let Ok(v) = Rc::clone(v).downcast::<T>()
+        {
+            return Ok(v);
         }
         let v = Rc::new(make()?);
         self.items
             .borrow_mut()
             .insert(key.to_string(), Rc::clone(&v) as Rc<dyn Any>);
         Ok(v)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::KernelInfo;
-
-    /// A tracepoint's format is read once however many probes name it.
-    #[test]
-    fn reads_a_tracepoint_format_once() {
-        struct Counting(std::cell::Cell<u32>);
-        impl KernelInfo for Counting {
-            fn tracepoint_format(
-                &self,
-                _: &str,
-                _: &str,
-            ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
-                self.0.set(self.0.get() + 1);
-                crate::parse_format(
-                    "name: x\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n",
-                )
-            }
-            fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {
-                Ok(Vec::new())
-            }
-        }
-        let kernel = Counting(std::cell::Cell::new(0));
-        let memoized = Memoized::new(&kernel);
-        for _ in 0..3 {
-            let f = memoized
-                .tracepoint_format("syscalls", "sys_enter_x")
-                .unwrap();
-            assert!(f.field("a").is_some());
-        }
-        memoized
-            .tracepoint_format("syscalls", "sys_enter_y")
-            .unwrap();
-        assert_eq!(kernel.0.get(), 2);
-    }
-
-    /// Every fact reaches the kernel behind the memo (a wildcard in a
-    /// uprobe's file name lists the directory through it).
-    #[test]
-    fn passes_directory_listings_through() {
-        let fixture = crate::FixtureKernel::typical()
-            .with_file("/opt/app/one", vec![1])
-            .with_file("/opt/app/two", vec![2]);
-        let memoized = Memoized::new(&fixture);
-        assert_eq!(memoized.list_dir("/opt/app").unwrap(), ["one", "two"]);
-    }
-
-    #[test]
-    fn makes_once_and_keeps_only_successes() {
-        let memo = Memo::default();
-        let mut made = 0;
-        for _ in 0..3 {
-            let v = memo
-                .get_or_try::<u32, ()>("a", || {
-                    made += 1;
-                    Ok(7)
-                })
-                .unwrap();
-            assert_eq!(*v, 7);
-        }
-        assert_eq!(made, 1);
-        assert!(memo.get_or_try::<u32, &str>("b", || Err("no")).is_err());
-        assert_eq!(*memo.get_or_try::<u32, ()>("b", || Ok(2)).unwrap(), 2);
     }
 }
 
@@ -198,5 +130,73 @@ impl crate::KernelInfo for Memoized<'_> {
 
     fn memo(&self) -> Option<&Memo> {
         Some(&self.memo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KernelInfo;
+
+    /// A tracepoint's format is read once however many probes name it.
+    #[test]
+    fn reads_a_tracepoint_format_once() {
+        struct Counting(std::cell::Cell<u32>);
+        impl KernelInfo for Counting {
+            fn tracepoint_format(
+                &self,
+                _: &str,
+                _: &str,
+            ) -> Result<crate::TracepointFormat, crate::KernelInfoError> {
+                self.0.set(self.0.get() + 1);
+                crate::parse_format(
+                    "name: x\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n",
+                )
+            }
+            fn tracepoints(&self) -> Result<Vec<(String, String)>, crate::KernelInfoError> {
+                Ok(Vec::new())
+            }
+        }
+        let kernel = Counting(std::cell::Cell::new(0));
+        let memoized = Memoized::new(&kernel);
+        for _ in 0..3 {
+            let f = memoized
+                .tracepoint_format("syscalls", "sys_enter_x")
+                .unwrap();
+            assert!(f.field("a").is_some());
+        }
+        memoized
+            .tracepoint_format("syscalls", "sys_enter_y")
+            .unwrap();
+        assert_eq!(kernel.0.get(), 2);
+    }
+
+    /// Every fact reaches the kernel behind the memo (a wildcard in a
+    /// uprobe's file name lists the directory through it).
+    #[test]
+    fn passes_directory_listings_through() {
+        let fixture = crate::FixtureKernel::typical()
+            .with_file("/opt/app/one", vec![1])
+            .with_file("/opt/app/two", vec![2]);
+        let memoized = Memoized::new(&fixture);
+        assert_eq!(memoized.list_dir("/opt/app").unwrap(), ["one", "two"]);
+    }
+
+    #[test]
+    fn makes_once_and_keeps_only_successes() {
+        let memo = Memo::default();
+        let mut made = 0;
+        for _ in 0..3 {
+            let v = memo
+                .get_or_try::<u32, ()>("a", || {
+                    made += 1;
+                    Ok(7)
+                })
+                .unwrap();
+            assert_eq!(*v, 7);
+        }
+        assert_eq!(made, 1);
+        assert!(memo.get_or_try::<u32, &str>("b", || Err("no")).is_err());
+        assert_eq!(*memo.get_or_try::<u32, ()>("b", || Ok(2)).unwrap(), 2);
     }
 }

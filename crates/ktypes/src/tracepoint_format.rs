@@ -107,7 +107,7 @@ fn malformed(line: &str) -> KernelInfoError {
     KernelInfoError::Malformed(format!("cannot parse tracepoint format line `{line}`"))
 }
 
-/// `field:const char * filename;	offset:24;	size:8;	signed:0;`
+/// `field:const char * filename;    offset:24;    size:8;    signed:0;`
 fn parse_field(line: &str) -> Option<TpField> {
     let mut decl = None;
     let (mut offset, mut size, mut signed) = (None, None, false);

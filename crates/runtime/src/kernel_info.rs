@@ -105,12 +105,11 @@ impl KernelInfo for SysKernelInfo {
         static FUNCTIONS: OnceLock<Result<Vec<KernelFunction>, KernelInfoError>> = OnceLock::new();
         FUNCTIONS
             .get_or_init(|| {
-                if let Ok(tracefs) = self.tracefs() {
-                    if let Ok(text) =
+                if let Ok(tracefs) = self.tracefs()
+                    && let Ok(text) =
                         std::fs::read_to_string(tracefs.root().join("available_filter_functions"))
-                    {
-                        return Ok(parse_filter_functions(&text));
-                    }
+                {
+                    return Ok(parse_filter_functions(&text));
                 }
                 let text = std::fs::read_to_string("/proc/kallsyms")
                     .map_err(|e| io_error("/proc/kallsyms".to_string(), e))?;

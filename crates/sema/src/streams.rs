@@ -219,21 +219,21 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
             seen.push((name, clause.name.as_ref().map_or(clause.span, |(_, s)| *s)));
         }
     }
-    if let Some(t) = &stream.timeout {
-        if literal(t).is_none_or(|v| v == 0) {
-            out.push(crate::diagnostics::needs_literal(
-                t.span,
-                "a stream's timeout (like `5s`)",
-            ));
-        }
+    if let Some(t) = &stream.timeout
+        && literal(t).is_none_or(|v| v == 0)
+    {
+        out.push(crate::diagnostics::needs_literal(
+            t.span,
+            "a stream's timeout (like `5s`)",
+        ));
     }
-    if let Some(m) = &stream.max {
-        if literal(m).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
-            out.push(crate::diagnostics::needs_literal(
-                m.span,
-                "a stream's `max` (a positive count)",
-            ));
-        }
+    if let Some(m) = &stream.max
+        && literal(m).is_none_or(|v| v == 0 || v > u32::MAX as u64)
+    {
+        out.push(crate::diagnostics::needs_literal(
+            m.span,
+            "a stream's `max` (a positive count)",
+        ));
     }
     if let Some(q) = &stream.queue
         && literal(q).is_none_or(|v| v == 0 || v > u32::MAX as u64)
@@ -243,13 +243,13 @@ pub fn check_shape(stream: &Stream) -> Vec<Diagnostic> {
             "a stream's `queue` (open instances per key: a positive count)",
         ));
     }
-    if let Some(s) = &stream.sample {
-        if literal(s).is_none_or(|v| v == 0 || v > u32::MAX as u64) {
-            out.push(crate::diagnostics::needs_literal(
-                s.span,
-                "a stream's `sample` (one in N: a positive count)",
-            ));
-        }
+    if let Some(s) = &stream.sample
+        && literal(s).is_none_or(|v| v == 0 || v > u32::MAX as u64)
+    {
+        out.push(crate::diagnostics::needs_literal(
+            s.span,
+            "a stream's `sample` (one in N: a positive count)",
+        ));
     }
     out
 }

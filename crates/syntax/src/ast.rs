@@ -23,6 +23,10 @@ pub struct Program {
 
 /// A top-level item.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a script has a few items, each built once: boxing the probe would cost more than it saves"
+)]
 pub enum Item {
     /// `#!/usr/bin/env bpftrace` on the first line.
     Shebang(RawText),

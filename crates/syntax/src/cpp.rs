@@ -69,6 +69,10 @@ impl<'a> Conditionals<'a> {
     }
 
     /// Takes one directive line (`text` starts with `#`, at `span`).
+    #[allow(
+        clippy::result_large_err,
+        reason = "a diagnostic is made once, when compiling stops; boxing it would not speed anything"
+    )]
     pub(crate) fn directive(&mut self, text: &str, span: Span) -> Result<Effect, Diagnostic> {
         let Some((name, rest)) = split_directive(text) else {
             return Ok(Effect::Keep);

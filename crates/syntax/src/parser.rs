@@ -487,12 +487,12 @@ impl<'a> Parser<'a> {
         // `__attribute__((packed))` after the body, as often as written,
         // comments and spaces around (the C reader applies them).
         loop {
-            let at = skip_c_space(&self.text, end);
+            let at = skip_c_space(self.text, end);
             if !self.text[at..].starts_with("__attribute__") {
                 break;
             }
-            let open = skip_c_space(&self.text, at + "__attribute__".len());
-            match balanced_parens(&self.text, open) {
+            let open = skip_c_space(self.text, at + "__attribute__".len());
+            match balanced_parens(self.text, open) {
                 Some(close) => end = close,
                 None => break,
             }
@@ -1951,10 +1951,8 @@ fn skip_c_space(text: &str, mut at: usize) -> usize {
         let rest = &text[at..];
         let trimmed = rest.trim_start();
         at += rest.len() - trimmed.len();
-        if trimmed.starts_with("/*") {
-            at = trimmed[2..]
-                .find("*/")
-                .map_or(text.len(), |n| at + 2 + n + 2);
+        if let Some(comment) = trimmed.strip_prefix("/*") {
+            at = comment.find("*/").map_or(text.len(), |n| at + 2 + n + 2);
         } else if trimmed.starts_with("//") {
             at = trimmed.find('\n').map_or(text.len(), |n| at + n);
         } else {

@@ -77,9 +77,9 @@ fn substitute_text(text: &str, params: &[String]) -> String {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if after.starts_with('#') {
+        if let Some(after_hash) = after.strip_prefix('#') {
             out.push_str(&params.len().to_string());
-            rest = &after[1..];
+            rest = after_hash;
         } else if digits > 0 {
             let n: usize = after[..digits].parse().unwrap_or(0);
             if let Some(v) = n.checked_sub(1).and_then(|i| params.get(i)) {

@@ -261,10 +261,10 @@ impl Binary {
     /// symbol. A debug file whose build id differs is for another build and
     /// is ignored; returns whether the symbols were taken.
     pub fn add_debug_symbols(&mut self, debug: &Binary) -> bool {
-        if let (Some(a), Some(b)) = (&self.build_id, &debug.build_id) {
-            if a != b {
-                return false;
-            }
+        if let (Some(a), Some(b)) = (&self.build_id, &debug.build_id)
+            && a != b
+        {
+            return false;
         }
         for (mine, theirs) in [
             (&mut self.functions, &debug.functions),

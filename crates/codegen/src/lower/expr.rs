@@ -12,7 +12,8 @@ impl Lower<'_> {
     /// normalised to 64 bits.
     pub(crate) fn scalar(&mut self, e: &Expr) -> VReg {
         self.set_span(e.span);
-        let r = match &e.kind {
+
+        match &e.kind {
             ExprKind::Int { value, .. } => self.constant(*value as i64),
             ExprKind::Bool(b) => self.constant(*b as i64),
             ExprKind::Positional(n) => {
@@ -171,8 +172,7 @@ impl Lower<'_> {
                 },
             },
             _ => self.constant(0),
-        };
-        r
+        }
     }
 
     pub(crate) fn constant(&mut self, v: i64) -> VReg {
@@ -932,10 +932,10 @@ impl Lower<'_> {
     pub(crate) fn mem(&mut self, e: &Expr) -> (Place, u32) {
         let t = self.ty(e);
         let size = t.layout().size();
-        if let ExprKind::Var(name) = &e.kind {
-            if let Some(place) = self.var_place(e.id, name) {
-                return (place, size);
-            }
+        if let ExprKind::Var(name) = &e.kind
+            && let Some(place) = self.var_place(e.id, name)
+        {
+            return (place, size);
         }
         if let ExprKind::Map { keys, .. } = &e.kind {
             return self.map_read_mem(e, keys);

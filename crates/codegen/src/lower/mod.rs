@@ -61,6 +61,10 @@ pub(crate) const STACK_VALUE_MAX: u32 = 256;
 pub const DEFAULT_MAP_ENTRIES: u32 = 4096;
 
 /// Compiles a checked program into an ELF object and its manifest.
+#[allow(
+    clippy::result_large_err,
+    reason = "a diagnostic is made once, when compiling stops; boxing it would not speed anything"
+)]
 pub fn compile(program: &Program, typed: &TypedProgram) -> Result<Compiled, Diagnostic> {
     compile_with(program, typed, &Options::default())
 }
@@ -84,6 +88,10 @@ pub struct Options {
 }
 
 /// [`compile`] with options.
+#[allow(
+    clippy::result_large_err,
+    reason = "a diagnostic is made once, when compiling stops; boxing it would not speed anything"
+)]
 pub fn compile_with(
     program: &Program,
     typed: &TypedProgram,
@@ -438,7 +446,7 @@ fn finish_while_lowering(
         done
     };
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(&work)).collect();
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
         let mut submitted = 0;
         let mut batch = Vec::with_capacity(BATCH);
         lower(&mut |asm| {

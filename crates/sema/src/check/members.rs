@@ -136,11 +136,8 @@ fn pointee(btf: &Btf, c_type: &str) -> Option<u32> {
 /// A struct or union type by its C spelling, qualifiers ignored.
 pub(super) fn struct_named(btf: &Btf, c_type: &str) -> Option<u32> {
     let mut name = c_type.trim();
-    loop {
-        match name.split_once(' ') {
-            Some(("const" | "volatile", rest)) => name = rest.trim(),
-            _ => break,
-        }
+    while let Some(("const" | "volatile", rest)) = name.split_once(' ') {
+        name = rest.trim();
     }
     if let Some(id) = name
         .split_once(ANONYMOUS)

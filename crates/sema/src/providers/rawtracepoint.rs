@@ -142,11 +142,10 @@ fn resolve_as(
         }
         matched
     } else {
-        if let Ok(known) = &known {
-            if !known.iter().any(|n| n == target) {
+        if let Ok(known) = &known
+            && !known.iter().any(|n| n == target) {
                 return Err(diag::raw_tracepoint_not_found(ap.span, None, target));
             }
-        }
         vec![target.to_string()]
     };
     Ok(chosen

@@ -220,7 +220,7 @@ fn resolve_in(
 
     if target.starts_with(|c: char| c.is_ascii_digit()) {
         let address =
-            parse_number(target).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
+            parse_number(target).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, usage))?;
         if binary.file_offset(address).is_none() {
             return Err(diag::address_not_mapped(ap.span, path, address));
         }
@@ -275,9 +275,9 @@ fn resolve_in(
     let (name, extra) = match target.split_once('+') {
         Some((name, off)) => {
             let off =
-                parse_number(off).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, &usage))?;
+                parse_number(off).ok_or_else(|| diag::bad_attach_point(ap.span, ap.raw, usage))?;
             if retprobe {
-                return Err(diag::bad_attach_point(ap.span, ap.raw, &usage));
+                return Err(diag::bad_attach_point(ap.span, ap.raw, usage));
             }
             (name, off)
         }

@@ -42,10 +42,10 @@ impl UserBinary {
             let Ok(bytes) = kernel.read_file(&path) else {
                 continue;
             };
-            if let Ok(debug) = Binary::parse(&bytes) {
-                if self.binary.add_debug_symbols(&debug) {
-                    return;
-                }
+            if let Ok(debug) = Binary::parse(&bytes)
+                && self.binary.add_debug_symbols(&debug)
+            {
+                return;
             }
         }
     }
@@ -103,15 +103,15 @@ pub fn find(
         return Err(diag::binary_not_found(span, name, "at that path"));
     }
     let mut candidates: Vec<String> = Vec::new();
-    if let Some(pid) = pid {
-        if let Ok(maps) = kernel.read_file(&format!("/proc/{pid}/maps")) {
-            let maps = String::from_utf8_lossy(&maps);
-            candidates.extend(
-                uelf::mapped_files(&maps)
-                    .into_iter()
-                    .filter(|p| is_library(base_name(p), name)),
-            );
-        }
+    if let Some(pid) = pid
+        && let Ok(maps) = kernel.read_file(&format!("/proc/{pid}/maps"))
+    {
+        let maps = String::from_utf8_lossy(&maps);
+        candidates.extend(
+            uelf::mapped_files(&maps)
+                .into_iter()
+                .filter(|p| is_library(base_name(p), name)),
+        );
     }
     candidates.extend(
         kernel
@@ -132,10 +132,10 @@ pub fn find(
         candidates.push(format!("{dir}/{name}"));
     }
     for path in &candidates {
-        if let Some(bytes) = read(path)? {
-            if Binary::parse(&bytes).is_ok() {
-                return Ok((path.clone(), bytes));
-            }
+        if let Some(bytes) = read(path)?
+            && Binary::parse(&bytes).is_ok()
+        {
+            return Ok((path.clone(), bytes));
         }
     }
     let looked = match pid {
@@ -326,21 +326,6 @@ pub fn defining_dependency(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn library_names() {
-        assert!(is_library("libc.so.6", "libc"));
-        assert!(is_library("libc.so.6", "c"));
-        assert!(is_library("libpthread.so.0", "pthread"));
-        assert!(!is_library("libcrypt.so.1", "libc"));
-        assert!(!is_library("libc.so.6", "libcrypt"));
-        assert!(is_library("bash", "bash"));
-    }
-}
-
 /// The binaries a `-l 'PROVIDER:BINARY:PATTERN'` names (with `-p PID`,
 /// `PROVIDER:PATTERN` is every file the process has mapped), and the
 /// pattern; or what to say (after `weft: `) when it names none.
@@ -362,4 +347,19 @@ pub fn open_to_list<'p>(
     let users =
         open_all(binary, pid, kernel, Span::DUMMY).map_err(|d| format!("error: {}", d.message))?;
     Ok((users, pattern))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names() {
+        assert!(is_library("libc.so.6", "libc"));
+        assert!(is_library("libc.so.6", "c"));
+        assert!(is_library("libpthread.so.0", "pthread"));
+        assert!(!is_library("libcrypt.so.1", "libc"));
+        assert!(!is_library("libc.so.6", "libcrypt"));
+        assert!(is_library("bash", "bash"));
+    }
 }
