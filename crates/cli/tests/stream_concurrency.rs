@@ -4,24 +4,7 @@
 
 mod common;
 
-use common::trace_workload;
-use serde_json::Value;
-
-fn json_records(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect()
-}
-
-fn stage<'a>(record: &'a Value, name: &str) -> &'a Value {
-    record["stages"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no stage {name}: {record}"))
-}
+use common::{stage, stream_records, trace_workload};
 
 #[test]
 fn two_threads_hitting_one_instance_lose_no_hit() {
@@ -40,7 +23,7 @@ fn two_threads_hitting_one_instance_lose_no_hit() {
         "nanosleep 1000 1 getppid-threads 2 500000 write 1 1",
         &["-f", "json"],
     );
-    let records = json_records(&out.stdout);
+    let records = stream_records(&out.stdout);
     assert_eq!(records.len(), 1, "{}\n{}", out.stdout, out.stderr);
     let r = &records[0];
     assert_eq!(r["complete"], true, "{r}");

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{scratch, trace_workload};
+use common::{scratch, stream_records, trace_workload};
 use serde_json::{Value, json};
 
 /// What a field must come back as.
@@ -108,13 +108,7 @@ fn check_path(padded: bool) {
     let (script, streams) = script(&p, padded);
     let out = trace_workload(&script, &format!("openat {p} 3"), &["-f", "json"]);
     let _ = std::fs::remove_file(&path);
-    let records: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect();
+    let records: Vec<Value> = stream_records(&out.stdout);
     let table = table();
     let mut failures = Vec::new();
     for (stream, group) in &streams {

@@ -9,24 +9,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{scratch, trace_workload, weft, workload};
+use common::{scratch, stage, stream_records, trace_workload, weft, workload};
 use serde_json::Value;
-
-fn json_records(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect()
-}
-
-fn stage<'a>(record: &'a Value, name: &str) -> &'a Value {
-    record["stages"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no stage {name}: {record}"))
-}
 
 #[test]
 fn two_links_of_the_begin_keys_type_keep_four_threads_apart() {
@@ -49,7 +33,7 @@ fn two_links_of_the_begin_keys_type_keep_four_threads_apart() {
     );
     let out = trace_workload(&script, &format!("thread-chain 4 50 {p}"), &["-f", "json"]);
     let _ = std::fs::remove_file(&path);
-    let records = json_records(&out.stdout);
+    let records = stream_records(&out.stdout);
     assert_eq!(records.len(), 200, "{}\n{}", out.stdout, out.stderr);
     let mut per_thread = std::collections::BTreeMap::new();
     for r in &records {
@@ -90,7 +74,7 @@ fn a_key_reused_after_its_instance_ended_never_joins_an_old_one() {
     let p = path.display().to_string();
     let out = trace_workload(FD_CHAIN, &format!("fd-chain {p} 30"), &["-f", "json"]);
     let _ = std::fs::remove_file(&path);
-    let records = json_records(&out.stdout);
+    let records = stream_records(&out.stdout);
     assert_eq!(records.len(), 30, "{}", out.stdout);
     for r in &records {
         assert_eq!(r["complete"], true, "{r}");
@@ -158,7 +142,7 @@ fn a_stage_keeps_its_first_and_last_hits_or_only_its_last() {
 }"#;
     let steps = "nanosleep 1000 1 getppid 3 write 1 1";
     let out = trace_workload(script, steps, &["-f", "json"]);
-    let records = json_records(&out.stdout);
+    let records = stream_records(&out.stdout);
     assert_eq!(records.len(), 1, "{}", out.stdout);
     let r = &records[0];
     let (asked, answered) = (stage(r, "asked"), stage(r, "answered"));
@@ -194,7 +178,7 @@ fn a_stage_predicate_may_read_the_instances_fields() {
         )
     };
     let records = |out: &common::Outcome| {
-        json_records(&out.stdout)
+        stream_records(&out.stdout)
             .into_iter()
             .filter(|r| r["comm"] == "weftwl")
             .count()

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{run_weft, scratch, trace_workload, workload};
+use common::{run_weft, scratch, stream_records, trace_workload, workload};
 use serde_json::Value;
 
 const SCRIPT: &str = r#"stream loc {
@@ -43,13 +43,7 @@ fn let_for_while_in_every_clause_and_only_fields_in_the_record() {
         "nanosleep 1000 1 getppid 3 write 1 1",
         &["-f", "json", "--timeline", &t],
     );
-    let records: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect();
+    let records: Vec<Value> = stream_records(&out.stdout);
     assert_eq!(records.len(), 1, "{}\n{}", out.stdout, out.stderr);
     let fields = &records[0]["fields"];
     // begin: 0+1+...+9 by `while`, then 0+...+4 by `for`; each of the 3

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::trace_workload;
+use common::{stream_records, trace_workload};
 use serde_json::Value;
 
 /// One instance per message through a pipe between two threads of one
@@ -20,13 +20,7 @@ const PIPE: &str = r#"stream pipe {
 fn a_thousand_messages_in_bursts_of_ten_each_once_in_order() {
     require_root!();
     let out = trace_workload(PIPE, "pipe-bursts 1000 10", &["-f", "json"]);
-    let records: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect();
+    let records: Vec<Value> = stream_records(&out.stdout);
     assert_eq!(records.len(), 1000, "{}", out.stderr);
     for (i, r) in records.iter().enumerate() {
         let want = format!("m{i:07}");
@@ -79,13 +73,7 @@ fn each_stage_carries_and_is_drawn_on_the_thread_that_ran_it() {
     let timeline = common::scratch("pipe-tasks.timeline");
     let t = timeline.display().to_string();
     let out = trace_workload(PIPE, "pipe-bursts 20 5", &["-f", "json", "--timeline", &t]);
-    let records: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect();
+    let records: Vec<Value> = stream_records(&out.stdout);
     assert_eq!(records.len(), 20, "{}", out.stderr);
     let mut readers = std::collections::BTreeSet::new();
     for r in &records {

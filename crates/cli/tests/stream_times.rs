@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{scratch, trace_workload};
+use common::{scratch, stream_records, trace_workload};
 use serde_json::Value;
 
 /// `resolved` is written before `connect`, but the workload makes the
@@ -78,13 +78,7 @@ fn a_stage_before_its_predecessor_has_one_offset_in_text_json_and_timeline() {
     let timeline = scratch("gai-json.timeline");
     let t = timeline.display().to_string();
     let out = trace_workload(script(), &steps(&f), &["-f", "json", "--timeline", &t]);
-    let records: Vec<Value> = out
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "stream")
-        .map(|v| v["data"].clone())
-        .collect();
+    let records: Vec<Value> = stream_records(&out.stdout);
     assert_eq!(records.len(), 1, "{}\n{}", out.stdout, out.stderr);
     let r = &records[0];
     assert_eq!(r["in_order"], false, "{r}");

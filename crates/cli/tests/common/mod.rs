@@ -210,3 +210,22 @@ pub fn marker_in_file() -> (String, u64) {
     let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
     (hex, sym.address - seg.vaddr + seg.offset)
 }
+
+/// The stream records of a `-f json` run's output, in order (each record's
+/// `data`).
+pub fn stream_records(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "stream")
+        .map(|v| v["data"].clone())
+        .collect()
+}
+
+/// The stage called `name` of a stream record in JSON.
+pub fn stage<'a>(record: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    record["stages"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("no stage {name}: {record}"))
+}
