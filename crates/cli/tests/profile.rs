@@ -14,20 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Outcome, run, run_weft, scratch, workload};
+use common::{Outcome, must_succeed, run, run_weft, scratch, workload};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn must_succeed(out: &Outcome, what: &str) {
-    assert!(!out.timed_out, "{what} timed out\n{}", out.stderr);
-    assert_eq!(
-        out.status,
-        Some(0),
-        "{what} failed\nstdout:\n{}\nstderr:\n{}",
-        out.stdout,
-        out.stderr
-    );
-}
 
 /// `stack -> count` of a folded file.
 fn folded(path: &Path) -> HashMap<String, u64> {

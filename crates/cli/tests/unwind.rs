@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Outcome, run, run_weft};
+use common::{must_succeed, run, run_weft};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -112,17 +112,6 @@ fn build(dir: &TempDir, name: &str, source: &str) -> PathBuf {
     );
     assert_eq!(o.status, Some(0), "gcc failed: {}", o.stderr);
     exe
-}
-
-fn must_succeed(out: &Outcome, what: &str) {
-    assert!(!out.timed_out, "{what} timed out\n{}", out.stderr);
-    assert_eq!(
-        out.status,
-        Some(0),
-        "{what} failed\nstdout:\n{}\nstderr:\n{}",
-        out.stdout,
-        out.stderr
-    );
 }
 
 /// `stack -> weight` of a folded file.

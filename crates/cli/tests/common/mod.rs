@@ -104,15 +104,21 @@ pub fn trace_workload(script: &str, steps: &str, extra: &[&str]) -> Outcome {
 
 /// Asserts that weft finished in time with status 0, showing its output if not.
 pub fn assert_succeeded(out: &Outcome) {
+    must_succeed(out, "weft");
+}
+
+/// Fails the test unless `what` (weft, perf, a compiler) ended with status 0
+/// in time, showing what it printed.
+pub fn must_succeed(out: &Outcome, what: &str) {
     assert!(
         !out.timed_out,
-        "weft timed out\nstdout:\n{}\nstderr:\n{}",
+        "{what} timed out\nstdout:\n{}\nstderr:\n{}",
         out.stdout, out.stderr
     );
     assert_eq!(
         out.status,
         Some(0),
-        "weft failed\nstdout:\n{}\nstderr:\n{}",
+        "{what} failed\nstdout:\n{}\nstderr:\n{}",
         out.stdout,
         out.stderr
     );
