@@ -291,6 +291,16 @@ impl MapInfo {
         }
     }
 
+    /// No entries yet, laid out for this map's keys and `merged_size`-byte
+    /// merged values.
+    fn empty_flat(&self, merged_size: usize) -> FlatEntries {
+        FlatEntries {
+            key_size: self.key_size as usize,
+            value_size: merged_size,
+            ..FlatEntries::default()
+        }
+    }
+
     /// Every entry into flat buffers, values merged by `merge` into
     /// `merged_size` bytes each: batch lookup when the kernel supports it
     /// for this map, else key by key.
@@ -300,11 +310,7 @@ impl MapInfo {
         merged_size: usize,
         merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
     ) -> Result<FlatEntries, MapError> {
-        let mut out = FlatEntries {
-            key_size: self.key_size as usize,
-            value_size: merged_size,
-            ..FlatEntries::default()
-        };
+        let mut out = self.empty_flat(merged_size);
         if self.entries_batch_flat(ncpus, &mut out, merge)? {
             return Ok(out);
         }
@@ -349,11 +355,7 @@ impl MapInfo {
         merged_size: usize,
         merge: &mut dyn FnMut(PerCpu<'_>, &mut [u8]) -> bool,
     ) -> Result<FlatEntries, MapError> {
-        let mut out = FlatEntries {
-            key_size: self.key_size as usize,
-            value_size: merged_size,
-            ..FlatEntries::default()
-        };
+        let mut out = self.empty_flat(merged_size);
         let supported = self.each_batched(ncpus, Batch::LookupAndDelete, &mut |key, values| {
             out.push(key, self.per_cpu(values), merge)
         })?;
